@@ -1,0 +1,120 @@
+"""Settings from flags and ``MARKDOWN_MEMORY_*`` environment variables.
+
+Resolution order for the docs root: explicit argument, ``MARKDOWN_MEMORY_DOCS_DIR``,
+``CLAUDE_PROJECT_DIR``, then the working directory. The database lives under
+``platformdirs.user_data_dir("markdown-memory")/projects/<root name>-<12 hex>/index.db`` unless
+``MARKDOWN_MEMORY_DB`` (or ``--db``) says otherwise; a relative override resolves against the
+docs root.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ConfigError
+
+EMBEDDER_CHOICES = ("embeddinggemma", "minilm", "none")
+DEFAULT_EMBEDDER = "embeddinggemma"
+
+
+def _env(name: str) -> str | None:
+    value = os.environ.get(name)
+    return value if value not in (None, "") else None
+
+
+def resolve_docs_root(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """Return the resolved docs root. Raises ConfigError when it is not an existing directory."""
+    raw = explicit or _env("MARKDOWN_MEMORY_DOCS_DIR") or _env("CLAUDE_PROJECT_DIR") or os.getcwd()
+    root = Path(os.path.expanduser(str(raw))).resolve()
+    if not root.exists():
+        raise ConfigError(f"docs root {str(root)!r} does not exist")
+    if not root.is_dir():
+        raise ConfigError(f"docs root {str(root)!r} is not a directory")
+    return root
+
+
+def default_db_path(root: Path) -> Path:
+    """Per-root database path under the user data dir (see module docstring)."""
+    import platformdirs
+
+    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:12]
+    name = root.name or "root"
+    return Path(platformdirs.user_data_dir("markdown-memory")) / "projects" / f"{name}-{digest}" / "index.db"
+
+
+def resolve_db_path(root: Path, explicit: str | os.PathLike[str] | None = None) -> Path:
+    """``--db`` / ``MARKDOWN_MEMORY_DB`` (relative to the docs root) or the default path."""
+    raw = explicit or _env("MARKDOWN_MEMORY_DB")
+    if raw is None:
+        return default_db_path(root)
+    path = Path(os.path.expanduser(str(raw)))
+    if not path.is_absolute():
+        path = root / path
+    return path.resolve()
+
+
+def _threads_from_env() -> int | None:
+    raw = _env("MARKDOWN_MEMORY_THREADS")
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ConfigError(f"MARKDOWN_MEMORY_THREADS must be an integer, got {raw!r}") from exc
+    if value < 1:
+        raise ConfigError("MARKDOWN_MEMORY_THREADS must be >= 1")
+    return value
+
+
+def _flag_from_env(name: str, default: bool) -> bool:
+    raw = _env(name)
+    if raw is None:
+        return default
+    return raw.strip().lower() not in ("0", "false", "no", "off")
+
+
+@dataclass
+class Settings:
+    """Everything the engine needs to know, resolved once.
+
+    Attributes: ``docs_root`` (resolved directory), ``db_path`` (SQLite file), ``embedder``
+    (one of EMBEDDER_CHOICES), ``threads`` (onnxruntime intra-op threads or None for the
+    default), ``exclude`` (extra gitignore-style globs), ``auto_index`` (background catch-up
+    in the server).
+    """
+
+    docs_root: Path
+    db_path: Path
+    embedder: str = DEFAULT_EMBEDDER
+    threads: int | None = None
+    exclude: list[str] = field(default_factory=list)
+    auto_index: bool = True
+
+    @classmethod
+    def load(
+        cls,
+        docs_root: str | os.PathLike[str] | None = None,
+        db: str | os.PathLike[str] | None = None,
+        embedder: str | None = None,
+        auto_index: bool | None = None,
+    ) -> "Settings":
+        """Build settings from explicit values, then environment, then defaults.
+
+        Raises ConfigError for a missing docs root or an unknown embedder name.
+        """
+        root = resolve_docs_root(docs_root)
+        name = (embedder or _env("MARKDOWN_MEMORY_EMBEDDER") or DEFAULT_EMBEDDER).strip().lower()
+        if name not in EMBEDDER_CHOICES:
+            raise ConfigError(f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDER_CHOICES)}")
+        exclude = [g.strip() for g in (_env("MARKDOWN_MEMORY_EXCLUDE") or "").split(",") if g.strip()]
+        return cls(
+            docs_root=root,
+            db_path=resolve_db_path(root, db),
+            embedder=name,
+            threads=_threads_from_env(),
+            exclude=exclude,
+            auto_index=_flag_from_env("MARKDOWN_MEMORY_AUTO_INDEX", True) if auto_index is None else auto_index,
+        )

@@ -1,0 +1,49 @@
+"""The Embedder protocol every preset implements.
+
+Vectors are float32, L2-normalised, shape ``[n, dimension]``. ``weights_id`` identifies the exact
+weights (preset name + file hashes); vectors of different ``weights_id`` are never compared.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns passages and queries into comparable unit vectors."""
+
+    name: str
+    dimension: int
+    weights_id: str
+
+    def document_text(self, title: str, text: str) -> str:
+        """The exact string embedded for a passage of section ``title`` (breadcrumb)."""
+        ...
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed already formatted document strings -> float32 ``[len(texts), dimension]``."""
+        ...
+
+    def embed_query(self, query: str) -> np.ndarray:
+        """Embed one search query -> float32 ``[dimension]``."""
+        ...
+
+
+def get_embedder(name: str, threads: int | None = None) -> Embedder:
+    """Load preset ``name`` ("minilm" or "embeddinggemma").
+
+    Raises EmbedderUnavailableError (with the fix in the message) when files are missing,
+    fail verification, or cannot be loaded; ValueError for an unknown name.
+    """
+    if name == "minilm":
+        from .minilm import load_minilm
+
+        return load_minilm(threads=threads)
+    if name == "embeddinggemma":
+        from .gemma import load_gemma
+
+        return load_gemma(threads=threads)
+    raise ValueError(f"unknown embedder preset {name!r}")

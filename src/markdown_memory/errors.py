@@ -1,0 +1,55 @@
+"""One exception hierarchy. Every message is one sentence a user (or an agent) can act on."""
+
+from __future__ import annotations
+
+
+class MarkdownMemoryError(Exception):
+    """Base class for every error the engine raises on purpose."""
+
+
+class ConfigError(MarkdownMemoryError):
+    """A setting, flag or environment variable is invalid (e.g. docs root missing)."""
+
+
+class PathOutsideRootError(MarkdownMemoryError):
+    """A requested path resolves outside the docs root (``../``, absolute elsewhere, symlink)."""
+
+
+class DocumentNotFoundError(MarkdownMemoryError):
+    """No indexed Markdown document matches the requested path."""
+
+    def __init__(self, message: str, candidates: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.candidates = candidates or []
+
+
+class SectionNotFoundError(MarkdownMemoryError):
+    """No section of the document matches the requested heading path.
+
+    ``candidates`` holds the nearest breadcrumbs (for a miss) or every match (when ambiguous).
+    """
+
+    def __init__(self, message: str, candidates: list[str] | None = None, ambiguous: bool = False) -> None:
+        super().__init__(message)
+        self.candidates = candidates or []
+        self.ambiguous = ambiguous
+
+
+class QueryError(MarkdownMemoryError):
+    """A search query is empty or could not be turned into a safe keyword query."""
+
+
+class SchemaError(MarkdownMemoryError):
+    """The database was written by a newer markdown-memory (schema version too new)."""
+
+
+class IndexBusyError(MarkdownMemoryError):
+    """Another process holds the writer lock for this docs root."""
+
+
+class EmbedderUnavailableError(MarkdownMemoryError):
+    """The configured embedding model cannot be loaded; the message says how to fix it."""
+
+
+class ModelDownloadError(MarkdownMemoryError):
+    """The model could not be downloaded or failed verification."""
