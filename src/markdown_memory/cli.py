@@ -1,0 +1,253 @@
+"""Command line: ``markdown-memory [global flags] COMMAND ...``; no command runs the MCP server.
+
+A thin adapter: parse arguments, call the engine, render for a person or as one JSON object
+(``--json``). Errors a user can fix exit 2 with one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+from . import __version__
+from .config import EMBEDDER_CHOICES, Settings
+from .errors import MarkdownMemoryError
+
+log = logging.getLogger("markdown_memory")
+
+
+def _add_docs_dir(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--docs-dir", metavar="DIR", help="docs root (default: $MARKDOWN_MEMORY_DOCS_DIR, "
+                   "$CLAUDE_PROJECT_DIR, then the working directory)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="markdown-memory",
+        description="Heading-addressed hybrid search over Markdown docs. Without a command, "
+        "runs the MCP server on stdio.",
+    )
+    parser.add_argument("--version", action="version", version=f"markdown-memory {__version__}")
+    parser.add_argument("--embedder", choices=EMBEDDER_CHOICES, help="embedding preset "
+                        "(default: $MARKDOWN_MEMORY_EMBEDDER or embeddinggemma; none = keyword-only)")
+    parser.add_argument("--db", metavar="PATH", help="index database path (default: per docs root, "
+                        "under the user data dir; $MARKDOWN_MEMORY_DB)")
+    parser.add_argument("--download-model", action="store_true",
+                        help="download (or verify) the embedding model, print where it is, and exit")
+    parser.add_argument("--no-auto-index", action="store_true",
+                        help="server: do not keep the index up to date in the background")
+    parser.add_argument("--log-level", default=os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "WARNING"),
+                        help="stderr log level (DEBUG, INFO, WARNING, ERROR)")
+    parser.add_argument("--docs-dir", dest="server_docs_dir", metavar="DIR", help=argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command")
+
+    p = sub.add_parser("index", help="index (incrementally) a docs root")
+    p.add_argument("docs_root", nargs="?", help="docs root (default as for --docs-dir)")
+    p.add_argument("--force", action="store_true", help="re-parse and re-embed every file")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("search", help="search the docs root")
+    p.add_argument("query")
+    _add_docs_dir(p)
+    p.add_argument("--top-k", type=int, default=5, help="number of results (1-50, default 5)")
+    p.add_argument("--path-prefix", help="only documents under this folder or path")
+    p.add_argument("--max-tokens", type=int, default=2000, help="budget for result text (default 2000)")
+    p.add_argument("--no-refresh", action="store_true", help="do not re-index changed files first")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("outline", help="heading tree of one document")
+    p.add_argument("file")
+    _add_docs_dir(p)
+    p.add_argument("--max-depth", type=int)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("read", help="print one section verbatim")
+    p.add_argument("file")
+    p.add_argument("heading_path")
+    _add_docs_dir(p)
+    p.add_argument("--include-subsections", action="store_true")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("status", help="index health for a docs root")
+    _add_docs_dir(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("list", help="list indexed documents")
+    p.add_argument("directory", nargs="?")
+    _add_docs_dir(p)
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+class _Progress:
+    """A one-line progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        width = 30
+        filled = int(width * done / total)
+        label = "parsing " if phase == "parse" else "embedding"
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        sys.stderr.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _emit(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+
+def _render_report(report: dict[str, Any]) -> str:
+    lines = [
+        f"indexed {report['root']}: {report['scanned']} files scanned, {report['added']} added, "
+        f"{report['updated']} updated, {report['unchanged']} unchanged, {report['removed']} removed",
+        f"  {report['sections']} sections, {report['passages']} passages, {report['vectors_embedded']} vectors "
+        f"embedded ({report['vectors_reused']} reused) in {report['seconds']:.2f} s",
+    ]
+    for w in report["warnings"]:
+        lines.append(f"  warning: {w['path']}: {w['message']}")
+    for f in report["failed"]:
+        lines.append(f"  not indexed: {f['path']}: {f['reason']}")
+    problems = len(report["failed"]) + len(report["warnings"])
+    if report.get("message"):
+        lines.append(f"  note: {report['message']}")
+    lines.append("completed" + (f" with {problems} problem(s) listed above" if problems else ""))
+    return "\n".join(lines)
+
+
+def _render_search(answer: dict[str, Any]) -> str:
+    out = []
+    for i, hit in enumerate(answer["results"], start=1):
+        out.append(f"{i}. {hit['file_path']}:{hit['start_line']}-{hit['end_line']}  {hit['heading_path']}  "
+                   f"(score {hit['score']}, {hit['tokens']} tokens, {'+'.join(hit['matched_by'])})")
+        body = hit.get("content")
+        if body is None:
+            out.append(f"   {hit['preview']}")
+        else:
+            text_lines = body.split("\n")
+            shown = text_lines[:12]
+            out.extend("   " + line for line in shown)
+            if len(text_lines) > len(shown):
+                out.append(f"   … ({len(text_lines) - len(shown)} more lines: markdown-memory read "
+                           f"{json.dumps(hit['file_path'])} {json.dumps(hit['heading_path'])})")
+        out.append("")
+    if not answer["results"]:
+        out.append("no results")
+    if answer.get("message"):
+        out.append(f"note: {answer['message']}")
+    return "\n".join(out).rstrip()
+
+
+def _render_outline(outline: dict[str, Any]) -> str:
+    out = [f"{outline['file_path']} — {outline['title']}"]
+    if outline.get("preamble"):
+        p = outline["preamble"]
+        out.append(f"[{p['start_line']}-{p['end_line']}] {p['heading_path']}")
+    for node in outline["headings"]:
+        indent = "  " * (node["level"] - 1)
+        out.append(f"{indent}[{node['start_line']}-{node['end_line']}] {node['heading_path']} "
+                   f"({node['tokens']} tokens)")
+    return "\n".join(out)
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, str(level).upper(), logging.WARNING),
+                        format="markdown-memory: %(message)s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``markdown-memory`` console script. Returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _configure_logging(args.log_level)
+    try:
+        if args.download_model:
+            from .embed.download import download_model
+
+            name = args.embedder or os.environ.get("MARKDOWN_MEMORY_EMBEDDER") or "embeddinggemma"
+            print(download_model(name))
+            return 0
+        if args.command is None:
+            from .server import run_server
+
+            settings = Settings.load(args.server_docs_dir, args.db, args.embedder,
+                                     auto_index=False if args.no_auto_index else None)
+            run_server(settings)
+            return 0
+        return _run_command(args)
+    except MarkdownMemoryError as exc:
+        sys.stderr.write(f"markdown-memory: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("markdown-memory: interrupted\n")
+        return 130
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    from .engine import Engine
+
+    root = args.docs_root if args.command == "index" else args.docs_dir
+    settings = Settings.load(root, args.db, args.embedder)
+    engine = Engine(settings)
+    try:
+        if args.command == "index":
+            progress = _Progress()
+            report = engine.index(force=args.force, progress=progress)
+            progress.finish()
+            data = report.to_dict()
+            _emit(data) if args.json else print(_render_report(data))
+            return 0
+        if args.command == "search":
+            if not args.no_refresh:
+                progress = _Progress()
+                engine.index(progress=progress)
+                progress.finish()
+            answer = engine.search(args.query, top_k=args.top_k, path_prefix=args.path_prefix,
+                                   max_tokens=args.max_tokens)
+            answer["index_status"] = engine.status()
+            _emit(answer) if args.json else print(_render_search(answer))
+            return 0
+        if args.command == "outline":
+            outline = engine.outline(args.file, args.max_depth)
+            _emit(outline) if args.json else print(_render_outline(outline))
+            return 0
+        if args.command == "read":
+            section = engine.read(args.file, args.heading_path, include_subsections=args.include_subsections,
+                                  page_tokens=10**9)
+            _emit(section) if args.json else print(section["content"])
+            return 0
+        if args.command == "status":
+            status = engine.status()
+            if args.json:
+                _emit(status)
+            else:
+                print(json.dumps(status, indent=2, ensure_ascii=False))
+            return 0
+        if args.command == "list":
+            docs = engine.list_documents(args.directory, limit=200)
+            if args.json:
+                _emit(docs)
+            else:
+                for d in docs["documents"]:
+                    print(f"{d['path']}  ({d['sections']} sections, {d['tokens']} tokens)  {d['title']}")
+            return 0
+    finally:
+        engine.close()
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,443 @@
+"""The engine: one object per docs root with the public API the CLI and MCP server share.
+
+``Engine(settings)`` -> ``index()``, ``search()``, ``outline()``, ``read()``,
+``list_documents()``, ``status()``. Nothing heavy happens in the constructor: the database
+opens on first use and the embedding model loads on the first call that needs a vector.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import filelock
+
+from .config import Settings
+from .embed.base import Embedder
+from .errors import EmbedderUnavailableError, IndexBusyError, QueryError, SectionNotFoundError
+from .indexer import IndexReport, Progress, index_tree
+from .markdown.parse import PREAMBLE, WHOLE_DOCUMENT
+from .resolve import normalise_request_path, resolve_document, resolve_heading
+from .search import analyse, pack_hits, search_sections
+from .store import Store
+from .tokens import count_tokens
+
+log = logging.getLogger("markdown_memory.engine")
+
+MAX_QUERY_CHARS = 10_000
+READ_PAGE_TOKENS = 8_000
+DOWNLOAD_HINT = "run `markdown-memory --download-model` (or copy the model files, see README)"
+
+
+class Engine:
+    """Index and query one docs root (see module docstring). Thread-safe for reads through
+    per-thread database connections; index runs take a cross-process writer lock."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.root: Path = settings.docs_root
+        self._local = threading.local()
+        self._embedder: Embedder | None = None
+        self._embedder_error: str | None = None
+        self._embedder_lock = threading.Lock()
+        self.indexing = False
+        self.progress: dict[str, int] = {}
+        self.last_report: IndexReport | None = None
+
+    # -- resources ------------------------------------------------------------------------
+    @property
+    def store(self) -> Store:
+        """This thread's connection (opened, and the schema created, on first use)."""
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = Store(self.settings.db_path)
+            self._local.store = store
+        return store
+
+    def close(self) -> None:
+        store = getattr(self._local, "store", None)
+        if store is not None:
+            store.close()
+            self._local.store = None
+
+    def embedder(self) -> Embedder | None:
+        """The loaded embedder, or None (keyword-only: by choice, or because it cannot load;
+        ``embedder_error`` then says why and how to fix it). Loads at most once."""
+        if self.settings.embedder == "none":
+            return None
+        with self._embedder_lock:
+            if self._embedder is None and self._embedder_error is None:
+                from .embed import get_embedder
+
+                try:
+                    self._embedder = get_embedder(self.settings.embedder, self.settings.threads)
+                except EmbedderUnavailableError as exc:
+                    self._embedder_error = str(exc)
+                    log.warning("keyword-only search: %s", exc)
+                except Exception as exc:  # onnxruntime/tokenizers failures on verified files
+                    self._embedder_error = f"the {self.settings.embedder} model failed to load: {exc}"
+                    log.warning("keyword-only search: %s", self._embedder_error)
+        return self._embedder
+
+    @property
+    def embedder_error(self) -> str | None:
+        return self._embedder_error
+
+    def writer_lock(self) -> filelock.FileLock:
+        """Cross-process writer lock next to the database (released by the OS if we die)."""
+        path = Path(str(self.settings.db_path) + ".lock")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return filelock.FileLock(str(path))
+
+    # -- index ----------------------------------------------------------------------------
+    def index(
+        self,
+        directory: str | None = None,
+        *,
+        force: bool = False,
+        wait_seconds: float = 60.0,
+        progress: Progress | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> IndexReport:
+        """Incrementally index the root (or ``directory`` inside it). Raises IndexBusyError
+        when another process holds the writer lock longer than ``wait_seconds``."""
+        target = None
+        if directory:
+            rel = normalise_request_path(directory, self.root)
+            target = (self.root / rel).resolve()
+            if not target.is_dir():
+                raise QueryError(f"{directory!r} is not a directory inside the docs root {str(self.root)!r}")
+        lock = self.writer_lock()
+        try:
+            lock.acquire(timeout=wait_seconds)
+        except filelock.Timeout as exc:
+            raise IndexBusyError(
+                f"another index run is in progress for {str(self.root)!r}; try again when it finishes"
+            ) from exc
+        self.indexing = True
+
+        def track(phase: str, done: int, total: int) -> None:
+            self.progress = {"phase": phase, "done": done, "total": total}  # type: ignore[dict-item]
+            if progress:
+                progress(phase, done, total)
+
+        try:
+            writer = Store(self.settings.db_path)
+            try:
+                report = index_tree(
+                    writer,
+                    self.root,
+                    embedder=None if self.settings.embedder == "none" else self._embedder_for_index,
+                    embedder_name=self.settings.embedder,
+                    exclude=self.settings.exclude,
+                    directory=target,
+                    force=force,
+                    progress=track,
+                    should_stop=should_stop,
+                )
+            finally:
+                writer.close()
+        finally:
+            self.indexing = False
+            self.progress = {}
+            lock.release()
+        if report.keyword_only:
+            report.message = self._keyword_only_message()
+        self.last_report = report
+        return report
+
+    def _embedder_for_index(self) -> Embedder | None:
+        return self.embedder()
+
+    def _keyword_only_message(self) -> str | None:
+        if self.settings.embedder == "none":
+            return "keyword-only by choice (--embedder none); vectors are not computed"
+        if not self.store.vec_available:
+            return (
+                "keyword-only: sqlite-vec cannot be loaded by this Python; install `sqlean.py` "
+                "(pip install sqlean.py) to enable vector search"
+            )
+        if self._embedder_error:
+            return f"keyword-only: {self._embedder_error}"
+        return None
+
+    # -- search ---------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        path_prefix: str | None = None,
+        max_tokens: int = 2000,
+    ) -> dict[str, Any]:
+        """Hybrid search. Returns ``{"results": [hit...], "confidence": str, "keyword_only":
+        bool, "message": str|None}``; each hit has file_path, heading_path, start_line,
+        end_line, tokens, score, content (when it fits ``max_tokens``), preview, matched_by.
+        Raises QueryError for an empty query."""
+        if not query or not query.strip():
+            raise QueryError("query is empty; pass words, a phrase or an identifier to search for")
+        query = query[:MAX_QUERY_CHARS]
+        top_k = max(1, min(int(top_k), 50))
+        prefix = normalise_request_path(path_prefix, self.root) if path_prefix and path_prefix.strip("./") else None
+        analysed = analyse(query)
+        store = self.store
+        qvec = None
+        embedder_name = None
+        wid, _dim = store.vector_space()
+        if store.vec_available and store.has_vec_tables():
+            emb = self.embedder()
+            if emb is not None and emb.weights_id == wid:
+                qvec = emb.embed_query(query)
+                embedder_name = emb.name
+        outcome = search_sections(
+            store, analysed, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=prefix
+        )
+        parents = self._parent_map(outcome.hits)
+        results = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens, parents=parents)
+        keyword_only = qvec is None
+        message = None
+        if keyword_only:
+            message = self._keyword_only_message()
+            if message is None and self.settings.embedder != "none":
+                message = "keyword-only: vectors are still being computed for this index"
+        if outcome.confidence == "none":
+            note = "no confident match: nothing in the docs clearly answers this query"
+            message = f"{note}; {message}" if message else note
+        return {
+            "results": results,
+            "confidence": outcome.confidence,
+            "keyword_only": keyword_only,
+            "message": message,
+        }
+
+    def _parent_map(self, hits: list[dict[str, Any]]) -> dict[tuple[int, int], int | None]:
+        docs = sorted({h["_doc_id"] for h in hits})
+        if not docs:
+            return {}
+        marks = ",".join("?" * len(docs))
+        rows = self.store.conn.execute(
+            f"SELECT doc_id, ordinal, parent_ordinal FROM sections WHERE doc_id IN ({marks})", docs
+        )
+        return {(r[0], r[1]): r[2] for r in rows}
+
+    # -- documents ------------------------------------------------------------------------
+    def _indexed_paths(self) -> list[str]:
+        return [r[0] for r in self.store.conn.execute("SELECT path FROM documents ORDER BY path")]
+
+    def _document_row(self, file_path: str) -> tuple[int, str, str, str]:
+        rel = resolve_document(file_path, self.root, self._indexed_paths())
+        row = self.store.conn.execute(
+            "SELECT id, path, title, metadata FROM documents WHERE path = ?", (rel,)
+        ).fetchone()
+        return int(row[0]), row[1], row[2], row[3]
+
+    def outline(self, file_path: str, max_depth: int | None = None) -> dict[str, Any]:
+        """Heading tree of one document: title, front-matter keys, preamble (lines) and
+        ``headings`` [{heading_path, title, level, start_line, end_line, tokens,
+        tokens_with_children, parts}]; no bodies. Raises DocumentNotFoundError /
+        PathOutsideRootError."""
+        doc_id, rel, title, metadata = self._document_row(file_path)
+        rows = self.store.conn.execute(
+            "SELECT base_path, title, level, part, start_line, end_line, tokens, ordinal, parent_ordinal "
+            "FROM sections WHERE doc_id = ? ORDER BY ordinal",
+            (doc_id,),
+        ).fetchall()
+        nodes: list[dict[str, Any]] = []
+        by_base: dict[str, dict[str, Any]] = {}
+        preamble = None
+        for base, htitle, level, part, start, end, tokens, _ordinal, _parent in rows:
+            if level == 0:
+                if preamble is None:
+                    preamble = {"heading_path": base, "start_line": start, "end_line": end, "tokens": 0}
+                preamble["end_line"] = end
+                preamble["tokens"] += tokens
+                continue
+            node = by_base.get(base)
+            if node is None:
+                node = {"heading_path": base, "title": htitle, "level": level, "start_line": start,
+                        "end_line": end, "tokens": 0, "tokens_with_children": 0}
+                by_base[base] = node
+                nodes.append(node)
+            node["end_line"] = end
+            node["tokens"] += tokens
+            if part:
+                node["parts"] = part
+        # tokens_with_children: own tokens plus every following node of a deeper level
+        for i, node in enumerate(nodes):
+            total = node["tokens"]
+            for later in nodes[i + 1 :]:
+                if later["level"] <= node["level"]:
+                    break
+                total += later["tokens"]
+                node["end_line"] = max(node["end_line"], later["end_line"])
+            node["tokens_with_children"] = total
+        if max_depth is not None:
+            nodes = [n for n in nodes if n["level"] <= max_depth]
+        meta = json.loads(metadata or "{}")
+        return {
+            "file_path": rel,
+            "title": title,
+            "front_matter_keys": sorted(meta),
+            "preamble": preamble,
+            "headings": nodes,
+        }
+
+    def read(
+        self,
+        file_path: str,
+        heading_path: str,
+        *,
+        include_subsections: bool = False,
+        cursor: int = 0,
+        page_tokens: int = READ_PAGE_TOKENS,
+    ) -> dict[str, Any]:
+        """The verbatim text of one section (all ``(Part n)`` pieces joined for a base path;
+        with ``include_subsections`` its descendants too). Long answers are paged:
+        ``next_cursor`` is set when more lines remain. Raises DocumentNotFoundError,
+        SectionNotFoundError (with candidates), PathOutsideRootError."""
+        doc_id, rel, _title, _meta = self._document_row(file_path)
+        rows = self.store.conn.execute(
+            "SELECT heading_path, base_path, level, part, start_line, end_line, text, ordinal "
+            "FROM sections WHERE doc_id = ? ORDER BY ordinal",
+            (doc_id,),
+        ).fetchall()
+        available = list(dict.fromkeys([r[1] for r in rows] + [r[0] for r in rows if r[3]]))
+        if heading_path.strip() in ("", PREAMBLE.lower()) and rows and rows[0][2] == 0:
+            wanted = rows[0][1]
+        else:
+            wanted = resolve_heading(heading_path, available)
+        picked = [r for r in rows if r[0] == wanted] or [r for r in rows if r[1] == wanted]
+        if not picked:
+            raise SectionNotFoundError(f"no section {heading_path!r} in {rel}")
+        if include_subsections and picked[0][2] > 0:
+            level = picked[0][2]
+            last_ordinal = picked[-1][7]
+            for r in rows:
+                if r[7] <= last_ordinal:
+                    continue
+                if r[2] <= level and r[1] != wanted:
+                    break
+                picked.append(r)
+        text = "\n".join(r[6] for r in picked)
+        lines = text.split("\n")
+        start_line = picked[0][4]
+        out_lines: list[str] = []
+        used = 0
+        index = max(0, int(cursor))
+        while index < len(lines):
+            cost = count_tokens(lines[index]) + 1
+            if out_lines and used + cost > page_tokens:
+                break
+            out_lines.append(lines[index])
+            used += cost
+            index += 1
+        content = "\n".join(out_lines)
+        return {
+            "file_path": rel,
+            "heading_path": wanted,
+            "start_line": start_line + max(0, int(cursor)),
+            "end_line": start_line + index - 1,
+            "section_end_line": picked[-1][5],
+            "tokens": count_tokens(content),
+            "content": content,
+            "next_cursor": index if index < len(lines) else None,
+        }
+
+    def list_documents(self, directory: str | None = None, *, offset: int = 0, limit: int = 200) -> dict[str, Any]:
+        """Indexed documents (optionally under ``directory``): path, title, sections, tokens,
+        modified (ISO 8601 UTC); paged by ``offset``/``limit`` (max 200)."""
+        limit = max(1, min(int(limit), 200))
+        params: list[Any] = []
+        where = ""
+        if directory and directory.strip("./"):
+            rel = normalise_request_path(directory, self.root).rstrip("/")
+            where = "WHERE d.path LIKE ? ESCAPE '\\'"
+            params.append(rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")
+        total = self.store.conn.execute(f"SELECT count(*) FROM documents d {where}", params).fetchone()[0]
+        rows = self.store.conn.execute(
+            "SELECT d.path, d.title, d.tokens, d.mtime_ns, (SELECT count(*) FROM sections s WHERE s.doc_id = d.id) "
+            f"FROM documents d {where} ORDER BY d.path LIMIT ? OFFSET ?",
+            [*params, limit, max(0, int(offset))],
+        ).fetchall()
+        docs = [
+            {
+                "path": r[0],
+                "title": r[1],
+                "sections": r[4],
+                "tokens": r[2],
+                "modified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r[3] / 1e9)),
+            }
+            for r in rows
+        ]
+        nxt = offset + len(docs)
+        return {"documents": docs, "total": total, "next_offset": nxt if nxt < total else None}
+
+    # -- status ---------------------------------------------------------------------------
+    def changed_files(self, limit: int = 20) -> list[dict[str, str]]:
+        """Indexed files whose size/mtime differ on disk, are gone, or unreadable (stat only)."""
+        out = []
+        for path, (_id, _sha, size, mtime) in self.store.documents_by_path().items():
+            try:
+                st = os.stat(self.root / path)
+            except OSError:
+                out.append({"path": path, "change": "missing"})
+                continue
+            if st.st_size != size or st.st_mtime_ns != mtime:
+                out.append({"path": path, "change": "modified"})
+            elif not os.access(self.root / path, os.R_OK):
+                out.append({"path": path, "change": "unreadable"})
+            if len(out) >= limit:
+                break
+        return out
+
+    def status(self) -> dict[str, Any]:
+        """Index health: root, counts, embedder, indexing progress, coverage, changed files,
+        failures (first 20), last run, and one actionable ``message`` (or None)."""
+        store = self.store
+        counts = store.counts()
+        failures = [
+            {"path": r[0], "kind": r[1], "reason": r[2]}
+            for r in store.conn.execute("SELECT path, kind, reason FROM failures ORDER BY path LIMIT 20")
+        ]
+        changed = self.changed_files()
+        last_at = store.get_meta("last_run_at")
+        walked = store.get_meta("last_full_walk")
+        coverage = "verified" if walked and store.get_meta("walk_complete") == "1" and not changed and not self.indexing else "unknown"
+        wid, _ = store.vector_space()
+        keyword_only = self.settings.embedder == "none" or not store.vec_available or counts["vectors"] == 0
+        emb_name = self.settings.embedder
+        message = None
+        if last_at is None:
+            message = "the docs root has not been indexed yet; call index_directory (or `markdown-memory index`)"
+        elif changed:
+            message = f"{len(changed)} indexed file(s) changed on disk; re-index to refresh them"
+        elif keyword_only:
+            message = self._keyword_only_message() or (
+                f"no vectors yet: load the {emb_name} model ({DOWNLOAD_HINT}) and re-index"
+            )
+        elif counts["pending_vectors"]:
+            message = f"{counts['pending_vectors']} passages still wait for vectors; search is partly keyword-only"
+        return {
+            "root": str(self.root),
+            "database": str(self.settings.db_path),
+            **counts,
+            "embedder": {
+                "name": emb_name,
+                "loaded": self._embedder is not None,
+                "weights_id": wid,
+                "error": self._embedder_error,
+            },
+            "keyword_only": keyword_only,
+            "indexing": self.indexing,
+            "progress": dict(self.progress) if self.indexing else None,
+            "coverage": coverage,
+            "changed_files": changed,
+            "failures": failures,
+            "last_run": {"at": float(last_at), "seconds": float(store.get_meta("last_run_seconds") or 0)} if last_at else None,
+            "message": message,
+        }

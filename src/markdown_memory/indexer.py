@@ -1,0 +1,344 @@
+"""Incremental indexer: walk -> diff against the store -> read, parse, write -> embed.
+
+Phase 1 writes each changed document (sections, passages, FTS rows) in its own transaction,
+so keyword search sees documents one by one and a killed run leaves whole documents only.
+Phase 2 embeds passages that have no vector yet in length-sorted batches across documents
+(less padding), reusing stored vectors for identical (breadcrumb, text) pairs, and writes them
+batch by batch. Unchanged files (same size and mtime) are only ``stat``-ed.
+
+Reading policy: at most ``MAX_FILE_BYTES`` per file; NUL bytes mean binary (refused); UTF-8
+(with or without BOM) and UTF-16 with a BOM are decoded as such; other bytes are decoded as
+Windows-1252 (Latin-1 for its 5 undefined bytes) with a warning, so no text is dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .embed.base import Embedder
+from .markdown import parse_document
+from .store import Store, vector_blob
+from .tokens import count_tokens
+from .walk import describe_os_error, walk_markdown
+
+log = logging.getLogger("markdown_memory.indexer")
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+EMBED_CHUNK = 256  # passages embedded and written per transaction
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+class FileRefused(Exception):
+    """A file that will not be indexed; the message is the reason shown to the user."""
+
+
+@dataclass
+class IndexReport:
+    """What one run did. Counts are files unless named otherwise; ``seconds`` is wall time."""
+
+    root: str
+    scanned: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[dict[str, str]] = field(default_factory=list)
+    sections: int = 0
+    passages: int = 0
+    vectors_embedded: int = 0
+    vectors_reused: int = 0
+    keyword_only: bool = False
+    message: str | None = None
+    seconds: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def indexed(self) -> int:
+        return self.added + self.updated
+
+    def to_dict(self) -> dict[str, object]:
+        data = asdict(self)
+        data["indexed"] = self.indexed
+        return data
+
+
+def decode_markdown(data: bytes) -> tuple[str, str | None]:
+    """Bytes -> (text, warning or None). Raises FileRefused for binary content."""
+    if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise FileRefused("binary file (contains NUL bytes); not indexed")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16"), None
+        except UnicodeDecodeError as exc:
+            raise FileRefused(f"invalid UTF-16: {exc.reason} at byte {exc.start}") from exc
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        offset = exc.start
+    chars = []
+    for byte in data:
+        chars.append(bytes([byte]).decode("cp1252", errors="strict") if byte not in (0x81, 0x8D, 0x8F, 0x90, 0x9D) else chr(byte))
+    return "".join(chars), f"not valid UTF-8 (first bad byte at offset {offset}); decoded as Windows-1252"
+
+
+def read_markdown(path: Path) -> tuple[bytes, str, str | None]:
+    """Read one file -> (raw bytes, text, decode warning). Raises FileRefused with a reason."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise FileRefused(describe_os_error(exc)) from exc
+    if len(data) > MAX_FILE_BYTES:
+        raise FileRefused(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not indexed")
+    text, warning = decode_markdown(data)
+    return data, text, warning
+
+
+def embed_key(title: str, text: str) -> str:
+    """Identity of what gets embedded for a passage: sha256 of (embedding title, text)."""
+    return hashlib.sha256(f"{title}\x00{text}".encode("utf-8")).hexdigest()[:32]
+
+
+def embedding_title(doc_title: str, base_path: str, level: int) -> str:
+    """The breadcrumb put in front of each passage when embedding (the document title for the
+    preamble / a heading-less file)."""
+    return doc_title if level == 0 else base_path
+
+
+def write_document(store: Store, rel: str, data: bytes, text: str, size: int, mtime_ns: int,
+                   warnings: list[str], old_id: int | None) -> tuple[int, int, int]:
+    """Parse and replace one document in a single transaction.
+
+    Returns (sections, passages, vectors reused from the old version)."""
+    doc = parse_document(text, rel)
+    sha = hashlib.sha256(data).hexdigest()
+    record = {
+        "path": rel,
+        "sha256": sha,
+        "size": size,
+        "mtime_ns": mtime_ns,
+        "title": doc.title,
+        "metadata": doc.metadata,
+        "warnings": warnings + doc.warnings,
+        "line_count": doc.line_count,
+        "tokens": count_tokens(text),
+        "indexed_at": time.time(),
+    }
+    keyed = []
+    for p in doc.passages:
+        sec = doc.sections[p.section]
+        keyed.append((p, embed_key(embedding_title(doc.title, sec.base_path, sec.level), p.text)))
+    reused = 0
+    with store.transaction():
+        old_vectors: dict[str, bytes] = {}
+        if old_id is not None:
+            old_vectors = store.old_vectors(old_id)
+            store.delete_document(old_id)
+        doc_id = store.insert_document(record, doc.sections, keyed)
+        if old_vectors:
+            rows = store.conn.execute("SELECT id, embed_key FROM passages WHERE doc_id = ?", (doc_id,)).fetchall()
+            pairs = [(pid, old_vectors[key]) for pid, key in rows if key in old_vectors]
+            store.attach_vectors(pairs)
+            reused = len(pairs)
+            sids = [r[0] for r in store.conn.execute("SELECT id FROM sections WHERE doc_id = ?", (doc_id,))]
+            store.refresh_section_vectors(sids)
+    for w in doc.warnings:
+        log.warning("%s: %s", rel, w)
+    return len(doc.sections), len(doc.passages), reused
+
+
+def index_tree(
+    store: Store,
+    root: Path,
+    *,
+    embedder: Callable[[], Embedder | None] | None,
+    embedder_name: str | None = None,
+    exclude: list[str] | None = None,
+    directory: Path | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> IndexReport:
+    """Bring the index of ``root`` (or of ``directory`` inside it) up to date.
+
+    ``embedder`` is called (once) only when passages need vectors; None, or a provider that
+    returns None, means keyword-only. ``embedder_name`` (the preset) lets a run with nothing
+    pending skip loading the model. ``should_stop`` is polled
+    between documents and between embedding batches; a stopped run is resumable.
+    Never raises for a bad file: it is reported in ``failed`` and the run goes on.
+    """
+    started = time.monotonic()
+    report = IndexReport(root=str(root))
+    stop = should_stop or (lambda: False)
+    walk = walk_markdown(root, exclude, directory)
+    prefix = "" if directory is None or directory == root else directory.relative_to(root).as_posix() + "/"
+    known = {p: v for p, v in store.documents_by_path().items() if p.startswith(prefix)}
+    report.scanned = len(walk.files)
+    now = time.time()
+    failures: list[tuple[str, str, str]] = []
+    for rel, reason in walk.problems:
+        kind = "warning" if "symbolic link" in reason else "failed"
+        failures.append((rel, kind, reason))
+    seen: set[str] = set()
+    total = len(walk.files)
+    for n, entry in enumerate(walk.files, start=1):
+        if stop():
+            report.interrupted = True
+            break
+        seen.add(entry.rel)
+        old = known.get(entry.rel)
+        if old is not None and not force and old[2] == entry.size and old[3] == entry.mtime_ns:
+            report.unchanged += 1
+            continue
+        try:
+            data, text, decode_warning = read_markdown(entry.abs)
+        except FileRefused as exc:
+            failures.append((entry.rel, "failed", str(exc)))
+            if old is not None:  # never serve the old text of a file we can no longer read
+                with store.transaction():
+                    store.delete_document(old[0])
+                report.removed += 1
+            continue
+        if old is not None and not force and hashlib.sha256(data).hexdigest() == old[1]:
+            with store.transaction():
+                store.touch_document(old[0], entry.size, entry.mtime_ns)
+            report.unchanged += 1
+            continue
+        warnings = [decode_warning] if decode_warning else []
+        try:
+            secs, pas, reused = write_document(
+                store, entry.rel, data, text, entry.size, entry.mtime_ns, warnings, old[0] if old else None
+            )
+        except Exception as exc:  # a parser bug must not stop the run
+            log.exception("failed to index %s", entry.rel)
+            failures.append((entry.rel, "failed", f"internal error while indexing: {exc}"))
+            continue
+        report.sections += secs
+        report.passages += pas
+        report.vectors_reused += reused
+        if old is None:
+            report.added += 1
+        else:
+            report.updated += 1
+        for w in warnings + _doc_warnings(store, entry.rel):
+            if w not in warnings:
+                warnings.append(w)
+        for w in warnings:
+            report.warnings.append({"path": entry.rel, "message": w})
+        if progress:
+            progress("parse", n, total)
+    if not report.interrupted:
+        gone = [(p, v[0]) for p, v in known.items() if p not in seen and not _under_failed_dir(p, walk.problems)]
+        for path, doc_id in gone:
+            with store.transaction():
+                store.delete_document(doc_id)
+            report.removed += 1
+    with store.transaction():
+        rows = store.conn.execute("SELECT path FROM failures").fetchall()
+        store.clear_failures([r[0] for r in rows if r[0].startswith(prefix)])
+        for rel, kind, reason in failures:
+            store.record_failure(rel, kind, reason, now)
+        if not report.interrupted and not prefix:
+            store.set_meta("last_full_walk", str(now))
+            store.set_meta("walk_complete", "1" if walk.complete else "0")
+    report.failed = [{"path": p, "reason": r} for p, k, r in failures if k == "failed"]
+    report.warnings.extend({"path": p, "message": r} for p, k, r in failures if k == "warning")
+    if embedder is None or not store.vec_available:
+        report.keyword_only = True
+    elif not report.interrupted:
+        pending = store.counts()["pending_vectors"]
+        same_model = embedder_name is not None and store.get_meta("embedder_name") == embedder_name
+        emb = None if (pending == 0 and same_model and store.has_vec_tables()) else embedder()
+        if emb is None and not (pending == 0 and same_model):
+            report.keyword_only = True
+        elif emb is not None:
+            embedded, reused = embed_pending(store, emb, progress=progress, should_stop=stop)
+            report.vectors_embedded += embedded
+            report.vectors_reused += reused
+            report.interrupted = report.interrupted or stop()
+    report.seconds = round(time.monotonic() - started, 3)
+    with store.transaction():
+        store.set_meta("last_run_at", str(now))
+        store.set_meta("last_run_seconds", str(report.seconds))
+    return report
+
+
+def _doc_warnings(store: Store, rel: str) -> list[str]:
+    import json
+
+    row = store.conn.execute("SELECT warnings FROM documents WHERE path = ?", (rel,)).fetchone()
+    return list(json.loads(row[0])) if row else []
+
+
+def _under_failed_dir(path: str, problems: list[tuple[str, str]]) -> bool:
+    """A file under a directory we could not list is not known to be deleted: keep it."""
+    return any(path.startswith(rel + "/") for rel, _ in problems)
+
+
+def embed_pending(
+    store: Store,
+    embedder: Embedder,
+    *,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> tuple[int, int]:
+    """Embed every passage without a vector. Returns (embedded, reused by identical key)."""
+    stop = should_stop or (lambda: False)
+    with store.transaction():
+        store.ensure_vector_space(embedder.weights_id, embedder.dimension)
+        store.set_meta("embedder_name", embedder.name)
+    # Reuse vectors of identical (breadcrumb, text) pairs already embedded elsewhere.
+    matches = store.conn.execute(
+        "SELECT p.id, p.section_id, v.embedding FROM passages p "
+        "JOIN passages q ON q.embed_key = p.embed_key AND q.has_vector = 1 "
+        "JOIN vec_passages v ON v.rowid = q.id WHERE p.has_vector = 0"
+    ).fetchall()
+    reuse: dict[int, tuple[int, bytes]] = {}
+    for pid, sid, blob in matches:
+        reuse.setdefault(pid, (sid, blob))
+    reused = len(reuse)
+    if reuse:
+        with store.transaction():
+            store.attach_vectors([(pid, blob) for pid, (_, blob) in reuse.items()])
+            store.refresh_section_vectors(sid for sid, _ in reuse.values())
+    rows = store.conn.execute(
+        "SELECT p.id, p.section_id, p.embed_key, p.text, s.base_path, s.level, d.title "
+        "FROM passages p JOIN sections s ON s.id = p.section_id JOIN documents d ON d.id = p.doc_id "
+        "WHERE p.has_vector = 0"
+    ).fetchall()
+    by_key: dict[str, list[tuple[int, int]]] = {}
+    texts: dict[str, str] = {}
+    for pid, sid, key, text, base_path, level, title in rows:
+        by_key.setdefault(key, []).append((pid, sid))
+        if key not in texts:
+            texts[key] = embedder.document_text(embedding_title(title, base_path, level), text)
+    keys = sorted(texts, key=lambda k: len(texts[k]))
+    total = len(keys)
+    embedded = 0
+    for start in range(0, total, EMBED_CHUNK):
+        if stop():
+            break
+        chunk = keys[start : start + EMBED_CHUNK]
+        vectors = embedder.embed_texts([texts[k] for k in chunk])
+        pairs: list[tuple[int, bytes]] = []
+        sections: set[int] = set()
+        for key, vec in zip(chunk, vectors):
+            blob = vector_blob(vec)
+            for pid, sid in by_key[key]:
+                pairs.append((pid, blob))
+                sections.add(sid)
+        with store.transaction():
+            store.attach_vectors(pairs)
+            store.refresh_section_vectors(sections)
+        embedded += len(chunk)
+        reused += len(pairs) - len(chunk)
+        if progress:
+            progress("embed", min(start + EMBED_CHUNK, total), total)
+    return embedded, reused

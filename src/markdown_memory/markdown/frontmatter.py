@@ -1,0 +1,62 @@
+"""YAML front matter detection that does not mistake a leading ``---`` rule for metadata.
+
+Rule (from real failure reports; see tests/cases 002 and 023): a block is front matter only
+when line 1 is exactly ``---``, line 2 is not blank, a closing ``---`` or ``...`` line exists,
+and either the block parses as a YAML mapping or line 2 looks like a YAML key
+(``^[\\w-]+\\s*:``). A delimited block whose YAML is invalid is still front matter: the caller
+gets empty metadata and a warning naming the line and the YAML error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_KEY_LINE = re.compile(r"^[\w-]+\s*:")
+
+
+@dataclass
+class FrontMatter:
+    """``end_line``: 1-based line of the closing delimiter (0 when there is no front matter)."""
+
+    end_line: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+    warning: str | None = None
+
+    @property
+    def title(self) -> str | None:
+        value = self.metadata.get("title")
+        if isinstance(value, (str, int, float)) and str(value).strip():
+            return str(value).strip()
+        return None
+
+
+def detect_front_matter(lines: list[str]) -> FrontMatter:
+    """Detect front matter at the top of ``lines`` (already without BOM and line endings)."""
+    if len(lines) < 3 or lines[0].rstrip() != "---" or not lines[1].strip():
+        return FrontMatter()
+    close = None
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() in ("---", "..."):
+            close = i
+            break
+    if close is None:
+        return FrontMatter()
+    body = "\n".join(lines[1:close])
+    import yaml
+
+    try:
+        data = yaml.safe_load(body)
+    except yaml.YAMLError as exc:
+        if not _KEY_LINE.match(lines[1]):
+            return FrontMatter()
+        mark = getattr(exc, "problem_mark", None)
+        line = (mark.line + 2) if mark is not None else 2
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return FrontMatter(end_line=close + 1, warning=f"invalid YAML front matter at line {line}: {problem}")
+    if isinstance(data, dict):
+        return FrontMatter(end_line=close + 1, metadata={str(k): v for k, v in data.items()})
+    if _KEY_LINE.match(lines[1]):
+        return FrontMatter(end_line=close + 1, warning="front matter is not a YAML mapping")
+    return FrontMatter()

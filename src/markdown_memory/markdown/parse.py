@@ -1,0 +1,330 @@
+"""Split one Markdown document into heading-addressed sections and embeddable passages.
+
+Data flow: decoded text -> line split (CRLF/CR -> LF; leading BOM and zero-width characters
+dropped) -> front matter detection -> markdown-it-py block tokens (CommonMark preset, HTML
+blocks on, GFM tables) -> unclosed-fence repair -> sections from top-level headings ->
+``(Part n)`` split of long sections -> passages.
+
+Line numbers are 1-based, inclusive and refer to the original file; section text is the exact
+source lines joined with ``\\n``.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from ..tokens import count_tokens
+from .frontmatter import detect_front_matter
+from .passages import RawPassage, extract_passages, split_window
+
+#: Sections longer than this many estimated tokens are stored as ``(Part n)`` pieces.
+MAX_SECTION_TOKENS = 800
+#: Passages longer than this many characters are split into windows.
+MAX_PASSAGE_CHARS = 600
+
+PREAMBLE = "(preamble)"
+WHOLE_DOCUMENT = "(document)"
+UNTITLED = "(untitled)"
+SEPARATOR = " > "
+
+# Invisible characters that editors and converters leave at the start of a file.
+_LEADING_INVISIBLE = "\ufeff\u200b\u200c\u200d\u2060\ufffe"
+_ATX_DEEP = re.compile(r"^ {0,3}#{2,6}(?:[ \t]|$)")
+_PART_SUFFIX = re.compile(r" \(Part \d+\)$")
+
+
+@dataclass
+class Passage:
+    """An embeddable unit: a paragraph, list item, table row, code block or a window of one."""
+
+    section: int  # index into ParsedDocument.sections
+    ordinal: int
+    kind: str  # paragraph | list_item | table_row | code | heading | html
+    text: str
+    start_line: int
+    end_line: int
+
+
+@dataclass
+class Section:
+    """A heading-addressed slice of the file (own text only, children are separate sections).
+
+    ``heading_path`` is unique within the document; ``base_path`` drops a ``(Part n)`` suffix;
+    ``part`` is 0 for an unsplit section, else 1..n; ``level`` is 0 for the preamble.
+    """
+
+    ordinal: int
+    heading_path: str
+    base_path: str
+    title: str
+    level: int
+    part: int
+    start_line: int
+    end_line: int
+    text: str
+    tokens: int
+    parent: int | None  # ordinal of the parent section (first part), None at top
+
+
+@dataclass
+class ParsedDocument:
+    title: str
+    metadata: dict[str, Any]
+    front_matter_end: int
+    line_count: int
+    sections: list[Section]
+    passages: list[Passage]
+    warnings: list[str] = field(default_factory=list)
+
+
+def _markdown() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": True}).enable("table")
+
+
+_MD = _markdown()
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines of ``text`` with CRLF/CR normalised, leading invisible characters removed.
+
+    Unlike ``str.splitlines`` this only splits on ``\\n``/``\\r``, the CommonMark line endings.
+    """
+    text = text.lstrip(_LEADING_INVISIBLE)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _heading_title(inline: Token) -> str:
+    return " ".join(inline.content.split())
+
+
+def _fence_is_closed(tok: Token, lines: list[str]) -> bool:
+    assert tok.map is not None
+    start, end = tok.map
+    if end - 1 <= start:
+        return False
+    last = lines[end - 1].strip()
+    marker = tok.markup[0]
+    return len(last) >= len(tok.markup) and set(last) == {marker}
+
+
+def _repair_unclosed_fences(parse_lines: list[str], warnings: list[str]) -> list[Token]:
+    """Parse, closing any top-level fence that runs to EOF before a later ``##`` heading.
+
+    Evidence required: the fence reaches the end of the file unclosed, and an ATX heading of
+    level >= 2 follows a blank line inside it. The blank line is replaced (in the parse copy
+    only) by a closing fence, so line numbers do not move.
+    """
+    n = len(parse_lines)
+    for _ in range(50):
+        tokens = _MD.parse("\n".join(parse_lines))
+        repaired = False
+        for tok in tokens:
+            if tok.type != "fence" or tok.level != 0 or tok.map is None:
+                continue
+            start, end = tok.map
+            if end < n or _fence_is_closed(tok, parse_lines):
+                continue
+            for j in range(start + 2, end):
+                if _ATX_DEEP.match(parse_lines[j]) and not parse_lines[j - 1].strip():
+                    parse_lines[j - 1] = tok.markup
+                    warnings.append(
+                        f"unterminated code fence opened at line {start + 1}; closed before line {j + 1}"
+                    )
+                    repaired = True
+                    break
+            else:
+                warnings.append(f"unterminated code fence opened at line {start + 1} runs to the end of the file")
+            if repaired:
+                break
+        if not repaired:
+            return tokens
+    return tokens
+
+
+def _top_level_block_starts(tokens: list[Token]) -> list[int]:
+    starts = set()
+    for tok in tokens:
+        if tok.level == 0 and tok.map is not None and tok.nesting >= 0:
+            starts.add(tok.map[0])
+    return sorted(starts)
+
+
+def _trim_end(lines: list[str], start: int, end: int) -> int:
+    """Last non-blank 0-based line index in [start, end), or start when all are blank."""
+    while end - 1 > start and not lines[end - 1].strip():
+        end -= 1
+    return end - 1
+
+
+def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_SECTION_TOKENS) -> ParsedDocument:
+    """Parse decoded Markdown ``text`` into sections and passages.
+
+    ``path`` is only used to pick MDX handling (``.mdx``) and the title fallback (file stem).
+    Never raises on any input string; problems become ``warnings`` (strings naming a line).
+    """
+    lines = split_lines(text)
+    warnings: list[str] = []
+    fm = detect_front_matter(lines)
+    if fm.warning:
+        warnings.append(fm.warning)
+    parse_lines = list(lines)
+    for i in range(fm.end_line):
+        parse_lines[i] = ""
+    tokens = _repair_unclosed_fences(parse_lines, warnings)
+    mdx = path.lower().endswith(".mdx")
+
+    # Top-level headings: (0-based line, level, title).
+    headings: list[tuple[int, int, str]] = []
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.level == 0 and tok.map is not None:
+            headings.append((tok.map[0], int(tok.tag[1]), _heading_title(tokens[i + 1])))
+
+    n = len(lines)
+    first_content = fm.end_line
+    # Raw sections: (start0, end0_exclusive, level, title)
+    raw: list[tuple[int, int, int, str]] = []
+    first_heading = headings[0][0] if headings else n
+    if any(lines[i].strip() for i in range(first_content, first_heading)):
+        raw.append((first_content, first_heading, 0, PREAMBLE if headings else WHOLE_DOCUMENT))
+    for k, (line, level, title) in enumerate(headings):
+        end = headings[k + 1][0] if k + 1 < len(headings) else n
+        raw.append((line, end, level, title))
+
+    # Breadcrumbs.
+    sections: list[Section] = []
+    stack: list[tuple[int, str, int]] = []  # (level, title, ordinal of first part)
+    seen: dict[str, int] = {}
+    block_starts = _top_level_block_starts(tokens)
+    for start, end, level, title in raw:
+        shown = title if title or level == 0 else UNTITLED
+        if level == 0:
+            path_text = shown
+            parent = None
+        else:
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            parent = stack[-1][2] if stack else None
+            path_text = SEPARATOR.join([t for _, t, _ in stack] + [shown])
+        count = seen.get(path_text, 0) + 1
+        seen[path_text] = count
+        if count > 1:
+            path_text = f"{path_text} [{count}]"
+        ordinal = len(sections)
+        if level > 0:
+            stack.append((level, shown if count == 1 else f"{shown} [{count}]", ordinal))
+        last = _trim_end(lines, start, end)
+        sections.extend(
+            _split_parts(lines, start, last, level, shown, path_text, parent, ordinal, block_starts, max_section_tokens)
+        )
+
+    passages = _assign_passages(extract_passages(tokens, lines, mdx=mdx), sections)
+    title = _document_title(headings, fm.title, path)
+    return ParsedDocument(
+        title=title,
+        metadata=fm.metadata,
+        front_matter_end=fm.end_line,
+        line_count=n,
+        sections=sections,
+        passages=passages,
+        warnings=warnings,
+    )
+
+
+def _document_title(headings: list[tuple[int, int, str]], fm_title: str | None, path: str) -> str:
+    for _, level, title in headings:
+        if level == 1 and title:
+            return title
+    if fm_title:
+        return fm_title
+    for _, _, title in headings:
+        if title:
+            return title
+    stem = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return stem.rsplit(".", 1)[0] if "." in stem else stem
+
+
+def _split_parts(
+    lines: list[str],
+    start: int,
+    last: int,
+    level: int,
+    title: str,
+    path_text: str,
+    parent: int | None,
+    ordinal: int,
+    block_starts: list[int],
+    max_tokens: int,
+) -> list[Section]:
+    """One Section, or ``(Part n)`` pieces cut at top-level block starts when too long."""
+    text = "\n".join(lines[start : last + 1])
+    tokens = count_tokens(text)
+    if tokens <= max_tokens:
+        return [Section(ordinal, path_text, path_text, title, level, 0, start + 1, last + 1, text, tokens, parent)]
+    cuts = [b for b in block_starts if start < b <= last]
+    pieces: list[tuple[int, int]] = []
+    piece_start = start
+    budget = 0
+    prev = start
+    for cut in cuts + [last + 1]:
+        block_tokens = count_tokens("\n".join(lines[prev:cut])) + 1
+        if budget and budget + block_tokens > max_tokens:
+            pieces.append((piece_start, prev - 1))
+            piece_start = prev
+            budget = 0
+        budget += block_tokens
+        prev = cut
+    pieces.append((piece_start, last))
+    if len(pieces) == 1:
+        return [Section(ordinal, path_text, path_text, title, level, 0, start + 1, last + 1, text, tokens, parent)]
+    out = []
+    for k, (a, b) in enumerate(pieces, start=1):
+        part_text = "\n".join(lines[a : b + 1])
+        out.append(
+            Section(
+                ordinal + k - 1,
+                f"{path_text} (Part {k})",
+                path_text,
+                title,
+                level,
+                k,
+                a + 1,
+                b + 1,
+                part_text,
+                count_tokens(part_text),
+                parent,
+            )
+        )
+    return out
+
+
+def _assign_passages(raw: list[RawPassage], sections: list[Section]) -> list[Passage]:
+    """Attach passages to the section (or part) containing their first line; window long ones."""
+    starts = [s.start_line for s in sections]
+    out: list[Passage] = []
+    counters: dict[int, int] = {}
+    for rp in raw:
+        idx = bisect_right(starts, rp.start_line) - 1
+        if idx < 0:
+            continue  # inside front matter: never a passage
+        for text, a, b in split_window(rp.text, rp.start_line, rp.end_line, MAX_PASSAGE_CHARS):
+            if not text.strip():
+                continue
+            k = counters.get(idx, 0)
+            counters[idx] = k + 1
+            out.append(Passage(idx, k, rp.kind, text, a, b))
+    return out
+
+
+def base_heading_path(heading_path: str) -> str:
+    """``"A > B (Part 2)"`` -> ``"A > B"``; other paths unchanged."""
+    return _PART_SUFFIX.sub("", heading_path)

@@ -1,0 +1,213 @@
+"""Passage extraction from markdown-it-py block tokens.
+
+A passage is what gets embedded: each paragraph, each top-level list item (its nested items
+included), each table body row rendered ``Header: cell; Header: cell``, each code block, and
+the visible text of HTML blocks, at any nesting depth (block quotes, list items, callouts).
+Headings nested inside containers are passages too (they are not section headings).
+
+Text comes from the source (markdown-it's inline ``content`` or source lines), never from
+rendered HTML, so backslashes, pipes and punctuation survive byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from markdown_it.token import Token
+
+_TAG = re.compile(r"<[^<>]*>")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_SCRIPT = re.compile(r"<(script|style)\b.*?</\1\s*>", re.S | re.I)
+_JSX_TAG = re.compile(r"</?[A-Z][\w.]*(?:\s[^<>]*)?/?>")
+_ESM = re.compile(
+    r"^(?:import\s+(?:[\w*{}\s,]+\s+from\s+)?['\"]|export\s+(?:const|let|var|function|default|async|class)\b)"
+)
+_CONTAINER_PREFIX = re.compile(r"^\s*(?:>\s?)*")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+
+
+@dataclass
+class RawPassage:
+    kind: str
+    text: str
+    start_line: int  # 1-based inclusive
+    end_line: int
+
+
+def _strip_html(block: str) -> str:
+    text = _COMMENT.sub(" ", block)
+    text = _SCRIPT.sub(" ", text)
+    text = _TAG.sub(" ", text)
+    return "\n".join(line.strip() for line in text.split("\n") if line.strip())
+
+
+def _split_row(line: str) -> list[str]:
+    """Cells of a table source line, split on unescaped pipes only (code spans ignored on
+    purpose: GFM would drop text after a ``|`` inside a code span; we keep every character)."""
+    body = _CONTAINER_PREFIX.sub("", line).strip()
+    cells: list[str] = []
+    current: list[str] = []
+    escaped = False
+    for ch in body:
+        if ch == "|" and not escaped:
+            cells.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        escaped = ch == "\\" and not escaped
+    cells.append("".join(current))
+    if body.startswith("|"):
+        cells = cells[1:]
+    if body.endswith("|") and not body.endswith("\\|") and cells:
+        cells = cells[:-1]
+    return [c.strip() for c in cells]
+
+
+def _table_passages(tokens: list[Token], i: int, lines: list[str]) -> tuple[list[RawPassage], int]:
+    """Row passages for the table starting at ``tokens[i]``; returns (passages, index after)."""
+    start, _ = tokens[i].map or (0, 0)
+    headers = _split_row(lines[start]) if start < len(lines) else []
+    out: list[RawPassage] = []
+    j = i
+    in_body = False
+    while j < len(tokens) and tokens[j].type != "table_close":
+        tok = tokens[j]
+        if tok.type == "tbody_open":
+            in_body = True
+        elif tok.type == "tr_open" and in_body and tok.map is not None:
+            row_line = tok.map[0]
+            cells = _split_row(lines[row_line])
+            parts = []
+            for k, cell in enumerate(cells):
+                if not cell:
+                    continue
+                head = headers[k] if k < len(headers) else ""
+                parts.append(f"{head}: {cell}" if head else cell)
+            if parts:
+                out.append(RawPassage("table_row", "; ".join(parts), row_line + 1, row_line + 1))
+        j += 1
+    if not any(True for _ in out) and headers:
+        out.append(RawPassage("table_row", "; ".join(h for h in headers if h), start + 1, start + 1))
+    return out, j + 1
+
+
+def extract_passages(tokens: list[Token], lines: list[str], *, mdx: bool = False) -> list[RawPassage]:
+    """All passages of a token stream, in document order. Level-0 headings are skipped
+    (they are section headings, carried by the breadcrumb)."""
+    out: list[RawPassage] = []
+    item_depth = 0
+    item: RawPassage | None = None
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        kind = tok.type
+        if kind == "table_open":
+            rows, i = _table_passages(tokens, i, lines)
+            out.extend(rows)
+            continue
+        if kind == "list_item_open":
+            if item_depth == 0 and tok.map is not None:
+                item = RawPassage("list_item", "", tok.map[0] + 1, tok.map[1])
+            item_depth += 1
+        elif kind == "list_item_close":
+            item_depth -= 1
+            if item_depth == 0 and item is not None:
+                if item.text.strip():
+                    out.append(item)
+                item = None
+        elif kind == "inline":
+            parent = tokens[i - 1] if i else None
+            if parent is not None and parent.type == "heading_open" and parent.level == 0:
+                i += 1
+                continue
+            text = tok.content
+            if mdx:
+                text = _JSX_TAG.sub(" ", text).strip()
+            if mdx and parent is not None and parent.level == 0 and _ESM.match(text):
+                i += 1
+                continue
+            if text.strip():
+                ptype = "heading" if parent is not None and parent.type == "heading_open" else "paragraph"
+                if item is not None:
+                    item.text = f"{item.text}\n{text}" if item.text else text
+                elif parent is not None and parent.map is not None:
+                    out.append(RawPassage(ptype, text, parent.map[0] + 1, parent.map[1]))
+        elif kind in ("fence", "code_block") and tok.map is not None:
+            body = tok.content.rstrip("\n")
+            if body.strip():
+                first = tok.map[0] + (2 if kind == "fence" else 1)
+                last = max(first, tok.map[1] - (1 if kind == "fence" else 0))
+                last = min(last, tok.map[1])
+                out.append(RawPassage("code", body, first, last))
+        elif kind == "html_block" and tok.map is not None:
+            text = _strip_html(tok.content)
+            if text:
+                if item is not None:
+                    item.text = f"{item.text}\n{text}" if item.text else text
+                else:
+                    out.append(RawPassage("html", text, tok.map[0] + 1, tok.map[1]))
+        i += 1
+    return out
+
+
+def split_window(text: str, start_line: int, end_line: int, max_chars: int) -> list[tuple[str, int, int]]:
+    """Split ``text`` into windows of at most ``max_chars`` characters, cutting at line, then
+    sentence, then word boundaries (a single word longer than the limit is cut hard).
+
+    Returns ``[(window_text, start_line, end_line)]``; line numbers count the line breaks
+    before each window. Only whitespace at a cut is dropped, never other characters.
+    """
+    if len(text) <= max_chars:
+        return [(text, start_line, end_line)]
+    out: list[tuple[str, int, int]] = []
+    buf = ""
+    buf_line = line = start_line
+    for piece, newline_before in _pieces(text, max_chars):
+        if newline_before and (buf or out):
+            line += 1
+        if buf and len(buf) + 1 + len(piece) > max_chars:
+            out.append((buf, buf_line, min(end_line, max(buf_line, line - (1 if newline_before else 0)))))
+            buf = ""
+        if not buf:
+            buf, buf_line = piece, min(line, end_line)
+        else:
+            buf = f"{buf}{chr(10) if newline_before else ' '}{piece}"
+    if buf:
+        out.append((buf, buf_line, min(end_line, max(buf_line, line))))
+    return out
+
+
+def _pieces(text: str, max_chars: int) -> list[tuple[str, bool]]:
+    """Atomic pieces no longer than max_chars (lines, else sentences, else words, else hard
+    slices), each with whether a line break precedes it."""
+    out: list[tuple[str, bool]] = []
+    for line in text.split("\n"):
+        first = True
+        pieces: list[str] = []
+        if len(line) <= max_chars:
+            pieces = [line]
+        else:
+            for sentence in _SENTENCE_END.split(line):
+                if len(sentence) <= max_chars:
+                    pieces.append(sentence)
+                    continue
+                word_buf = ""
+                for word in sentence.split(" "):
+                    while len(word) > max_chars:
+                        if word_buf:
+                            pieces.append(word_buf)
+                            word_buf = ""
+                        pieces.append(word[:max_chars])
+                        word = word[max_chars:]
+                    if word_buf and len(word_buf) + 1 + len(word) > max_chars:
+                        pieces.append(word_buf)
+                        word_buf = word
+                    else:
+                        word_buf = f"{word_buf} {word}" if word_buf else word
+                if word_buf:
+                    pieces.append(word_buf)
+        for piece in pieces:
+            out.append((piece, first))
+            first = False
+    return out

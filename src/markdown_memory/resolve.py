@@ -1,0 +1,183 @@
+"""Resolve what an agent typed into an indexed document path and a section breadcrumb.
+
+Paths: relative to the docs root, absolute inside it (``\\`` or ``/``, any drive-letter case,
+``\\\\?\\`` prefix), or a unique path suffix. Anything resolving outside the root (``..``,
+another absolute path, a symlink leaving the root) raises PathOutsideRootError naming the root.
+
+Breadcrumbs, in order: exact; spacing around ``>`` ignored; case-insensitive; trailing
+fragment (``Child > Sub`` or a bare title); fuzzy (each requested part is an abbreviation or
+word prefix of the matching heading part: ``db`` -> ``Database``, ``deploy`` -> ``Deployment``).
+An ambiguous request lists the exact candidates; a miss lists the nearest ones.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ntpath
+import os
+import posixpath
+import re
+from pathlib import Path
+
+from .errors import DocumentNotFoundError, PathOutsideRootError, SectionNotFoundError
+from .walk import is_markdown_name
+
+_SPLIT = re.compile(r"\s*>\s*")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _windows_like(raw: str) -> bool:
+    return bool(re.match(r"^(?:\\\\\?\\)?[A-Za-z]:[\\/]", raw)) or raw.startswith("\\\\")
+
+
+def normalise_request_path(raw: str, root: Path, root_text: str | None = None) -> str:
+    """Turn a requested path into a POSIX path relative to the root (may not exist).
+
+    ``root_text`` lets tests pass a Windows root such as ``C:\\Docs``. Raises
+    PathOutsideRootError for anything outside the root, DocumentNotFoundError for an empty path.
+    """
+    text = raw.strip().strip('"').strip("'")
+    if not text:
+        raise DocumentNotFoundError("file_path is empty; pass a path relative to the docs root")
+    root_str = root_text if root_text is not None else str(root)
+    if text.startswith("\\\\?\\"):
+        text = text[4:]
+    if _windows_like(text) or _windows_like(root_str):
+        # Windows semantics: case-insensitive drive and names, either separator.
+        req = ntpath.normpath(text.replace("/", "\\"))
+        base = ntpath.normpath(root_str.replace("/", "\\"))
+        if ntpath.isabs(req):
+            if ntpath.normcase(req) == ntpath.normcase(base):
+                raise DocumentNotFoundError("file_path names the docs root itself; pass a Markdown file")
+            prefix = ntpath.normcase(base).rstrip("\\") + "\\"
+            if not ntpath.normcase(req).startswith(prefix):
+                raise PathOutsideRootError(f"path {raw!r} is outside the docs root {root_str!r}")
+            rel = req[len(prefix) :]
+        else:
+            rel = req
+        rel = rel.replace("\\", "/")
+    else:
+        if os.path.isabs(text):
+            real = os.path.realpath(text)
+            root_real = os.path.realpath(root_str)
+            if real != root_real and not real.startswith(root_real.rstrip(os.sep) + os.sep):
+                norm = os.path.normpath(text)
+                if not norm.startswith(root_real.rstrip(os.sep) + os.sep):
+                    raise PathOutsideRootError(f"path {raw!r} is outside the docs root {root_str!r}")
+                real = norm
+            rel = os.path.relpath(real, root_real).replace(os.sep, "/")
+        else:
+            rel = text.replace("\\", "/")
+    rel = posixpath.normpath(rel)
+    if rel == ".." or rel.startswith("../") or rel.startswith("/"):
+        raise PathOutsideRootError(f"path {raw!r} is outside the docs root {root_str!r}")
+    if rel == ".":
+        raise DocumentNotFoundError("file_path names the docs root itself; pass a Markdown file")
+    return rel
+
+
+def resolve_document(raw: str, root: Path, indexed: list[str]) -> str:
+    """An indexed document path for ``raw`` (exact, case-insensitive, or a unique suffix).
+
+    Raises PathOutsideRootError, or DocumentNotFoundError listing close candidates; refuses
+    non-Markdown names.
+    """
+    rel = normalise_request_path(raw, root)
+    if not is_markdown_name(rel.rsplit("/", 1)[-1]):
+        raise DocumentNotFoundError(f"{rel!r} is not a Markdown file (.md, .markdown, .mdx)")
+    # A symlink inside the root that points outside it must not be read through.
+    real = os.path.realpath(root / rel)
+    root_real = os.path.realpath(root)
+    if os.path.lexists(root / rel) and not (real == root_real or real.startswith(root_real + os.sep)):
+        raise PathOutsideRootError(f"path {raw!r} resolves outside the docs root {str(root)!r}")
+    if rel in indexed:
+        return rel
+    lowered = {p.lower(): p for p in indexed}
+    if rel.lower() in lowered:
+        return lowered[rel.lower()]
+    suffix = [p for p in indexed if p.endswith("/" + rel) or p.lower().endswith("/" + rel.lower())]
+    if len(suffix) == 1:
+        return suffix[0]
+    if len(suffix) > 1:
+        raise DocumentNotFoundError(
+            f"{rel!r} matches {len(suffix)} documents; pass one of them", candidates=sorted(suffix)[:10]
+        )
+    near = difflib.get_close_matches(rel, indexed, n=5, cutoff=0.5)
+    hint = f"; did you mean {', '.join(near)}?" if near else "; call list_documents to see indexed paths"
+    raise DocumentNotFoundError(f"no indexed document {rel!r} under {str(root)!r}{hint}", candidates=near)
+
+
+def _parts(path: str) -> list[str]:
+    return [p for p in _SPLIT.split(path.strip()) if p != ""]
+
+
+def _abbrev_match(want: str, have: str) -> bool:
+    """``want`` abbreviates ``have``: each word of ``want`` is a prefix of a word of ``have`` in
+    order, or ``want`` is a prefix/subsequence-of-initials (``db`` ~ ``Database``)."""
+    w = want.lower().strip()
+    h = have.lower().strip()
+    if not w:
+        return False
+    if h.startswith(w):
+        return True
+    hw = _WORD.findall(h)
+    ww = _WORD.findall(w)
+    if ww and hw:
+        k = 0
+        for word in hw:
+            if k < len(ww) and word.startswith(ww[k]):
+                k += 1
+        if k == len(ww):
+            return True
+    # consonant skeleton / subsequence: "db" in "database", "cfg" in "config"
+    if len(w) >= 2 and w[0] == h[0]:
+        it = iter(h)
+        return all(ch in it for ch in w)
+    return False
+
+
+def resolve_heading(requested: str, available: list[str]) -> str:
+    """Pick one breadcrumb from ``available`` (see module docstring). Raises
+    SectionNotFoundError with ``candidates`` (ambiguous: every match; miss: nearest)."""
+    req = requested.strip()
+    if req in available:
+        return req
+    want = _parts(req)
+    norm = {" > ".join(_parts(a)): a for a in available}
+    joined = " > ".join(want)
+    if joined in norm:
+        return norm[joined]
+
+    def pick(matches: list[str], how: str) -> str | None:
+        uniq = list(dict.fromkeys(matches))
+        if len(uniq) == 1:
+            return uniq[0]
+        if len(uniq) > 1:
+            raise SectionNotFoundError(
+                f"heading_path {requested!r} is ambiguous ({how}); pass one of the candidates exactly",
+                candidates=uniq[:20],
+                ambiguous=True,
+            )
+        return None
+
+    lower = [a for a in available if " > ".join(_parts(a)).lower() == joined.lower()]
+    found = pick(lower, "case-insensitive")
+    if found:
+        return found
+    tail = [a for a in available if [p.lower() for p in _parts(a)[-len(want):]] == [w.lower() for w in want]] if want else []
+    found = pick(tail, "matches the end of several breadcrumbs")
+    if found:
+        return found
+    fuzzy = []
+    for a in available:
+        parts = _parts(a)
+        if len(want) <= len(parts) and all(_abbrev_match(w, p) for w, p in zip(want, parts[-len(want):])):
+            fuzzy.append(a)
+    found = pick(fuzzy, "fuzzy match")
+    if found:
+        return found
+    near = difflib.get_close_matches(req, available, n=5, cutoff=0.3)
+    if not near:
+        near = [a for a in available if want and want[-1].lower() in a.lower()][:5]
+    hint = f"; nearest: {', '.join(near)}" if near else ""
+    raise SectionNotFoundError(f"no section {requested!r} in this document{hint}", candidates=near)

@@ -1,0 +1,134 @@
+"""Query analysis: keyword terms, identifiers, and a safe FTS5 MATCH expression.
+
+User text is never passed to FTS5 as syntax. It is cut into terms the way ``unicode61`` cuts
+indexed text (runs of letters and digits; CJK runs become bigrams, see ``fts_text``); each
+term is emitted as a double-quoted FTS5 string, and a chunk that the tokenizer splits into
+several terms (``--dry-run``, ``os.path.join``, ``v2.4.1``, ``2026-03-14``) becomes a quoted
+phrase, so it matches only that sequence. Terms are joined with ``OR``; BM25 does the rest.
+Quotes, ``-``, ``:``, ``*``, ``^``, parentheses and ``NEAR``/``AND``/``OR``/``NOT`` are thus
+plain text; a 10,000-character query is cut to ``MAX_TERMS`` distinct terms.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..fts_text import cjk_bigrams, is_cjk
+
+MAX_TERMS = 48
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_QUOTED = re.compile(r"\"([^\"]+)\"|`([^`]+)`")
+# What makes a chunk an identifier rather than a word: snake_case, --flags, dotted or
+# namespaced names, paths, camelCase, ALL_CAPS with digits or underscores, calls ``f()``.
+_IDENT = re.compile(
+    r"""(?x)
+    ^-{1,2}[A-Za-z0-9][\w-]*$              # --flag, -x
+    | ^\w+(?:[_.:/\\-]+\w+)+[\w()]*$       # snake_case, dotted.name, a::b, path/x, kebab-case-name
+    | ^[a-z]+[A-Z]\w*$                     # camelCase
+    | ^[A-Z][a-z]+[A-Z]\w*$                # PascalCase with a hump (HttpClient)
+    | ^[A-Z0-9]{2,}\d*[A-Z0-9]*$           # ECONNRESET, HTTP2
+    | ^\w+\(\)$                             # call()
+    | ^[$@#][\w/.-]+$                       # $HOME/.config, @scope/pkg, #123
+    """
+)
+STOPWORDS = frozenset(
+    """a an and are as at be been but by can could do does did for from has have how i if in into is it
+    its me my no not of on or our should so than that the their them then there these they this to
+    was we what when where which who why will with would you your about any all also get use using
+    used want need way make sure one more most other some such only own same just very""".split()
+)
+
+
+@dataclass
+class Term:
+    """One FTS5 term or phrase: ``tokens`` in order (lowercased), and whether it came from an
+    identifier-like chunk (or a quoted string) of the query."""
+
+    tokens: tuple[str, ...]
+    identifier: bool = False
+    raw: str = ""
+
+    def fts(self) -> str:
+        return '"' + " ".join(self.tokens) + '"'
+
+
+@dataclass
+class AnalysedQuery:
+    text: str
+    terms: list[Term] = field(default_factory=list)
+    identifiers: list[str] = field(default_factory=list)  # raw identifier strings, as typed
+    cjk: bool = False
+
+    def match_expression(self) -> str | None:
+        """The FTS5 MATCH string, or None when the query has no searchable term."""
+        if not self.terms:
+            return None
+        return " OR ".join(t.fts() for t in self.terms)
+
+
+def _chunk_tokens(chunk: str) -> list[str]:
+    out: list[str] = []
+    for word in _WORD.findall(chunk):
+        pos = 0
+        for m in _CJK.finditer(word):
+            if m.start() > pos:
+                out.append(word[pos : m.start()].lower())
+            out.extend(cjk_bigrams(m.group(0)))
+            pos = m.end()
+        if pos < len(word):
+            out.append(word[pos:].lower())
+    return out
+
+
+def _strip_chunk(chunk: str) -> str:
+    return chunk.strip(",;:!?'\"“”‘’()[]{}<>").rstrip(".")
+
+
+def analyse(text: str) -> AnalysedQuery:
+    """Analyse a raw query string (any content, any length). Never raises."""
+    query = AnalysedQuery(text=text, cjk=is_cjk(text))
+    seen: set[tuple[str, ...]] = set()
+
+    def add(tokens: list[str], identifier: bool, raw: str) -> None:
+        if not tokens:
+            return
+        key = tuple(tokens)
+        if key in seen or len(query.terms) >= MAX_TERMS:
+            return
+        seen.add(key)
+        query.terms.append(Term(key, identifier, raw))
+
+    rest = text
+    for m in _QUOTED.finditer(text):
+        inner = m.group(1) or m.group(2) or ""
+        add(_chunk_tokens(inner), True, inner)
+        if inner.strip():
+            query.identifiers.append(inner.strip())
+    rest = _QUOTED.sub(" ", text)
+    for raw_chunk in rest.split():
+        chunk = _strip_chunk(raw_chunk)
+        if not chunk:
+            continue
+        tokens = _chunk_tokens(chunk)
+        if not tokens:
+            continue
+        ident = bool(_IDENT.match(chunk)) and not is_cjk(chunk)
+        if ident:
+            query.identifiers.append(chunk)
+        if len(tokens) > 1 and (ident or not is_cjk(chunk)):
+            add(tokens, ident, chunk)
+        elif len(tokens) > 1:  # a CJK run: bigram phrase, plus each bigram for partial matches
+            add(tokens, False, chunk)
+            for tok in tokens:
+                add([tok], False, tok)
+        else:
+            tok = tokens[0]
+            if not ident and tok in STOPWORDS:
+                continue
+            add([tok], ident, chunk)
+    if not query.terms:  # only stopwords: search them rather than nothing
+        for raw_chunk in rest.split():
+            add(_chunk_tokens(_strip_chunk(raw_chunk)), False, raw_chunk)
+    return query

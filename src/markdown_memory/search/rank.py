@@ -1,0 +1,221 @@
+"""Hybrid ranking: FTS5 BM25 over sections + vector KNN over passages, fused by RRF.
+
+* Keyword side: BM25 over (title + breadcrumb, body) with the breadcrumb column weighted
+  ``HEADING_WEIGHT`` times the body.
+* Vector side: cosine KNN over passage vectors; a section scores by its best passage.
+* Fusion: reciprocal rank fusion, ``sum(1 / (RRF_K + rank))`` with ``RRF_K = 60`` (Cormack,
+  Clarke and Buettcher, SIGIR 2009). When the query names an identifier that a section contains
+  verbatim, that section also gets an exact-match list of its own, so an exact hit beats
+  semantic look-alikes.
+* Confidence: "high" when the best hit is an exact identifier match or clears both bars, "low"
+  when it clears one, "none" when neither (the caller says nothing confident was found).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..fts_text import fts_text
+from ..store import Store, vector_blob
+from .query import AnalysedQuery
+
+RRF_K = 60
+HEADING_WEIGHT = 3.0
+CANDIDATES = 60
+#: Cosine similarity a passage must reach for the vector side to count as confident.
+#: Calibrated on the dev set with all-MiniLM-L6-v2 (see README "How search ranks").
+VECTOR_BAR = {"minilm": 0.45, "embeddinggemma": 0.45}
+#: Share of the query's IDF mass a keyword hit must cover to count as confident.
+KEYWORD_COVERAGE_BAR = 0.5
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass
+class Candidate:
+    section_id: int
+    keyword_rank: int | None = None
+    vector_rank: int | None = None
+    exact: bool = False
+    bm25: float = 0.0
+    cosine: float = 0.0
+    best_passage: int | None = None
+    coverage: float = 0.0
+    score: float = 0.0
+    row: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def matched_by(self) -> list[str]:
+        out = []
+        if self.exact:
+            out.append("exact")
+        if self.keyword_rank is not None:
+            out.append("keyword")
+        if self.vector_rank is not None:
+            out.append("vector")
+        return out
+
+
+def _prefix_clause(path_prefix: str | None, alias: str = "d") -> tuple[str, list[Any]]:
+    if not path_prefix:
+        return "", []
+    prefix = path_prefix.strip("/")
+    return f" AND ({alias}.path = ? OR {alias}.path LIKE ? ESCAPE '\\')", [
+        prefix,
+        prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%",
+    ]
+
+
+def keyword_candidates(store: Store, query: AnalysedQuery, path_prefix: str | None, limit: int = CANDIDATES) -> list[tuple[int, float]]:
+    """``[(section_id, bm25)]`` best first (bm25 as FTS5 reports it: lower is better)."""
+    expr = query.match_expression()
+    if expr is None:
+        return []
+    clause, params = _prefix_clause(path_prefix)
+    sql = (
+        f"SELECT f.rowid, bm25(sections_fts, {HEADING_WEIGHT}, 1.0) AS r FROM sections_fts f "
+        "JOIN sections s ON s.id = f.rowid JOIN documents d ON d.id = s.doc_id "
+        f"WHERE sections_fts MATCH ?{clause} ORDER BY r LIMIT ?"
+    )
+    return [(int(r[0]), float(r[1])) for r in store.conn.execute(sql, [expr, *params, limit])]
+
+
+def vector_candidates(store: Store, qvec: np.ndarray, path_prefix: str | None, limit: int = CANDIDATES) -> list[tuple[int, int, float]]:
+    """``[(section_id, passage_id, cosine)]`` best first, one entry per section."""
+    if not (store.vec_available and store.has_vec_tables()):
+        return []
+    k = limit * (8 if path_prefix else 3)
+    rows = store.conn.execute(
+        "SELECT rowid, distance FROM vec_passages WHERE embedding MATCH ? AND k = ?", (vector_blob(qvec), k)
+    ).fetchall()
+    if not rows:
+        return []
+    ids = [r[0] for r in rows]
+    dist = {r[0]: float(r[1]) for r in rows}
+    clause, params = _prefix_clause(path_prefix)
+    marks = ",".join("?" * len(ids))
+    owners = store.conn.execute(
+        f"SELECT p.id, p.section_id FROM passages p JOIN documents d ON d.id = p.doc_id WHERE p.id IN ({marks}){clause}",
+        [*ids, *params],
+    ).fetchall()
+    owner = {r[0]: r[1] for r in owners}
+    out: list[tuple[int, int, float]] = []
+    taken: set[int] = set()
+    for pid in ids:
+        sid = owner.get(pid)
+        if sid is None or sid in taken:
+            continue
+        taken.add(sid)
+        out.append((sid, pid, 1.0 - dist[pid]))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _idf(store: Store, terms: list[str]) -> dict[str, float]:
+    """BM25-style IDF per single token, from the fts5vocab row table."""
+    total = store.conn.execute("SELECT count(*) FROM sections").fetchone()[0] or 1
+    out: dict[str, float] = {}
+    for term in set(terms):
+        row = store.conn.execute("SELECT doc FROM sections_vocab WHERE term = ?", (term,)).fetchone()
+        df = int(row[0]) if row else 0
+        out[term] = math.log(1 + (total - df + 0.5) / (df + 0.5))
+    return out
+
+
+def hydrate(store: Store, section_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """One query: section rows (with document path and title) by id."""
+    if not section_ids:
+        return {}
+    marks = ",".join("?" * len(section_ids))
+    rows = store.conn.execute(
+        "SELECT s.id, d.path, s.heading_path, s.base_path, s.level, s.part, s.start_line, s.end_line, s.text, "
+        f"s.tokens, s.ordinal, s.parent_ordinal, s.doc_id, d.title FROM sections s JOIN documents d ON d.id = s.doc_id WHERE s.id IN ({marks})",
+        section_ids,
+    ).fetchall()
+    keys = ("id", "file_path", "heading_path", "base_path", "level", "part", "start_line", "end_line", "text",
+            "tokens", "ordinal", "parent_ordinal", "doc_id", "doc_title")
+    return {int(r[0]): dict(zip(keys, r)) for r in rows}
+
+
+def rank(
+    store: Store,
+    query: AnalysedQuery,
+    qvec: np.ndarray | None,
+    *,
+    embedder_name: str | None,
+    top_k: int,
+    path_prefix: str | None = None,
+) -> tuple[list[Candidate], str]:
+    """Fuse the two rankings. Returns (candidates best first, at most ``top_k``; confidence)."""
+    cands: dict[int, Candidate] = {}
+    for rank_no, (sid, bm) in enumerate(keyword_candidates(store, query, path_prefix)):
+        cands.setdefault(sid, Candidate(sid)).keyword_rank = rank_no
+        cands[sid].bm25 = bm
+    if qvec is not None:
+        for rank_no, (sid, pid, cos) in enumerate(vector_candidates(store, qvec, path_prefix)):
+            c = cands.setdefault(sid, Candidate(sid))
+            c.vector_rank = rank_no
+            c.cosine = cos
+            c.best_passage = pid
+    rows = hydrate(store, list(cands))
+    single = [t.tokens[0] for t in query.terms if len(t.tokens) == 1] + [tok for t in query.terms if len(t.tokens) > 1 for tok in t.tokens]
+    idf = _idf(store, single) if single else {}
+    idf_mass = sum(idf.get(t.tokens[0], 0.0) if len(t.tokens) == 1 else sum(idf.get(x, 0.0) for x in t.tokens) for t in query.terms) or 1.0
+    idents = [i.lower() for i in query.identifiers if len(i) >= 3]
+    exact_list: list[int] = []
+    for sid, c in cands.items():
+        row = rows.get(sid)
+        if row is None:
+            continue
+        c.row = row
+        haystack = f"{row['base_path']}\n{row['text']}".lower()
+        if idents and any(i in haystack for i in idents):
+            c.exact = True
+            exact_list.append(sid)
+        if c.keyword_rank is not None:
+            words = set(_TOKEN.findall(fts_text(haystack)))
+            covered = 0.0
+            for t in query.terms:
+                if all(tok in words for tok in t.tokens):
+                    covered += sum(idf.get(tok, 0.0) for tok in t.tokens)
+            c.coverage = covered / idf_mass
+    exact_list.sort(key=lambda s: (cands[s].keyword_rank if cands[s].keyword_rank is not None else 10**6))
+    exact_rank = {sid: i for i, sid in enumerate(exact_list)}
+    for sid, c in cands.items():
+        score = 0.0
+        if c.keyword_rank is not None:
+            score += 1.0 / (RRF_K + c.keyword_rank)
+        if c.vector_rank is not None:
+            score += 1.0 / (RRF_K + c.vector_rank)
+        if sid in exact_rank:
+            score += 2.0 / (RRF_K + exact_rank[sid])
+        c.score = score
+    ordered = sorted((c for c in cands.values() if c.row), key=lambda c: -c.score)
+    confidence = _confidence(ordered, embedder_name, qvec is not None, bool(idents))
+    return ordered[: max(top_k, 1) * 3], confidence
+
+
+def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors: bool, has_idents: bool) -> str:
+    if not ordered:
+        return "none"
+    bar = VECTOR_BAR.get(embedder_name or "", 0.45)
+    best = ordered[:5]
+    if any(c.exact for c in best):
+        return "high"
+    if has_idents and not any(c.exact for c in ordered):
+        # The query names an identifier no candidate contains: look-alikes are not answers.
+        keyword_ok = False
+    else:
+        keyword_ok = any(c.coverage >= KEYWORD_COVERAGE_BAR for c in best)
+    vector_ok = has_vectors and any(c.cosine >= bar for c in best)
+    if keyword_ok and vector_ok:
+        return "high"
+    if keyword_ok or vector_ok:
+        return "low"
+    return "none"

@@ -1,0 +1,97 @@
+"""Turn ranked candidates into hits: verbatim section content, the passage that matched."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..fts_text import fts_text
+from ..store import Store
+from .query import AnalysedQuery
+from .rank import rank
+
+PREVIEW_CHARS = 100
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass
+class SearchOutcome:
+    """``hits``: dicts with file_path, heading_path, start_line, end_line, tokens, score,
+    content (verbatim section text), preview (<= 100 characters of the best passage),
+    passage_lines, matched_by; ``confidence``: "high" | "low" | "none"."""
+
+    hits: list[dict[str, Any]] = field(default_factory=list)
+    confidence: str = "none"
+
+
+def _best_passage(passages: list[tuple[int, str, int, int]], query: AnalysedQuery, vector_pid: int | None) -> tuple[str, int, int] | None:
+    if not passages:
+        return None
+    if vector_pid is not None:
+        for pid, text, a, b in passages:
+            if pid == vector_pid:
+                return text, a, b
+    best = None
+    best_score = -1.0
+    for _pid, text, a, b in passages:
+        words = set(_TOKEN.findall(fts_text(text.lower())))
+        score = sum(len(t.tokens) for t in query.terms if all(tok in words for tok in t.tokens))
+        if score > best_score:
+            best, best_score = (text, a, b), score
+    return best
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1].rstrip() + "…"
+
+
+def search_sections(
+    store: Store,
+    query: AnalysedQuery,
+    qvec: np.ndarray | None,
+    *,
+    embedder_name: str | None,
+    top_k: int = 5,
+    path_prefix: str | None = None,
+) -> SearchOutcome:
+    """Ranked hits for an analysed query (``qvec`` None = keyword-only). Returns at most
+    ``top_k * 3`` hits so the packer can drop nested duplicates and still fill ``top_k``."""
+    cands, confidence = rank(store, query, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=path_prefix)
+    if not cands:
+        return SearchOutcome([], "none")
+    ids = [c.section_id for c in cands]
+    marks = ",".join("?" * len(ids))
+    by_section: dict[int, list[tuple[int, str, int, int]]] = {}
+    for pid, sid, text, a, b in store.conn.execute(
+        f"SELECT id, section_id, text, start_line, end_line FROM passages WHERE section_id IN ({marks}) ORDER BY ordinal",
+        ids,
+    ):
+        by_section.setdefault(sid, []).append((pid, text, a, b))
+    hits = []
+    for c in cands:
+        row = c.row
+        best = _best_passage(by_section.get(c.section_id, []), query, c.best_passage)
+        preview_src = best[0] if best else row["text"].split("\n", 1)[0]
+        hits.append(
+            {
+                "file_path": row["file_path"],
+                "heading_path": row["heading_path"],
+                "start_line": row["start_line"],
+                "end_line": row["end_line"],
+                "tokens": row["tokens"],
+                "score": round(c.score, 5),
+                "content": row["text"],
+                "preview": _preview(preview_src),
+                "passage_lines": [best[1], best[2]] if best else [row["start_line"], row["start_line"]],
+                "matched_by": c.matched_by,
+                "_doc_id": row["doc_id"],
+                "_ordinal": row["ordinal"],
+                "_level": row["level"],
+                "_parent": row["parent_ordinal"],
+            }
+        )
+    return SearchOutcome(hits, confidence)

@@ -1,0 +1,179 @@
+"""Find the Markdown files of a docs root, safely.
+
+* Extensions ``.md``, ``.markdown``, ``.mdx`` (any case).
+* Pruned: dot-directories (``.git``, ``.venv``...), ``node_modules``, ``__pycache__``,
+  ``site-packages``, virtualenvs (a folder holding ``pyvenv.cfg``), and whatever ``.gitignore``
+  files (pathspec, gitignore semantics, nested files apply below their folder) and
+  ``MARKDOWN_MEMORY_EXCLUDE`` globs exclude. Dot-files and editor temp files are skipped.
+* Symlinked directories are never followed (no loops, no second path to a tree). A symlinked
+  file is indexed only when it resolves inside the root and its target is not indexed under
+  its own path already (each real file once); dangling links and links leaving the root are
+  reported as warnings.
+* Only regular files are returned: FIFOs, sockets and devices are reported, never opened.
+* An unreadable directory is reported and skipped; the walk goes on.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+PRUNED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env"})
+
+
+@dataclass
+class WalkEntry:
+    rel: str  # POSIX path relative to the root
+    abs: Path
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class WalkResult:
+    files: list[WalkEntry] = field(default_factory=list)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (rel path, reason)
+    complete: bool = True
+
+
+def is_markdown_name(name: str) -> bool:
+    """True for a non-hidden Markdown file name (``.md``/``.markdown``/``.mdx``, any case)."""
+    return not name.startswith(".") and name.lower().endswith(MARKDOWN_SUFFIXES)
+
+
+def describe_os_error(exc: OSError) -> str:
+    """Short reason for an OSError: ``permission denied``, ``not found``... plus errno name."""
+    names = {
+        errno.EACCES: "permission denied",
+        errno.EPERM: "operation not permitted",
+        errno.ENOENT: "not found",
+        errno.ELOOP: "too many levels of symbolic links",
+        errno.EAGAIN: "resource temporarily unavailable (file not downloaded locally?)",
+        errno.EISDIR: "is a directory",
+        errno.EIO: "input/output error",
+    }
+    code = exc.errno if exc.errno is not None else 0
+    text = names.get(code, exc.strerror or str(exc))
+    name = errno.errorcode.get(code)
+    return f"{text} ({name})" if name else text
+
+
+def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:
+    path = directory / ".gitignore"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def walk_markdown(root: Path, exclude: list[str] | None = None, start: Path | None = None) -> WalkResult:
+    """Markdown files under ``start`` (default: ``root``), sorted by path. Never raises for
+    filesystem problems: they are returned in ``problems``."""
+    result = WalkResult()
+    root_real = Path(os.path.realpath(root))
+    extra = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    seen_real: set[str] = set()
+    pending_links: list[tuple[str, Path]] = []
+    # Apply .gitignore files of the folders between root and start.
+    specs: list[tuple[str, pathspec.PathSpec]] = []
+    top = start or root
+    rel_top = "" if top == root else top.relative_to(root).as_posix()
+    if rel_top:
+        parts = rel_top.split("/")
+        for k in range(len(parts)):
+            spec = _ignore_spec(root.joinpath(*parts[:k]))
+            if spec:
+                specs.append(("/".join(parts[:k]), spec))
+    root_spec = _ignore_spec(root) if not rel_top else None
+    _walk_dir(top, rel_top, specs + ([("", root_spec)] if root_spec else []), extra, result, seen_real, pending_links)
+    for rel, path in pending_links:
+        _add_link(root_real, rel, path, result, seen_real)
+    result.files.sort(key=lambda e: e.rel)
+    return result
+
+
+def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]], extra: pathspec.PathSpec | None) -> bool:
+    candidate = rel + "/" if is_dir else rel
+    if extra is not None and extra.match_file(candidate):
+        return True
+    for base, spec in specs:
+        sub = candidate[len(base) + 1 :] if base else candidate
+        if spec.match_file(sub):
+            return True
+    return False
+
+
+def _walk_dir(
+    directory: Path,
+    rel_dir: str,
+    specs: list[tuple[str, pathspec.PathSpec]],
+    extra: pathspec.PathSpec | None,
+    result: WalkResult,
+    seen_real: set[str],
+    pending_links: list[tuple[str, Path]],
+) -> None:
+    try:
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        result.problems.append((rel_dir or ".", describe_os_error(exc)))
+        result.complete = False
+        return
+    if rel_dir:
+        spec = _ignore_spec(directory)
+        if spec is not None:
+            specs = specs + [(rel_dir, spec)]
+    for entry in entries:
+        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        try:
+            if entry.is_symlink():
+                if is_markdown_name(entry.name) and not _ignored(rel, False, specs, extra):
+                    pending_links.append((rel, Path(entry.path)))
+                continue  # symlinked directories are never followed
+            if entry.is_dir(follow_symlinks=False):
+                name = entry.name
+                if name.startswith(".") or name in PRUNED_DIRS or _ignored(rel, True, specs, extra):
+                    continue
+                if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                    continue
+                _walk_dir(Path(entry.path), rel, specs, extra, result, seen_real, pending_links)
+                continue
+            if not is_markdown_name(entry.name) or _ignored(rel, False, specs, extra):
+                continue
+            st = entry.stat(follow_symlinks=False)
+        except OSError as exc:
+            result.problems.append((rel, describe_os_error(exc)))
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            result.problems.append((rel, "not a regular file (FIFO, socket or device); skipped"))
+            continue
+        seen_real.add(os.path.realpath(entry.path))
+        result.files.append(WalkEntry(rel, Path(entry.path), st.st_size, st.st_mtime_ns))
+
+
+def _add_link(root_real: Path, rel: str, path: Path, result: WalkResult, seen_real: set[str]) -> None:
+    """Policy for a symlinked Markdown file (see module docstring)."""
+    target = os.path.realpath(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        result.problems.append((rel, f"dangling symbolic link: {describe_os_error(exc)}"))
+        return
+    if not (target == str(root_real) or target.startswith(str(root_real) + os.sep)):
+        result.problems.append((rel, "symbolic link to a file outside the docs root; not indexed"))
+        return
+    if target in seen_real:
+        return  # the real file is indexed under its own path
+    if not stat.S_ISREG(st.st_mode):
+        result.problems.append((rel, "not a regular file (FIFO, socket or device); skipped"))
+        return
+    seen_real.add(target)
+    result.files.append(WalkEntry(rel, path, st.st_size, st.st_mtime_ns))
