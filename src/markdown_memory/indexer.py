@@ -107,9 +107,15 @@ def embed_key(title: str, text: str) -> str:
 
 
 def embedding_title(doc_title: str, base_path: str, level: int) -> str:
-    """The breadcrumb put in front of each passage when embedding (the document title for the
-    preamble / a heading-less file)."""
-    return doc_title if level == 0 else base_path
+    """The breadcrumb put in front of each passage when embedding: the document title, then
+    the section breadcrumb (``"Title > Install > Linux"``), the title given once when the
+    breadcrumb already starts with it (an H1 that is the title). The preamble / a heading-less
+    file gets the document title alone."""
+    if level == 0 or not base_path:
+        return doc_title
+    if not doc_title or base_path == doc_title or base_path.startswith(doc_title + " > "):
+        return base_path
+    return f"{doc_title} > {base_path}"
 
 
 def write_document(store: Store, rel: str, data: bytes, text: str, size: int, mtime_ns: int,
