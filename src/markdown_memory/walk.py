@@ -5,12 +5,15 @@
   ``site-packages``, virtualenvs (a folder holding ``pyvenv.cfg``), and whatever ``.gitignore``
   files (pathspec, gitignore semantics, nested files apply below their folder) and
   ``MARKDOWN_MEMORY_EXCLUDE`` globs exclude. Dot-files and editor temp files are skipped.
-* Symlinked directories are never followed (no loops, no second path to a tree). A symlinked
+* Symlinked directories are never followed (no loops, no second path to a tree); each one is
+  reported as a warning so a user learns why a linked folder is absent. A symlinked
   file is indexed only when it resolves inside the root and its target is not indexed under
   its own path already (each real file once); dangling links and links leaving the root are
   reported as warnings.
 * Only regular files are returned: FIFOs, sockets and devices are reported, never opened.
-* An unreadable directory is reported and skipped; the walk goes on.
+* An unreadable directory or file (no read permission) is reported and skipped; the walk
+  goes on. Files are checked with ``access(R_OK)`` because a ``chmod`` changes neither size
+  nor mtime, so an unchanged-looking file may have become unreadable.
 """
 
 from __future__ import annotations
@@ -135,9 +138,13 @@ def _walk_dir(
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
         try:
             if entry.is_symlink():
-                if is_markdown_name(entry.name) and not _ignored(rel, False, specs, extra):
+                # Markdown-named links, and links to folders (reported, never followed).
+                is_dir = entry.is_dir()
+                if is_dir and (entry.name.startswith(".") or entry.name in PRUNED_DIRS):
+                    continue
+                if (is_dir or is_markdown_name(entry.name)) and not _ignored(rel, is_dir, specs, extra):
                     pending_links.append((rel, Path(entry.path)))
-                continue  # symlinked directories are never followed
+                continue
             if entry.is_dir(follow_symlinks=False):
                 name = entry.name
                 if name.startswith(".") or name in PRUNED_DIRS or _ignored(rel, True, specs, extra):
@@ -155,25 +162,40 @@ def _walk_dir(
         if not stat.S_ISREG(st.st_mode):
             result.problems.append((rel, "not a regular file (FIFO, socket or device); skipped"))
             continue
+        if not os.access(entry.path, os.R_OK):
+            # Caught here, not only at open(): a chmod leaves size and mtime alone, so the
+            # indexer would otherwise keep serving the old text of a now-unreadable file.
+            result.problems.append((rel, describe_os_error(PermissionError(errno.EACCES, "permission denied"))))
+            continue
         seen_real.add(os.path.realpath(entry.path))
         result.files.append(WalkEntry(rel, Path(entry.path), st.st_size, st.st_mtime_ns))
 
 
 def _add_link(root_real: Path, rel: str, path: Path, result: WalkResult, seen_real: set[str]) -> None:
-    """Policy for a symlinked Markdown file (see module docstring)."""
+    """Policy for a symlinked Markdown file or folder (see module docstring)."""
     target = os.path.realpath(path)
+    inside = target == str(root_real) or target.startswith(str(root_real) + os.sep)
+    if os.path.isdir(target):
+        where = "inside" if inside else "outside"
+        result.problems.append(
+            (rel, f"symbolic link to a folder {where} the docs root; not followed (each real file is indexed once)")
+        )
+        return
     try:
         st = os.stat(path)
     except OSError as exc:
         result.problems.append((rel, f"dangling symbolic link: {describe_os_error(exc)}"))
         return
-    if not (target == str(root_real) or target.startswith(str(root_real) + os.sep)):
+    if not inside:
         result.problems.append((rel, "symbolic link to a file outside the docs root; not indexed"))
         return
     if target in seen_real:
         return  # the real file is indexed under its own path
     if not stat.S_ISREG(st.st_mode):
         result.problems.append((rel, "not a regular file (FIFO, socket or device); skipped"))
+        return
+    if not os.access(path, os.R_OK):
+        result.problems.append((rel, describe_os_error(PermissionError(errno.EACCES, "permission denied"))))
         return
     seen_real.add(target)
     result.files.append(WalkEntry(rel, path, st.st_size, st.st_mtime_ns))
