@@ -1,0 +1,71 @@
+"""Shared fixtures: a temp docs root, an engine over it, and the real MiniLM model.
+
+Every test gets its own database (``MARKDOWN_MEMORY_DB`` is never the user's) and its own
+model cache root, so nothing outside ``tmp_path`` is written.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+EVAL_CORPUS = SHARED / "eval-corpus"
+EVAL_QUERIES = SHARED / "eval-queries-dev.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("mm-home")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    monkeypatch.setenv("MARKDOWN_MEMORY_MODEL_CACHE", str(home / "models"))
+    for name in ("MARKDOWN_MEMORY_DB", "MARKDOWN_MEMORY_DOCS_DIR", "CLAUDE_PROJECT_DIR", "MARKDOWN_MEMORY_EMBEDDER",
+                 "MARKDOWN_MEMORY_EXCLUDE", "MARKDOWN_MEMORY_AUTO_INDEX"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def docs_root(tmp_path: Path) -> Path:
+    """A copy of tests/fixtures/guide (small hand-written docs) in a temp dir."""
+    root = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "guide", root)
+    return root
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The real all-MiniLM-L6-v2 int8 embedder (loaded once per test session)."""
+    from markdown_memory.embed import get_embedder
+
+    return get_embedder("minilm")
+
+
+@pytest.fixture
+def make_engine(tmp_path: Path, minilm) -> Callable[..., "object"]:
+    """``make_engine(root, embedder="minilm")`` -> Engine with a private database."""
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    engines = []
+
+    def factory(root: Path, embedder: str = "minilm", db: Path | None = None):
+        settings = Settings.load(root, db or (tmp_path / f"index-{len(engines)}.db"), embedder)
+        engine = Engine(settings)
+        if embedder == "minilm":
+            engine._embedder = minilm  # share the session-wide model instead of reloading it
+        engines.append(engine)
+        return engine
+
+    yield factory
+    for e in engines:
+        e.close()
+
+
+def require_eval_corpus() -> None:
+    if not EVAL_CORPUS.is_dir() or not EVAL_QUERIES.is_file():
+        pytest.skip(f"shared eval corpus not found at {EVAL_CORPUS} (only present beside the project checkout)")

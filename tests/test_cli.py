@@ -1,0 +1,62 @@
+"""The CLI as a user runs it: a subprocess, JSON on stdout, errors as one line on stderr."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def run(*args, env_db, check=True):
+    import os
+
+    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(env_db))
+    proc = subprocess.run([sys.executable, "-m", "markdown_memory.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_index_then_search_json(docs_root, tmp_path):
+    db = tmp_path / "cli.db"
+    out = run("--embedder", "minilm", "index", str(docs_root), "--json", env_db=db)
+    report = json.loads(out.stdout)
+    assert report["added"] == 5 and report["vectors_embedded"] > 0
+    out = run("--embedder", "minilm", "search", "which port must be free for the server to start",
+              "--docs-dir", str(docs_root), "--json", env_db=db)
+    answer = json.loads(out.stdout)
+    assert answer["results"][0]["heading_path"] == "Troubleshooting > The server does not start"
+    assert answer["index_status"]["documents"] == 5
+
+
+def test_search_indexes_first_and_reads_like_a_person(docs_root, tmp_path):
+    db = tmp_path / "fresh.db"
+    out = run("--embedder", "none", "search", "--docs-dir", str(docs_root), "--", "--dry-run", env_db=db)
+    assert out.stdout.startswith("1. cli.md:")
+    assert "keyword-only" in out.stdout
+
+
+def test_outline_read_and_errors(docs_root, tmp_path):
+    db = tmp_path / "o.db"
+    run("--embedder", "none", "index", str(docs_root), env_db=db)
+    out = run("outline", "install.md", "--docs-dir", str(docs_root), "--json", "--embedder", "none", env_db=db,
+              check=False)
+    # global flags go before the command; a misplaced one is a usage error, not a traceback
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    out = run("--embedder", "none", "outline", "install.md", "--docs-dir", str(docs_root), "--json", env_db=db)
+    assert json.loads(out.stdout)["title"] == "Installation Guide"
+    out = run("--embedder", "none", "read", "install.md", "Windows", "--docs-dir", str(docs_root), env_db=db)
+    assert "MSI installer" in out.stdout
+    bad = run("--embedder", "none", "read", "../../etc/passwd.md", "x", "--docs-dir", str(docs_root), env_db=db,
+              check=False)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().startswith("markdown-memory: error:") and "outside the docs root" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_version_and_missing_docs_root(tmp_path):
+    out = run("--version", env_db=tmp_path / "v.db")
+    assert out.stdout.startswith("markdown-memory ")
+    bad = run("search", "x", "--docs-dir", str(tmp_path / "nope"), env_db=tmp_path / "v.db", check=False)
+    assert bad.returncode == 2 and "does not exist" in bad.stderr

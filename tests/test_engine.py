@@ -1,0 +1,135 @@
+"""End to end through the Engine with the real MiniLM model on tests/fixtures/guide."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from markdown_memory.errors import PathOutsideRootError, QueryError, SectionNotFoundError
+
+
+def first(answer):
+    hit = answer["results"][0]
+    return hit["file_path"], hit["heading_path"]
+
+
+@pytest.fixture
+def engine(docs_root, make_engine):
+    eng = make_engine(docs_root)
+    report = eng.index()
+    assert report.added == 5 and not report.failed
+    return eng
+
+
+def test_index_report_counts_and_vectors(engine):
+    status = engine.status()
+    assert status["documents"] == 5
+    assert status["vectors"] == status["passages"] > 0
+    assert status["keyword_only"] is False
+    assert status["coverage"] == "verified"
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("how long does the client wait before giving up on a server", ("configuration.md", "Configuration > Network timeouts")),
+        ("remove the program and all its data", ("install.md", "Installation Guide > Uninstall")),
+        ("where are old backups stored and for how long", ("ops/troubleshooting.md", "Troubleshooting > Backups")),
+    ],
+)
+def test_paraphrase_queries_find_the_answering_section(engine, query, expected):
+    assert first(engine.search(query)) == expected
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("ACME_MAX_RETRIES", ("configuration.md", "Configuration > Environment variables")),
+        ("--no-cache", ("cli.md", "Command Line > Flags")),
+        ("EADDRINUSE", ("ops/troubleshooting.md", "Troubleshooting > The server does not start")),
+        ("acme.service", ("install.md", "Installation Guide > Linux")),
+    ],
+)
+def test_identifier_queries_put_the_exact_section_first(engine, query, expected):
+    answer = engine.search(query)
+    assert first(answer) == expected
+    assert "exact" in answer["results"][0]["matched_by"]
+
+
+def test_hits_carry_verbatim_content_and_line_ranges(engine, docs_root):
+    hit = engine.search("Homebrew launch agent")["results"][0]
+    lines = (docs_root / hit["file_path"]).read_text().split("\n")
+    assert hit["content"] == "\n".join(lines[hit["start_line"] - 1 : hit["end_line"]])
+
+
+def test_incremental_reindex_touches_only_changed_files(engine, docs_root):
+    again = engine.index()
+    assert (again.added, again.updated, again.removed, again.unchanged) == (0, 0, 0, 5)
+    assert again.vectors_embedded == 0
+    path = docs_root / "cli.md"
+    path.write_text(path.read_text() + "\n## Completion\n\nShell completion scripts live in `contrib/`.\n")
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 10_000_000))
+    edited = engine.index()
+    assert edited.updated == 1 and edited.unchanged == 4
+    assert edited.vectors_embedded <= 2  # only the new passage (unchanged ones are reused)
+    assert first(engine.search("shell completion scripts"))[1] == "Command Line > Completion"
+    (docs_root / "ops" / "release-notes.md").unlink()
+    purged = engine.index()
+    assert purged.removed == 1
+    assert all(h["file_path"] != "ops/release-notes.md" for h in engine.search("storage engine rewritten")["results"])
+
+
+def test_outline_and_read(engine):
+    outline = engine.outline("install.md")
+    assert [n["heading_path"] for n in outline["headings"]] == [
+        "Installation Guide",
+        "Installation Guide > Linux",
+        "Installation Guide > macOS",
+        "Installation Guide > Windows",
+        "Installation Guide > Uninstall",
+    ]
+    top = outline["headings"][0]
+    assert top["tokens_with_children"] > top["tokens"]
+    section = engine.read("install.md", "linux")  # case-insensitive trailing fragment
+    assert section["heading_path"] == "Installation Guide > Linux"
+    assert "systemctl enable" in section["content"]
+    whole = engine.read("install.md", "Installation Guide", include_subsections=True)
+    assert "brew install acme" in whole["content"] and "Uninstall" in whole["content"]
+    assert engine.read("troubleshooting.md", "Backups")["file_path"] == "ops/troubleshooting.md"  # suffix
+    assert engine.read("configuration.md", "env")["heading_path"] == "Configuration > Environment variables"
+
+
+def test_bad_requests_raise_actionable_errors(engine):
+    with pytest.raises(PathOutsideRootError, match="outside the docs root"):
+        engine.read("../etc/passwd.md", "x")
+    with pytest.raises(PathOutsideRootError):
+        engine.outline("/etc/hosts.md")
+    with pytest.raises(SectionNotFoundError) as err:
+        engine.read("install.md", "Solaris")
+    assert err.value.candidates or "nearest" in str(err.value) or "no section" in str(err.value)
+    with pytest.raises(QueryError):
+        engine.search("   ")
+
+
+def test_keyword_only_engine_says_so(docs_root, make_engine):
+    eng = make_engine(docs_root, embedder="none")
+    eng.index()
+    answer = eng.search("ACME_CACHE_DIR")
+    assert answer["keyword_only"] is True
+    assert "keyword-only" in answer["message"]
+    assert first(answer) == ("configuration.md", "Configuration > Environment variables")
+
+
+def test_switching_embedder_never_mixes_vector_spaces(docs_root, make_engine, tmp_path):
+    db = tmp_path / "shared.db"
+    keyword = make_engine(docs_root, embedder="none", db=db)
+    keyword.index()
+    assert keyword.status()["vectors"] == 0
+    keyword.close()
+    vec = make_engine(docs_root, embedder="minilm", db=db)
+    report = vec.index()  # nothing changed on disk, but passages lack vectors: embed them now
+    assert report.vectors_embedded > 0
+    assert vec.status()["vectors"] == vec.status()["passages"]
+    assert vec.store.get_meta("weights_id") == vec.embedder().weights_id

@@ -1,0 +1,101 @@
+"""Parser: sections, breadcrumbs, line ranges, parts and passages on hand-written inputs."""
+
+from __future__ import annotations
+
+from markdown_memory.markdown import parse_document
+from markdown_memory.markdown.parse import PREAMBLE, WHOLE_DOCUMENT
+
+
+def paths(doc):
+    return [(s.start_line, s.heading_path) for s in doc.sections]
+
+
+def test_atx_and_setext_headings_build_breadcrumbs_with_source_lines():
+    text = "# Guide\n\nIntro.\n\nInstall\n-------\n\nSteps.\n\n### Linux\n\nApt.\n"
+    doc = parse_document(text)
+    assert paths(doc) == [(1, "Guide"), (5, "Guide > Install"), (10, "Guide > Install > Linux")]
+    linux = doc.sections[2]
+    assert (linux.start_line, linux.end_line) == (10, 12)
+    assert linux.text == "### Linux\n\nApt."
+
+
+def test_skipped_levels_and_duplicates_get_unique_breadcrumbs():
+    text = "# A\n\n#### Deep\n\nx\n\n## B\n\ny\n\n## B\n\nz\n"
+    doc = parse_document(text)
+    assert [s.heading_path for s in doc.sections] == ["A", "A > Deep", "A > B", "A > B [2]"]
+
+
+def test_preamble_and_headingless_file():
+    doc = parse_document("Some intro text.\n\n# Title\n\nBody.\n")
+    assert doc.sections[0].heading_path == PREAMBLE
+    assert (doc.sections[0].start_line, doc.sections[0].end_line) == (1, 1)
+    single = parse_document("just a note\nwith two lines\n", "notes/todo.md")
+    assert [s.heading_path for s in single.sections] == [WHOLE_DOCUMENT]
+    assert single.title == "todo"
+
+
+def test_crlf_and_bom_keep_line_numbers_and_titles_clean():
+    text = "\ufeff# Title\r\n\r\n## Child\r\n\r\nBody line.\r\n"
+    doc = parse_document(text)
+    assert paths(doc) == [(1, "Title"), (3, "Title > Child")]
+    assert all("\ufeff" not in s.heading_path and "\r" not in s.text for s in doc.sections)
+
+
+def test_front_matter_is_metadata_and_leading_rule_is_not():
+    fm = parse_document("---\ntitle: Deploy\ntags: [a]\n---\n\n# Deploy Guide\n\ntext\n")
+    assert fm.metadata == {"title": "Deploy", "tags": ["a"]}
+    assert paths(fm) == [(6, "Deploy Guide")]
+    assert all("title:" not in p.text for p in fm.passages)
+    rule = parse_document("---\n\nQuarterly sync notes.\n\n# Decisions\n\nShip it.\n\n---\n")
+    assert rule.metadata == {}
+    assert any("Quarterly sync" in p.text for p in rule.passages)
+
+
+def test_headings_inside_fences_lists_and_quotes_are_not_sections():
+    text = "# Top\n\n```bash\n# not a heading\n```\n\n> # quoted\n\n- # in list\n\n## Real\n\nx\n"
+    doc = parse_document(text)
+    assert [s.heading_path for s in doc.sections] == ["Top", "Top > Real"]
+    texts = " | ".join(p.text for p in doc.passages)
+    assert "# not a heading" in texts and "quoted" in texts and "in list" in texts
+
+
+def test_unclosed_fence_is_closed_before_next_heading_with_warning():
+    text = "# Notes\n\n## Install\n\n```bash\nrun setup\n\n## Configure\n\nrestart the daemon\n"
+    doc = parse_document(text)
+    assert [s.heading_path for s in doc.sections] == ["Notes", "Notes > Install", "Notes > Configure"]
+    assert any("line 5" in w for w in doc.warnings)
+
+
+def test_long_section_splits_into_parts_that_reassemble_byte_for_byte():
+    paras = "\n\n".join(f"Paragraph {i} " + "word " * 120 for i in range(12))
+    code = "```python\n" + "\n".join(f"x{i} = {i}" for i in range(40)) + "\n```"
+    text = f"# Big\n\n{paras}\n\n{code}\n\nTail paragraph.\n"
+    doc = parse_document(text)
+    parts = [s for s in doc.sections if s.base_path == "Big"]
+    assert len(parts) > 1
+    assert [s.heading_path for s in parts] == [f"Big (Part {k})" for k in range(1, len(parts) + 1)]
+    assert "\n".join(s.text for s in parts) == text.rstrip("\n")
+    for s in parts:  # never cut inside the fence
+        assert s.text.count("```") % 2 == 0
+
+
+def test_passages_cover_paragraphs_list_items_rows_and_code():
+    text = (
+        "# T\n\nA paragraph.\n\n- item one\n  - nested detail\n- item two\n\n"
+        "| Name | Value |\n| --- | --- |\n| retries | 5 |\n\n```\ncode here\n```\n"
+    )
+    doc = parse_document(text)
+    kinds = [(p.kind, p.text) for p in doc.passages]
+    assert ("paragraph", "A paragraph.") in kinds
+    assert ("list_item", "item one\nnested detail") in kinds
+    assert ("table_row", "Name: retries; Value: 5") in kinds
+    assert ("code", "code here") in kinds
+
+
+def test_long_passage_is_windowed_without_losing_words():
+    words = [f"w{i}" for i in range(400)]
+    text = "# T\n\n" + " ".join(words) + "\n"
+    doc = parse_document(text)
+    assert len(doc.passages) > 1
+    assert all(len(p.text) <= 600 for p in doc.passages)
+    assert " ".join(p.text for p in doc.passages).split() == words

@@ -1,0 +1,77 @@
+"""Store: driver fallback, schema versioning, WAL, and keyword-only when sqlite-vec cannot load."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from markdown_memory import store as store_mod
+from markdown_memory.errors import SchemaError
+from markdown_memory.store import SCHEMA_VERSION, Store
+
+
+@pytest.fixture(autouse=True)
+def _fresh_driver():
+    store_mod.reset_driver_cache()
+    yield
+    store_mod.reset_driver_cache()
+
+
+def test_store_uses_a_driver_that_loads_sqlite_vec(tmp_path):
+    s = Store(tmp_path / "index.db")
+    assert s.vec_available, s.driver.vec_error
+    assert s.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
+    assert s.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    # the driver is the stdlib when it can load extensions, else sqlean
+    can_load = hasattr(sqlite3.connect(":memory:"), "enable_load_extension")
+    assert s.driver.name == ("sqlite3" if can_load else "sqlean")
+    s.close()
+
+
+def test_newer_schema_is_refused_with_a_clear_error(tmp_path):
+    db = tmp_path / "index.db"
+    Store(db).close()
+    raw = sqlite3.connect(db)
+    raw.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    raw.commit()
+    raw.close()
+    with pytest.raises(SchemaError, match="newer"):
+        Store(db)
+
+
+def test_unloadable_vector_extension_degrades_to_keyword_only(tmp_path, monkeypatch, docs_root, caplog):
+    monkeypatch.setenv("MARKDOWN_MEMORY_VEC_PATH", str(tmp_path / "missing-vec0.so"))
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    engine = Engine(Settings.load(docs_root, tmp_path / "kw.db", "minilm"))
+    with caplog.at_level("WARNING"):
+        report = engine.index()
+    assert report.keyword_only and report.added == 5
+    assert "sqlite-vec" in (report.message or "")
+    answer = engine.search("--no-cache")
+    assert answer["keyword_only"] is True
+    assert answer["results"][0]["heading_path"] == "Command Line > Flags"
+    assert any("vector search disabled" in r.getMessage() for r in caplog.records)
+    engine.close()
+
+
+def test_vectors_are_added_later_without_reparsing(tmp_path, monkeypatch, docs_root, minilm):
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    db = tmp_path / "later.db"
+    monkeypatch.setenv("MARKDOWN_MEMORY_VEC_PATH", str(tmp_path / "missing-vec0.so"))
+    first = Engine(Settings.load(docs_root, db, "minilm"))
+    first.index()
+    first.close()
+    monkeypatch.delenv("MARKDOWN_MEMORY_VEC_PATH")
+    store_mod.reset_driver_cache()
+    second = Engine(Settings.load(docs_root, db, "minilm"))
+    second._embedder = minilm
+    report = second.index()
+    assert (report.added, report.updated, report.unchanged) == (0, 0, 5)
+    assert report.vectors_embedded > 0
+    assert second.status()["keyword_only"] is False
+    second.close()
