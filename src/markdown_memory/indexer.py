@@ -202,6 +202,7 @@ def index_tree(
         old = known.get(entry.rel)
         if old is not None and not force and old[2] == entry.size and old[3] == entry.mtime_ns:
             report.unchanged += 1
+            report.warnings.extend({"path": entry.rel, "message": w} for w in _doc_warnings(store, entry.rel))
             continue
         try:
             data, text, decode_warning = read_markdown(entry.abs)
@@ -216,6 +217,7 @@ def index_tree(
             with store.transaction():
                 store.touch_document(old[0], entry.size, entry.mtime_ns)
             report.unchanged += 1
+            report.warnings.extend({"path": entry.rel, "message": w} for w in _doc_warnings(store, entry.rel))
             continue
         warnings = [decode_warning] if decode_warning else []
         try:

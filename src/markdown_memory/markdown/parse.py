@@ -1,7 +1,7 @@
 """Split one Markdown document into heading-addressed sections and embeddable passages.
 
 Data flow: decoded text -> line split (CRLF/CR -> LF; leading BOM and zero-width characters
-dropped) -> front matter detection -> markdown-it-py block tokens (CommonMark preset, HTML
+dropped, U+FEFF dropped everywhere) -> front matter detection -> markdown-it-py block tokens (CommonMark preset, HTML
 blocks on, GFM tables) -> unclosed-fence repair -> sections from top-level headings ->
 ``(Part n)`` split of long sections -> passages.
 
@@ -21,7 +21,7 @@ from markdown_it.token import Token
 
 from ..tokens import count_tokens
 from .frontmatter import detect_front_matter
-from .passages import RawPassage, extract_passages, split_window
+from .passages import RawPassage, esm_lines, extract_passages, split_window
 
 #: Sections longer than this many estimated tokens are stored as ``(Part n)`` pieces.
 MAX_SECTION_TOKENS = 800
@@ -91,11 +91,15 @@ _MD = _markdown()
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines of ``text`` with CRLF/CR normalised, leading invisible characters removed.
+    """Lines of ``text`` with CRLF/CR normalised, leading invisible characters and every
+    U+FEFF removed.
 
     Unlike ``str.splitlines`` this only splits on ``\\n``/``\\r``, the CommonMark line endings.
     """
     text = text.lstrip(_LEADING_INVISIBLE)
+    # U+FEFF anywhere else is a BOM left by concatenating files (or an obsolete zero-width
+    # no-break space): invisible either way, and it would stop a heading from being one.
+    text = text.replace("\ufeff", "")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -194,7 +198,9 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
     # Raw sections: (start0, end0_exclusive, level, title)
     raw: list[tuple[int, int, int, str]] = []
     first_heading = headings[0][0] if headings else n
-    if any(lines[i].strip() for i in range(first_content, first_heading)):
+    # MDX import/export lines are code for the bundler, not content: alone they make no preamble.
+    skip = esm_lines(tokens) if mdx else set()
+    if any(lines[i].strip() and i not in skip for i in range(first_content, first_heading)):
         raw.append((first_content, first_heading, 0, PREAMBLE if headings else WHOLE_DOCUMENT))
     for k, (line, level, title) in enumerate(headings):
         end = headings[k + 1][0] if k + 1 < len(headings) else n

@@ -43,25 +43,55 @@ def _strip_html(block: str) -> str:
 
 
 def _split_row(line: str) -> list[str]:
-    """Cells of a table source line, split on unescaped pipes only (code spans ignored on
-    purpose: GFM would drop text after a ``|`` inside a code span; we keep every character)."""
+    """Cells of a table source line, split on pipes that are neither escaped nor inside a
+    code span. GFM splits inside code spans too and then drops cells beyond the header count;
+    an index must not lose text, so a code span stays one cell and extra cells are kept."""
     body = _CONTAINER_PREFIX.sub("", line).strip()
     cells: list[str] = []
     current: list[str] = []
     escaped = False
-    for ch in body:
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "`" and not escaped:
+            run = len(body[i:]) - len(body[i:].lstrip("`"))
+            ticks = body[i : i + run]
+            close = _closing_ticks(body, i + run, ticks)
+            if close >= 0:
+                current.append(body[i : close + run])
+                i = close + run
+                continue
+            current.append(ticks)
+            i += run
+            continue
         if ch == "|" and not escaped:
             cells.append("".join(current))
             current = []
         else:
             current.append(ch)
         escaped = ch == "\\" and not escaped
+        i += 1
     cells.append("".join(current))
     if body.startswith("|"):
         cells = cells[1:]
-    if body.endswith("|") and not body.endswith("\\|") and cells:
+    if body.endswith("|") and not body.endswith("\\|") and cells and len(cells) > 1:
         cells = cells[:-1]
     return [c.strip() for c in cells]
+
+
+def _closing_ticks(body: str, start: int, ticks: str) -> int:
+    """Index of the backtick run equal to ``ticks`` (exactly) at or after ``start``, or -1."""
+    pos = start
+    while True:
+        pos = body.find(ticks, pos)
+        if pos < 0:
+            return -1
+        end = pos + len(ticks)
+        if (pos == 0 or body[pos - 1] != "`") and (end >= len(body) or body[end] != "`"):
+            return pos
+        pos = end
+        while pos < len(body) and body[pos] == "`":
+            pos += 1
 
 
 def _table_passages(tokens: list[Token], i: int, lines: list[str]) -> tuple[list[RawPassage], int]:
@@ -148,6 +178,19 @@ def extract_passages(tokens: list[Token], lines: list[str], *, mdx: bool = False
                 else:
                     out.append(RawPassage("html", text, tok.map[0] + 1, tok.map[1]))
         i += 1
+    for rp in out:  # block maps may include trailing blank lines (list items, HTML blocks)
+        while rp.end_line > rp.start_line and rp.end_line <= len(lines) and not lines[rp.end_line - 1].strip():
+            rp.end_line -= 1
+    return out
+
+
+def esm_lines(tokens: list[Token]) -> set[int]:
+    """0-based lines of top-level MDX ``import``/``export`` statements (outside code fences)."""
+    out: set[int] = set()
+    for i, tok in enumerate(tokens):
+        if tok.type == "paragraph_open" and tok.level == 0 and tok.map is not None and i + 1 < len(tokens):
+            if _ESM.match(tokens[i + 1].content):
+                out.update(range(tok.map[0], tok.map[1]))
     return out
 
 
