@@ -1,0 +1,224 @@
+"""What the MCP tools do: one lazily created engine, result shaping, error mapping, and the
+server's background work (model warm-up, first-run catch-up indexing).
+
+Nothing heavy is imported here: the engine (numpy, sqlite-vec, ...) is imported and created by
+the first tool call, so the MCP handshake never pays for the engine, the database or the
+model. Each tool body runs in a worker thread; the engine keeps one SQLite connection per
+thread.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+from .config import Settings
+from .errors import IndexBusyError, MarkdownMemoryError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .server_engine import ServerEngine
+
+log = logging.getLogger("markdown_memory.server")
+
+#: How long a search waits for a first-run catch-up to finish parsing (keyword index ready).
+CATCH_UP_WAIT_SECONDS = 5.0
+#: Fields of ``Engine.status()`` an agent gets as ``index_status``.
+STATUS_FIELDS = ("root", "documents", "sections", "indexing", "coverage", "changed_files", "failures",
+                 "embedder", "keyword_only", "message")
+
+
+def dumps(data: Any) -> str:
+    """Compact JSON (no spaces, UTF-8 kept) — the text of every tool result."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+class Runtime:
+    """Per-server state: the engine (created on first use), background threads, tool bodies.
+
+    Tool bodies return a JSON-able dict or raise; :meth:`call` turns both into a
+    ``CallToolResult``.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._engine: ServerEngine | None = None
+        self._engine_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._catch_up: threading.Thread | None = None
+        self._catch_up_lock = threading.Lock()
+
+    @property
+    def engine(self) -> ServerEngine:
+        with self._engine_lock:
+            if self._engine is None:
+                from .server_engine import ServerEngine
+
+                self._engine = ServerEngine(self.settings)
+            return self._engine
+
+    # -- plumbing ---------------------------------------------------------------------------
+    async def call(self, tool: str, fn: Callable[[], dict[str, Any]]) -> Any:
+        """Run ``fn`` in a worker thread; map its answer or exception to a tool result."""
+        import anyio
+        from mcp_types import CallToolResult, TextContent
+
+        started = time.monotonic()
+        try:
+            data = await anyio.to_thread.run_sync(fn)
+            is_error = False
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one tool error result
+            data = error_payload(tool, exc)
+            is_error = True
+        log.debug("%s answered in %.3f s%s", tool, time.monotonic() - started, " (error)" if is_error else "")
+        return CallToolResult(content=[TextContent(type="text", text=dumps(data))], is_error=is_error)
+
+    def shutdown(self, timeout: float = 5.0) -> bool:
+        """Ask background work to stop; True when it finished within ``timeout`` seconds
+        (model loading cannot be interrupted and is not waited for)."""
+        self._stop.set()
+        thread = self._catch_up
+        if thread is not None and thread.is_alive():
+            thread.join(timeout)
+            if thread.is_alive():
+                return False
+        engine = self._engine
+        if engine is not None and engine.model_loading:
+            return False
+        return True
+
+    def index_status(self) -> dict[str, Any]:
+        """``Engine.status()`` trimmed to what an agent needs (see STATUS_FIELDS)."""
+        engine = self.engine
+        full = engine.status()
+        status = {k: full[k] for k in STATUS_FIELDS if k in full}
+        status["embedder"] = {k: full["embedder"].get(k) for k in ("name", "loaded", "error")}
+        if engine.model_loading:
+            status["embedder"]["loading"] = True
+        if full.get("indexing"):
+            status["progress"] = full.get("progress")
+            if full.get("last_run") is None or status.get("message") is None:
+                status["message"] = ("indexing in progress: results may be incomplete until it finishes; "
+                                     "search again shortly")
+        return status
+
+    # -- background catch-up (issue 5 replaces this hook) ------------------------------------
+    def _maybe_start_catch_up(self) -> None:
+        """First-run catch-up: when the index has never been built and ``settings.auto_index`` is
+        on, start ``engine.index()`` in a background thread (once) and return at once."""
+        if not self.settings.auto_index or self._catch_up is not None:
+            return
+        engine = self.engine
+        if engine.store.get_meta("last_run_at") is not None:
+            return
+        with self._catch_up_lock:
+            if self._catch_up is not None:
+                return
+            engine.indexing = True  # visible to this very answer; index() sets it again
+            self._catch_up = threading.Thread(target=self._catch_up_run, name="mm-catch-up", daemon=True)
+            self._catch_up.start()
+
+    def _catch_up_run(self) -> None:
+        engine = self.engine
+        try:
+            report = engine.index(should_stop=self._stop.is_set)
+            log.info("catch-up indexing done: %d added, %d failed, %.2f s", report.added, len(report.failed),
+                     report.seconds)
+        except IndexBusyError:
+            engine.indexing = False
+            log.info("catch-up indexing skipped: another process is indexing this docs root")
+        except Exception:
+            engine.indexing = False
+            log.exception("catch-up indexing failed")
+        finally:
+            engine.parsed.set()
+            engine.close()
+
+    # -- tools ------------------------------------------------------------------------------
+    def search_docs(self, query: str, top_k: int, path_prefix: str | None, max_tokens: int) -> dict[str, Any]:
+        self._maybe_start_catch_up()
+        engine = self.engine
+        engine.start_model_warmup()
+        if self._catch_up is not None and self._catch_up.is_alive():
+            # a first-run index was just started: give it a moment to make the keyword index
+            engine.parsed.wait(CATCH_UP_WAIT_SECONDS)
+        try:
+            answer = engine.search(query, top_k=top_k, path_prefix=path_prefix, max_tokens=max_tokens)
+        except sqlite3.OperationalError as exc:
+            raise QueryNotParsed(query, exc) from exc
+        for hit in answer["results"]:
+            if hit.get("content") is not None:
+                hit.pop("preview", None)  # the content already holds it
+        answer["index_status"] = self.index_status()
+        return answer
+
+    def read_section(self, file_path: str, heading_path: str, include_subsections: bool,
+                     cursor: int | None) -> dict[str, Any]:
+        return self.engine.read(file_path, heading_path, include_subsections=include_subsections,
+                                cursor=cursor or 0)
+
+    def outline(self, file_path: str, max_depth: int | None) -> dict[str, Any]:
+        return self.engine.outline(file_path, max_depth)
+
+    def list_documents(self, directory: str | None, offset: int) -> dict[str, Any]:
+        self._maybe_start_catch_up()
+        answer = self.engine.list_documents(directory, offset=offset, limit=200)
+        answer["index_status"] = self.index_status()
+        return answer
+
+    def index_directory(self, directory: str | None, force: bool) -> dict[str, Any]:
+        engine = self.engine
+        if engine.indexing:
+            return self._busy("an index run is already in progress in this server")
+        try:
+            report = engine.index(directory, force=force, wait_seconds=0.5, should_stop=self._stop.is_set)
+        except IndexBusyError as exc:
+            return self._busy(str(exc))
+        data = report.to_dict()
+        data["failed"] = data.get("failed", [])[:50]
+        data["warnings"] = data.get("warnings", [])[:50]
+        data["index_status"] = self.index_status()
+        return data
+
+    def _busy(self, why: str) -> dict[str, Any]:
+        return {
+            "in_progress": True,
+            "message": f"{why}; it updates the index as it goes, so search now or call index_directory again later",
+            "index_status": self.index_status(),
+        }
+
+
+class QueryNotParsed(MarkdownMemoryError):
+    """The keyword index rejected the query (an FTS5 syntax problem the query analyser missed)."""
+
+    def __init__(self, query: str, exc: Exception) -> None:
+        super().__init__(
+            f"the query could not be parsed by the keyword index ({exc}); rephrase it with plain words "
+            "and without quotes or operators"
+        )
+        self.query = query
+
+
+def error_payload(tool: str, exc: BaseException) -> dict[str, Any]:
+    """The JSON body of an error result: ``{"error": one sentence, "candidates"?: [...]}``.
+
+    Expected errors (MarkdownMemoryError) keep their message; anything else is logged with its
+    traceback on stderr and reported as an internal error without one.
+    """
+    if isinstance(exc, sqlite3.OperationalError) and tool == "search_docs":
+        exc = QueryNotParsed("", exc)
+    if isinstance(exc, MarkdownMemoryError):
+        log.info("%s: %s", tool, exc)
+        payload: dict[str, Any] = {"error": str(exc)}
+        candidates = getattr(exc, "candidates", None)
+        if candidates:
+            payload["candidates"] = list(candidates)[:20]
+            if getattr(exc, "ambiguous", False):
+                payload["ambiguous"] = True
+        return payload
+    log.error("%s failed", tool, exc_info=exc)
+    return {"error": f"internal error in {tool} ({type(exc).__name__}: {exc}); the server's stderr log has "
+                     "details — retry, or report it if it persists"}
