@@ -59,6 +59,7 @@ class AnalysedQuery:
     text: str
     terms: list[Term] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)  # raw identifier strings, as typed
+    quoted: list[str] = field(default_factory=list)  # quoted / backticked strings, as typed
     cjk: bool = False
 
     def match_expression(self) -> str | None:
@@ -106,6 +107,7 @@ def analyse(text: str) -> AnalysedQuery:
         add(_chunk_tokens(inner), True, inner)
         if inner.strip():
             query.identifiers.append(inner.strip())
+            query.quoted.append(inner)
     rest = _QUOTED.sub(" ", text)
     for raw_chunk in rest.split():
         chunk = _strip_chunk(raw_chunk)

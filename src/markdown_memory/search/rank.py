@@ -34,6 +34,12 @@ VECTOR_BAR = {"minilm": 0.45, "embeddinggemma": 0.45}
 KEYWORD_COVERAGE_BAR = 0.5
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_STRONG = re.compile(r"\w_\w|\w(?:\.|::)\w|^--?\w|[a-z][A-Z]|\w\(\)")
+#: An identifier found in more than this share of sections is too common to earn an exact-match
+#: boost (``git-extras`` in the git-extras docs, ``README``), but never less than RARE_MIN.
+_CAPS = re.compile(r"^[A-Z][A-Z0-9]{2,}$")
+RARE_SHARE = 0.002
+RARE_MIN = 12
 
 
 @dataclass
@@ -128,6 +134,31 @@ def _idf(store: Store, terms: list[str]) -> dict[str, float]:
     return out
 
 
+def identifier_frequencies(store: Store, query: AnalysedQuery) -> dict[str, int]:
+    """Number of sections whose FTS text holds each identifier term of the query as a phrase:
+    ``{raw identifier: section count}`` (0 = no document contains it)."""
+    out: dict[str, int] = {}
+    for term in query.terms:
+        if not term.identifier or term.raw in out:
+            continue
+        row = store.conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH ?", (term.fts(),)).fetchone()
+        out[term.raw] = int(row[0])
+    return out
+
+
+def strong_identifier(raw: str) -> bool:
+    """An identifier that cannot be an ordinary word: it has ``_``, a dot or ``::`` between
+    word characters, a leading ``--``, a camelCase hump, or digits mixed into capitals."""
+    return bool(_STRONG.search(raw))
+
+
+def boost_identifier(raw: str) -> bool:
+    """Identifiers whose verbatim presence earns the exact-match list: strong ones (see
+    ``strong_identifier``) and ALL-CAPS names (``ECONNRESET``, ``HTTP2``). Kebab-case words and
+    slash-joined words (``rate-limit``, ``watch/trace``) are left to BM25: they are often prose."""
+    return strong_identifier(raw) or bool(_CAPS.match(raw))
+
+
 def hydrate(store: Store, section_ids: list[int]) -> dict[int, dict[str, Any]]:
     """One query: section rows (with document path and title) by id."""
     if not section_ids:
@@ -143,6 +174,16 @@ def hydrate(store: Store, section_ids: list[int]) -> dict[int, dict[str, Any]]:
     return {int(r[0]): dict(zip(keys, r)) for r in rows}
 
 
+@dataclass
+class Ranking:
+    """``candidates`` best first; ``confidence`` "high" | "low" | "none"; ``absent``: the
+    query's identifiers that no indexed section contains."""
+
+    candidates: list[Candidate]
+    confidence: str
+    absent: list[str] = field(default_factory=list)
+
+
 def rank(
     store: Store,
     query: AnalysedQuery,
@@ -151,8 +192,8 @@ def rank(
     embedder_name: str | None,
     top_k: int,
     path_prefix: str | None = None,
-) -> tuple[list[Candidate], str]:
-    """Fuse the two rankings. Returns (candidates best first, at most ``top_k``; confidence)."""
+) -> Ranking:
+    """Fuse the two rankings; at most ``3 * top_k`` candidates are returned."""
     cands: dict[int, Candidate] = {}
     for rank_no, (sid, bm) in enumerate(keyword_candidates(store, query, path_prefix)):
         cands.setdefault(sid, Candidate(sid)).keyword_rank = rank_no
@@ -167,14 +208,20 @@ def rank(
     single = [t.tokens[0] for t in query.terms if len(t.tokens) == 1] + [tok for t in query.terms if len(t.tokens) > 1 for tok in t.tokens]
     idf = _idf(store, single) if single else {}
     idf_mass = sum(idf.get(t.tokens[0], 0.0) if len(t.tokens) == 1 else sum(idf.get(x, 0.0) for x in t.tokens) for t in query.terms) or 1.0
-    idents = [i.lower() for i in query.identifiers if len(i) >= 3]
+    freq = identifier_frequencies(store, query) if query.identifiers else {}
+    total = store.conn.execute("SELECT count(*) FROM sections").fetchone()[0] or 1
+    rare_df = max(RARE_MIN, int(total * RARE_SHARE))
+    absent = [raw for raw, df in freq.items() if df == 0 and strong_identifier(raw)]
+    quoted = set(query.quoted)
+    idents = [raw.lower() for raw, df in freq.items()
+              if 0 < df <= rare_df and len(raw) >= 3 and (raw in quoted or boost_identifier(raw))]
     exact_list: list[int] = []
     for sid, c in cands.items():
         row = rows.get(sid)
         if row is None:
             continue
         c.row = row
-        haystack = f"{row['base_path']}\n{row['text']}".lower()
+        haystack = f"{row['doc_title']}\n{row['base_path']}\n{row['text']}".lower()
         if idents and any(i in haystack for i in idents):
             c.exact = True
             exact_list.append(sid)
@@ -197,8 +244,8 @@ def rank(
             score += 2.0 / (RRF_K + exact_rank[sid])
         c.score = score
     ordered = sorted((c for c in cands.values() if c.row), key=lambda c: -c.score)
-    confidence = _confidence(ordered, embedder_name, qvec is not None, bool(idents))
-    return ordered[: max(top_k, 1) * 3], confidence
+    confidence = "none" if absent else _confidence(ordered, embedder_name, qvec is not None, bool(idents))
+    return Ranking(ordered[: max(top_k, 1) * 3], confidence, absent)
 
 
 def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors: bool, has_idents: bool) -> str:

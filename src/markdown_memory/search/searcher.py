@@ -25,6 +25,7 @@ class SearchOutcome:
 
     hits: list[dict[str, Any]] = field(default_factory=list)
     confidence: str = "none"
+    absent: list[str] = field(default_factory=list)  # query identifiers no document contains
 
 
 def _best_passage(passages: list[tuple[int, str, int, int]], query: AnalysedQuery, vector_pid: int | None) -> tuple[str, int, int] | None:
@@ -60,9 +61,10 @@ def search_sections(
 ) -> SearchOutcome:
     """Ranked hits for an analysed query (``qvec`` None = keyword-only). Returns at most
     ``top_k * 3`` hits so the packer can drop nested duplicates and still fill ``top_k``."""
-    cands, confidence = rank(store, query, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=path_prefix)
+    ranking = rank(store, query, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=path_prefix)
+    cands, confidence = ranking.candidates, ranking.confidence
     if not cands:
-        return SearchOutcome([], "none")
+        return SearchOutcome([], "none", ranking.absent)
     ids = [c.section_id for c in cands]
     marks = ",".join("?" * len(ids))
     by_section: dict[int, list[tuple[int, str, int, int]]] = {}
@@ -94,4 +96,4 @@ def search_sections(
                 "_parent": row["parent_ordinal"],
             }
         )
-    return SearchOutcome(hits, confidence)
+    return SearchOutcome(hits, confidence, ranking.absent)
