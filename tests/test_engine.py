@@ -133,3 +133,11 @@ def test_switching_embedder_never_mixes_vector_spaces(docs_root, make_engine, tm
     assert report.vectors_embedded > 0
     assert vec.status()["vectors"] == vec.status()["passages"]
     assert vec.store.get_meta("weights_id") == vec.embedder().weights_id
+
+
+def test_markdown_memory_ignore_file_excludes_tracked_files(docs_root, make_engine):
+    (docs_root / ".markdown-memory-ignore").write_text("ops/\n")
+    eng = make_engine(docs_root, embedder="none")
+    report = eng.index()
+    assert report.added == 3
+    assert all(not d["path"].startswith("ops/") for d in eng.list_documents()["documents"])

@@ -4,7 +4,7 @@
 * Pruned: dot-directories (``.git``, ``.venv``...), ``node_modules``, ``__pycache__``,
   ``site-packages``, virtualenvs (a folder holding ``pyvenv.cfg``), and whatever ``.gitignore``
   files (pathspec, gitignore semantics, nested files apply below their folder) and
-  ``MARKDOWN_MEMORY_EXCLUDE`` globs exclude. Dot-files and editor temp files are skipped.
+  ``.markdown-memory-ignore`` files and ``MARKDOWN_MEMORY_EXCLUDE`` globs exclude. Dot-files and editor temp files are skipped.
 * Symlinked directories are never followed (no loops, no second path to a tree); each one is
   reported as a warning so a user learns why a linked folder is absent. A symlinked
   file is indexed only when it resolves inside the root and its target is not indexed under
@@ -67,14 +67,20 @@ def describe_os_error(exc: OSError) -> str:
     return f"{text} ({name})" if name else text
 
 
+#: Ignore files read in every folder, gitignore syntax. ``.markdown-memory-ignore`` excludes
+#: files from the index that git should still track (test fixtures, vendored docs).
+IGNORE_FILES = (".gitignore", ".markdown-memory-ignore")
+
+
 def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:
-    path = directory / ".gitignore"
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    lines: list[str] = []
+    for name in IGNORE_FILES:
+        try:
+            with open(directory / name, encoding="utf-8", errors="replace") as fh:
+                lines.extend(fh.read().splitlines())
+        except OSError:
+            continue
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
 def walk_markdown(root: Path, exclude: list[str] | None = None, start: Path | None = None) -> WalkResult:

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Benchmark markdown-memory on a docs corpus (default: ../shared/eval-corpus) with one preset.
+
+Prints, from one run: files, sections, passages, vectors embedded, index wall seconds,
+vectors/s, peak RSS of the indexing process (MB), no-change re-index (ms, in process, median of
+5), one-file-edited re-index (ms, in process), query latency p50/p95 (ms) keyword-only and
+hybrid over the dev queries, MCP handshake (ms from process start to the ``initialize``
+result, median of 5), and database size (MB). ``--json-out FILE`` writes the same figures.
+
+Absolute times vary from machine to machine and with load; compare ratios from one run.
+Usage: python scripts/bench.py [--corpus DIR] [--queries FILE] [--embedder minilm] [--json-out F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parent.parent / "shared"
+
+
+def _percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def _db_size(db: Path) -> int:
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file() and not p.name.endswith(".lock"))
+
+
+def index_subprocess(corpus: Path, db: Path, embedder: str) -> tuple[dict, float, float]:
+    """Index in a child process; returns (report, wall seconds, peak RSS MB of the child)."""
+    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(db))
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "markdown_memory.cli", "--embedder", embedder, "index", str(corpus), "--json"],
+        capture_output=True, text=True, env=env, check=True,
+    )
+    wall = time.perf_counter() - started
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return json.loads(proc.stdout), wall, peak_kb / 1024
+
+
+def mcp_handshake_ms(corpus: Path, db: Path, embedder: str, runs: int = 5) -> float | None:
+    """Median ms from spawning ``markdown-memory`` (server mode) to its ``initialize`` result."""
+    request = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "0"}},
+    }
+    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(db), MARKDOWN_MEMORY_DOCS_DIR=str(corpus),
+               MARKDOWN_MEMORY_EMBEDDER=embedder)
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "markdown_memory.cli"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+        assert proc.stdin and proc.stdout
+        proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        elapsed = (time.perf_counter() - started) * 1000
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if not line.strip().startswith("{"):
+            return None
+        times.append(elapsed)
+    return statistics.median(times) if times else None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=SHARED / "eval-corpus")
+    parser.add_argument("--queries", type=Path, default=SHARED / "eval-queries-dev.jsonl")
+    parser.add_argument("--embedder", default="minilm", choices=["minilm", "embeddinggemma", "none"])
+    parser.add_argument("--json-out", type=Path)
+    args = parser.parse_args()
+    if not args.corpus.is_dir():
+        print(f"corpus not found: {args.corpus}", file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(HERE.parent / "src"))
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    work = Path(tempfile.mkdtemp(prefix="mm-bench-"))
+    try:
+        corpus = work / "corpus"
+        shutil.copytree(args.corpus, corpus, symlinks=True)
+        db = work / "index.db"
+        report, wall, peak_mb = index_subprocess(corpus, db, args.embedder)
+        results: dict[str, object] = {
+            "embedder": args.embedder,
+            "cores": os.cpu_count(),
+            "files": report["scanned"],
+            "sections": report["sections"],
+            "passages": report["passages"],
+            "vectors_embedded": report["vectors_embedded"],
+            "vectors_reused": report["vectors_reused"],
+            "index_seconds": round(wall, 2),
+            "vectors_per_second": round(report["vectors_embedded"] / wall, 1) if wall else None,
+            "peak_rss_mb": round(peak_mb, 1),
+        }
+        engine = Engine(Settings.load(corpus, db, args.embedder))
+        engine.embedder()  # model load is not part of a re-index measurement
+        noop = []
+        for _ in range(5):
+            t = time.perf_counter()
+            engine.index()
+            noop.append((time.perf_counter() - t) * 1000)
+        results["noop_reindex_ms"] = round(statistics.median(noop), 1)
+        victim = sorted(corpus.rglob("*.md"))[len(list(corpus.rglob("*.md"))) // 2]
+        victim.write_text(victim.read_text(encoding="utf-8", errors="replace") + "\n\nAn added closing paragraph.\n",
+                          encoding="utf-8")
+        t = time.perf_counter()
+        engine.index()
+        results["one_file_edit_reindex_ms"] = round((time.perf_counter() - t) * 1000, 1)
+        queries = [json.loads(line)["query"] for line in args.queries.read_text(encoding="utf-8").splitlines() if line.strip()]
+        keyword = Engine(Settings.load(corpus, db, "none"))
+        for label, eng in (("keyword", keyword), ("hybrid", engine)):
+            eng.search(queries[0])  # warm-up (model session, page cache)
+            lat = []
+            for q in queries:
+                t = time.perf_counter()
+                eng.search(q)
+                lat.append((time.perf_counter() - t) * 1000)
+            results[f"query_{label}_p50_ms"] = round(statistics.median(lat), 1)
+            results[f"query_{label}_p95_ms"] = round(_percentile(lat, 95), 1)
+        keyword.close()
+        engine.close()
+        results["mcp_handshake_ms"] = mcp_handshake_ms(corpus, db, args.embedder)
+        results["db_mb"] = round(_db_size(db) / 1e6, 1)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    width = max(len(k) for k in results)
+    for key, value in results.items():
+        print(f"{key:<{width}}  {value}")
+    if args.json_out:
+        args.json_out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
