@@ -92,13 +92,42 @@ async def _serve(server: Any, wire: BinaryIO) -> None:
 def build_server(runtime: "Runtime") -> Any:
     """The configured ``MCPServer`` with the five tools bound to ``runtime``."""
     from mcp.server.mcpserver import MCPServer
-    from mcp_types import CallToolResult, ToolAnnotations
-    from pydantic import Field
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp_types import CallToolResult, TextContent, ToolAnnotations
+    from pydantic import Field, ValidationError
 
     from . import __version__
+    from .server_runtime import dumps
 
-    server = MCPServer(name=SERVER_NAME, title="Markdown Memory", version=__version__,
-                       instructions=INSTRUCTIONS)
+    def refuse(message: str) -> CallToolResult:
+        log.info("refused tool call: %s", message)
+        return CallToolResult(content=[TextContent(type="text", text=dumps({"error": message}))], is_error=True)
+
+    class Server(MCPServer):
+        """Argument problems answer one compact sentence instead of pydantic's report."""
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            tool = self._tool_manager.get_tool(name)
+            if tool is None:
+                return refuse(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
+            allowed = tool.parameters.get("properties", {})
+            extra = sorted(set(arguments or {}) - set(allowed))
+            if extra:
+                return refuse(f"unknown argument(s) {', '.join(map(repr, extra))} for {name}; "
+                              f"accepted: {', '.join(allowed)}")
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if not isinstance(cause, ValidationError):
+                    raise
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                    for err in cause.errors(include_url=False)
+                )
+                return refuse(f"invalid arguments for {name}: {problems}")
+
+    server = Server(name=SERVER_NAME, title="Markdown Memory", version=__version__, instructions=INSTRUCTIONS)
     reader = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                              open_world_hint=False)
     writer = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
@@ -197,4 +226,6 @@ def build_server(runtime: "Runtime") -> Any:
             "once with in_progress=true."
         ),
     )
+    for name in TOOL_NAMES:
+        server._tool_manager.get_tool(name).parameters["additionalProperties"] = False
     return server
