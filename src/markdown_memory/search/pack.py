@@ -1,7 +1,9 @@
 """Fit ranked hits into a token budget without cutting a section mid-way.
 
-Hits carry their full ``content`` in rank order while the running total stays within
-``max_tokens``; a hit that does not fit (and every later one) becomes a pointer: path,
+Every returned hit costs ``POINTER_TOKENS`` (its path, lines and preview); hits carry their
+full ``content`` in rank order while content plus all pointers stays within ``max_tokens``
+(at least one hit is always returned); a hit that does not fit (and every later one) becomes a
+pointer: path,
 heading_path, lines, tokens and the <= 100-character preview, no content. A section whose
 ancestor (or descendant) is already in the answer is dropped, so a parent and its own child are
 never both returned in full. Token counts use ``markdown_memory.tokens.count_tokens``.
@@ -44,17 +46,20 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int, parent
         ancestry.append(anc)
         if len(chosen) >= top_k:
             break
-    used = 0
+    # Every chosen hit costs at least a pointer; content is added in rank order while the total
+    # (content of the hits so far + pointers for all the rest) stays within the budget.
+    keep = max(1, min(len(chosen), max_tokens // POINTER_TOKENS))
+    chosen = chosen[:keep]
+    used = POINTER_TOKENS * len(chosen)
     full = True
     out = []
     for hit in chosen:
         item = {k: v for k, v in hit.items() if not k.startswith("_")}
-        cost = int(item["tokens"]) + POINTER_TOKENS
-        if full and used + cost <= max_tokens:
-            used += cost
+        extra = int(item["tokens"])
+        if full and used + extra <= max_tokens:
+            used += extra
         else:
             full = False
             item.pop("content", None)
-            used += POINTER_TOKENS
         out.append(item)
     return out

@@ -1,0 +1,94 @@
+"""The answer budget: content never exceeds ``max_tokens``, sections are never cut, a parent
+and its own child are not both returned in full, pointer previews stay short."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from markdown_memory.config import Settings
+from markdown_memory.engine import Engine
+from markdown_memory.search.pack import POINTER_TOKENS, pack_hits
+from markdown_memory.tokens import count_tokens
+
+FIXTURES = Path(__file__).parent / "fixtures" / "search"
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pack-docs") / "docs"
+    shutil.copytree(FIXTURES, root)
+    eng = Engine(Settings.load(root, root.parent / "index.db", "none"))
+    eng.index()
+    yield eng
+    eng.close()
+
+
+QUERIES = ["garbage collection pack group blocks", "storage engine block pack index", "widget", "sync remote files"]
+
+
+def answer_cost(results):
+    return sum((r["tokens"] + POINTER_TOKENS) if "content" in r else POINTER_TOKENS for r in results)
+
+
+@pytest.mark.parametrize("max_tokens", [50, 200, 600, 2000])
+@pytest.mark.parametrize("query", QUERIES)
+def test_answer_never_exceeds_the_budget(engine, query, max_tokens):
+    results = engine.search(query, top_k=8, max_tokens=max_tokens)["results"]
+    assert results
+    carried = [r for r in results if "content" in r]
+    assert sum(count_tokens(r["content"]) for r in carried) <= max_tokens
+    assert answer_cost(results) <= max_tokens or not carried
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_content_is_the_whole_section_verbatim(engine, query):
+    for hit in engine.search(query, top_k=8, max_tokens=4000)["results"]:
+        if "content" not in hit:
+            continue
+        lines = (engine.root / hit["file_path"]).read_text(encoding="utf-8").split("\n")
+        assert hit["content"] == "\n".join(lines[hit["start_line"] - 1 : hit["end_line"]])
+        assert hit["tokens"] == count_tokens(hit["content"])
+
+
+def test_pointer_entries_carry_a_short_preview_and_no_content(engine):
+    results = engine.search("garbage collection pack group", top_k=8, max_tokens=300)["results"]
+    pointers = [r for r in results if "content" not in r]
+    assert pointers, "a 300-token budget cannot hold the long GC sections in full"
+    for r in results:
+        assert 0 < len(r["preview"]) <= 100
+        assert r["start_line"] <= r["end_line"]
+
+
+def test_parent_and_child_never_both_in_full(engine):
+    results = engine.search("block pack storage engine index format hash", top_k=10, max_tokens=8000)["results"]
+    paths = [(r["file_path"], r["heading_path"]) for r in results]
+    assert len(paths) == len(set(paths))
+    for a in results:
+        for b in results:
+            if a is not b and a["file_path"] == b["file_path"] and b["heading_path"].startswith(a["heading_path"] + " > "):
+                pytest.fail(f"{a['heading_path']!r} and its child {b['heading_path']!r} both returned")
+
+
+def _hit(doc, ordinal, parent, tokens):
+    return {"_doc_id": doc, "_ordinal": ordinal, "_parent": parent, "_level": 2, "file_path": f"d{doc}.md",
+            "heading_path": f"h{ordinal}", "start_line": ordinal, "end_line": ordinal, "tokens": tokens,
+            "score": 1.0, "content": "x" * tokens * 4, "preview": "x"}
+
+
+def test_pack_greedy_in_rank_order_then_pointers():
+    hits = [_hit(1, 1, None, 500), _hit(1, 5, None, 900), _hit(2, 1, None, 100)]
+    out = pack_hits(hits, top_k=5, max_tokens=1000)
+    assert "content" in out[0]
+    # the second hit does not fit: it and every later one become pointers (no reordering)
+    assert "content" not in out[1] and "content" not in out[2]
+    assert not any(k.startswith("_") for r in out for k in r)
+
+
+def test_pack_drops_descendant_of_a_better_hit():
+    parents = {(1, 1): None, (1, 2): 1, (1, 3): 2}
+    hits = [_hit(1, 1, None, 50), _hit(1, 3, 2, 50), _hit(2, 1, None, 50)]
+    out = pack_hits(hits, top_k=5, max_tokens=1000, parents=parents)
+    assert [(r["file_path"], r["heading_path"]) for r in out] == [("d1.md", "h1"), ("d2.md", "h1")]

@@ -1,0 +1,121 @@
+"""Ranking with the real MiniLM model on tests/fixtures/search: identifiers, paraphrases, CJK,
+and the "nothing confident" signal."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from markdown_memory.config import Settings
+from markdown_memory.engine import Engine
+
+FIXTURES = Path(__file__).parent / "fixtures" / "search"
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory, minilm):
+    root = tmp_path_factory.mktemp("search-docs") / "docs"
+    shutil.copytree(FIXTURES, root)
+    eng = Engine(Settings.load(root, root.parent / "index.db", "minilm"))
+    eng._embedder = minilm
+    report = eng.index()
+    assert not report.failed and report.vectors_embedded > 0
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="module")
+def keyword_engine(tmp_path_factory):
+    root = tmp_path_factory.mktemp("search-docs-kw") / "docs"
+    shutil.copytree(FIXTURES, root)
+    eng = Engine(Settings.load(root, root.parent / "index.db", "none"))
+    eng.index()
+    yield eng
+    eng.close()
+
+
+def top(answer):
+    hit = answer["results"][0]
+    return hit["file_path"], hit["heading_path"]
+
+
+IDENTIFIERS = [
+    ("--no-cache", ("cli.md", "Widget Command Line > Flags")),
+    ("what does --dry-run do", ("cli.md", "Widget Command Line > Flags")),
+    ("WIDGET_TIMEOUT_SECONDS", ("config.md", "Environment variables")),
+    ("max_retry_count", ("config.md", "Timeouts and retries")),
+    ("widget.client.connect", ("config.md", "Python API")),
+    ("is HTTPS_PROXY respected?", ("config.md", "Proxy settings")),
+]
+
+
+@pytest.mark.parametrize("query, expected", IDENTIFIERS)
+def test_identifier_query_puts_the_section_naming_it_first(engine, query, expected):
+    answer = engine.search(query)
+    assert top(answer) == expected
+    assert "exact" in answer["results"][0]["matched_by"]
+    assert answer["confidence"] == "high"
+
+
+@pytest.mark.parametrize("query, expected", IDENTIFIERS)
+def test_identifier_queries_work_keyword_only(keyword_engine, query, expected):
+    answer = keyword_engine.search(query)
+    assert answer["keyword_only"] is True
+    assert top(answer) == expected
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("how can I make big file transfers go faster", ("faq.md", "Frequently Asked Questions > Why are my uploads slow?")),
+        ("is my data protected before it leaves my computer", ("faq.md", "Frequently Asked Questions > Does widget encrypt my data?")),
+        ("how long is a request allowed to hang before it errors out", ("config.md", "Environment variables")),
+        ("origin of the product's name", ("faq.md", "Frequently Asked Questions > Where did the name come from?")),
+    ],
+)
+def test_paraphrase_query_finds_the_answering_section(engine, query, expected):
+    assert top(engine.search(query)) == expected
+
+
+@pytest.mark.parametrize(
+    "query, heading",
+    [
+        ("数据库迁移", "部署指南 > 数据库迁移"),
+        ("升级前怎么备份数据库", "部署指南 > 数据库迁移"),
+        ("日志级别", "部署指南 > 日志配置"),
+        ("管理界面用哪个端口", "部署指南 > 端口说明"),
+    ],
+)
+def test_chinese_queries_find_chinese_sections_keyword_only(keyword_engine, query, heading):
+    answer = keyword_engine.search(query)
+    assert answer["results"], "CJK text must be keyword-searchable"
+    assert top(answer) == ("zh/deploy.md", heading)
+
+
+def test_a_section_inside_a_table_row_is_found_by_its_cell(engine):
+    answer = engine.search("which exit code means the remote refused the credentials")
+    assert top(answer) == ("cli.md", "Widget Command Line > Exit codes")
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["Will it rain in Lisbon this weekend?", "best recipe for sourdough bread with rye flour"],
+)
+def test_unrelated_question_is_flagged_not_confident(engine, query):
+    answer = engine.search(query)
+    assert answer["confidence"] == "none"
+    assert "no confident match" in (answer["message"] or "")
+
+
+def test_identifier_no_document_contains_is_reported_absent(engine):
+    answer = engine.search("how do I set WIDGET_TURBO_MODE")
+    assert answer["confidence"] == "none"
+    # the look-alike environment-variable section may be listed, but never as a confident answer
+    assert "no confident match" in (answer["message"] or "")
+
+
+def test_answering_queries_are_not_flagged_none(engine):
+    for query in ("--no-cache", "why are uploads slow", "how do I undo a sync"):
+        assert engine.search(query)["confidence"] != "none", query
