@@ -125,6 +125,10 @@ class Runtime:
         engine = self.engine
         try:
             report = engine.index(should_stop=self._stop.is_set)
+            for warning in report.warnings[:50]:
+                log.warning("%s: %s", warning["path"], warning["message"])
+            for failure in report.failed[:50]:
+                log.warning("not indexed: %s: %s", failure["path"], failure["reason"])
             log.info("catch-up indexing done: %d added, %d failed, %.2f s", report.added, len(report.failed),
                      report.seconds)
         except IndexBusyError:

@@ -1,0 +1,230 @@
+"""The MCP server's stdio discipline, timing and shutdown, over raw JSON-RPC lines.
+
+Raw lines (not the SDK client) so that ANY non-protocol byte on stdout is seen. Ports cases
+026 (stdout carries only JSON-RPC) and 027 (the handshake does not wait for the model or the
+first index build).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CASES = Path(__file__).parent / "fixtures" / "cases"
+SERVER = [sys.executable, "-m", "markdown_memory.cli"]
+
+
+class RawServer:
+    """A server subprocess spoken to line by line; records every stdout line and all stderr."""
+
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen([*SERVER, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env={**os.environ, **env})
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.stdout: list[bytes] = []
+        self.stderr: list[bytes] = []
+        self._next_id = 0
+        threading.Thread(target=self._pump_out, daemon=True).start()
+        threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
+
+    def _pump_out(self) -> None:
+        for raw in self.proc.stdout:
+            self.stdout.append(raw)
+            self.lines.put(raw)
+        self.lines.put(b"")
+
+    def send(self, method: str, params: dict[str, Any] | None = None, notify: bool = False) -> int | None:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        ident = None
+        if not notify:
+            self._next_id += 1
+            ident = msg["id"] = self._next_id
+        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+        self.proc.stdin.flush()
+        return ident
+
+    def wait_for(self, ident: int, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            raw = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            assert raw, "server closed stdout"
+            msg = json.loads(raw)
+            if msg.get("id") == ident:
+                return msg
+
+    def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> dict[str, Any]:
+        return self.wait_for(self.send(method, params), timeout)
+
+    def initialize(self, timeout: float = 30) -> dict[str, Any]:
+        reply = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                            "clientInfo": {"name": "pytest", "version": "0"}}, timeout)
+        self.send("notifications/initialized", notify=True)
+        return reply
+
+    def tool(self, name: str, arguments: dict[str, Any], timeout: float = 60) -> tuple[bool, Any]:
+        result = self.request("tools/call", {"name": name, "arguments": arguments}, timeout)["result"]
+        return bool(result.get("isError")), json.loads(result["content"][0]["text"])
+
+    def close_stdin_and_wait(self, timeout: float = 10) -> int:
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError(f"server did not exit within {timeout} s after stdin closed")
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def assert_stdout_is_jsonrpc(self) -> None:
+        time.sleep(0.1)  # let the pump thread drain
+        assert self.stdout, "no stdout at all"
+        for raw in self.stdout:
+            msg = json.loads(raw)  # raises on any stray byte
+            assert isinstance(msg, dict) and msg.get("jsonrpc") == "2.0", raw[:200]
+
+    @property
+    def stderr_text(self) -> str:
+        return b"".join(self.stderr).decode("utf-8", "replace")
+
+
+def _env(tmp_path: Path, root: Path, embedder: str, **extra: str) -> dict[str, str]:
+    return {"MARKDOWN_MEMORY_DOCS_DIR": str(root), "MARKDOWN_MEMORY_DB": str(tmp_path / "index.db"),
+            "MARKDOWN_MEMORY_EMBEDDER": embedder, **extra}
+
+
+def test_stdout_guard_diverts_python_and_native_writes_to_stderr(tmp_path: Path) -> None:
+    code = (
+        "import os, sys\n"
+        "from markdown_memory.server import _protect_stdout\n"
+        "wire = _protect_stdout()\n"
+        "print('stray print')\n"
+        "os.write(1, b'native write to fd 1\\n')\n"
+        "os.system('echo child process output')\n"
+        "wire.write(b'{\"jsonrpc\":\"2.0\"}\\n'); wire.flush()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == b'{"jsonrpc":"2.0"}\n'
+    for text in (b"stray print", b"native write to fd 1", b"child process output"):
+        assert text in out.stderr
+
+
+# Source: shared/cases/026-mcp-stdout-clean (esp-idf#19087, blockscout/mcp-server#39, dash-mcp-server#10, ...)
+def test_case_026_probe_passes_on_first_run_with_debug_logging(tmp_path: Path) -> None:
+    case = CASES / "026-mcp-stdout-clean"
+    root = tmp_path / "docs"
+    shutil.copytree(case / "docs", root)
+    env = {**os.environ, **_env(tmp_path, root, "minilm")}
+    out = subprocess.run(
+        [sys.executable, str(case / "mcp_probe.py"), "--timeout", "60",
+         "--call", "search_docs", '{"query": "restart"}',
+         "--call", "get_document_outline", '{"file_path": "ops.md"}',
+         "--call", "list_documents", "{}",
+         "--", *SERVER, "--log-level", "DEBUG"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "VIOLATION" not in out.stdout
+    assert "isError=True" not in out.stdout, out.stdout
+    stderr_bytes = int(out.stdout.split("stderr bytes:")[1].split()[0])
+    assert stderr_bytes > 0, "DEBUG logging must go to stderr"
+
+
+# Source: shared/cases/026-mcp-stdout-clean — parser/reader warnings go to stderr, never stdout.
+def test_case_026_indexing_warnings_reach_stderr_not_stdout(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    shutil.copytree(CASES / "026-mcp-stdout-clean" / "docs", root)
+    server = RawServer(["--log-level", "DEBUG"], _env(tmp_path, root, "minilm"))
+    try:
+        assert "result" in server.initialize()
+        is_error, answer = server.tool("search_docs", {"query": "restart the worker"})
+        assert not is_error
+        assert answer["results"][0]["file_path"] == "ops.md"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the first-run catch-up finishes in the background
+            _e, listing = server.tool("list_documents", {})
+            if not listing["index_status"]["indexing"]:
+                break
+            time.sleep(0.3)
+        assert not listing["index_status"]["indexing"]
+        is_error, report = server.tool("index_directory", {"force": True})
+        assert not is_error
+        warned = {w["path"] for w in report["warnings"]}
+        assert {"unclosed.md", "latin1.md"} <= warned, report["warnings"]
+        assert server.close_stdin_and_wait() == 0
+    finally:
+        server.kill()
+    server.assert_stdout_is_jsonrpc()
+    assert "unclosed.md" in server.stderr_text and "latin1.md" in server.stderr_text
+
+
+def test_server_exits_when_stdin_closes_during_background_work(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "guide", root)
+    server = RawServer([], _env(tmp_path, root, "minilm"))
+    try:
+        server.initialize()
+        server.send("tools/call", {"name": "list_documents", "arguments": {}})  # starts catch-up + model load
+        time.sleep(0.2)
+        started = time.monotonic()
+        assert server.close_stdin_and_wait(10) == 0
+        assert time.monotonic() - started < 10
+    finally:
+        server.kill()
+    server.assert_stdout_is_jsonrpc()
+    assert "Traceback" not in server.stderr_text
+
+
+# Source: shared/cases/027-mcp-startup-model-load (jdocmunch-mcp#110, rune#72, mcp-memory-service#474/#537,
+# mempalace#1495): a 40 s model load and an empty 2,000-doc index must not delay the handshake,
+# and the first search answers from keyword search, saying the model is not ready.
+def test_case_027_handshake_and_first_search_do_not_wait_for_model_or_index(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    subprocess.run([sys.executable, str(CASES / "027-mcp-startup-model-load" / "gen_docs.py"), str(root), "2000"],
+                   check=True, capture_output=True, timeout=60)
+    server = RawServer([], _env(tmp_path, root, "minilm", MARKDOWN_MEMORY_TEST_SLOW_MODEL_SECONDS="40"))
+    try:
+        init = server.initialize(timeout=30)
+        init_seconds = time.monotonic() - server.started
+        assert "result" in init
+        assert init_seconds < 2.0, f"initialize took {init_seconds:.2f} s"
+        t = time.monotonic()
+        tools = server.request("tools/list", timeout=30)["result"]["tools"]
+        assert len(tools) == 5 and time.monotonic() - t < 1.0
+
+        t = time.monotonic()
+        is_error, answer = server.tool("search_docs", {"query": "COMPONENT_1234_LIMIT"}, timeout=60)
+        assert time.monotonic() - t < 10.0
+        assert not is_error
+        assert answer["keyword_only"] is True
+        assert "model is still loading" in (answer["message"] or "")
+        assert answer["index_status"]["embedder"]["loaded"] is False
+        for hit in answer["results"][:1]:  # whatever is already indexed is right, never stale
+            assert hit["file_path"] == "component-1234.md"
+
+        deadline = time.monotonic() + 60
+        while not answer["results"] and time.monotonic() < deadline:
+            time.sleep(0.5)
+            is_error, answer = server.tool("search_docs", {"query": "COMPONENT_1234_LIMIT"})
+        assert answer["results"][0]["file_path"] == "component-1234.md"
+        assert answer["results"][0]["heading_path"] == "Component 1234 > Settings"
+        assert server.close_stdin_and_wait(10) == 0
+    finally:
+        server.kill()
+    server.assert_stdout_is_jsonrpc()
