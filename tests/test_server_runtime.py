@@ -1,0 +1,91 @@
+"""The MCP tool bodies in-process: error mapping, index_status, and the first-run catch-up hook."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from markdown_memory.config import Settings
+from markdown_memory.server_runtime import STATUS_FIELDS, Runtime
+
+
+def _runtime(root: Path, tmp_path: Path, auto_index: bool = False) -> Runtime:
+    return Runtime(Settings.load(root, tmp_path / "index.db", "none", auto_index=auto_index))
+
+
+def _call(runtime: Runtime, tool: str, fn) -> tuple[bool, dict]:
+    result = anyio.run(runtime.call, tool, fn)
+    return bool(result.is_error), json.loads(result.content[0].text)
+
+
+def test_fts5_failure_is_an_error_saying_the_query_could_not_be_parsed(docs_root: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = _runtime(docs_root, tmp_path)
+    runtime.engine.index()
+
+    def broken(*_a, **_k):
+        raise sqlite3.OperationalError('fts5: syntax error near "("')
+
+    monkeypatch.setattr(runtime.engine, "search", broken)
+    is_error, body = _call(runtime, "search_docs", lambda: runtime.search_docs("a (b", 5, None, 2000))
+    assert is_error
+    assert "could not be parsed" in body["error"] and "results" not in body
+
+
+def test_unexpected_exception_is_one_error_without_traceback(docs_root: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = _runtime(docs_root, tmp_path)
+
+    def crash(*_a, **_k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(runtime.engine, "outline", crash)
+    is_error, body = _call(runtime, "get_document_outline", lambda: runtime.outline("install.md", None))
+    assert is_error and "internal error" in body["error"] and "boom" in body["error"]
+    assert "Traceback" not in body["error"] and "\n" not in body["error"]
+
+
+def test_index_status_is_trimmed_to_what_an_agent_needs(docs_root: Path, tmp_path: Path) -> None:
+    runtime = _runtime(docs_root, tmp_path)
+    runtime.engine.index()
+    status = runtime.index_status()
+    assert set(status) == set(STATUS_FIELDS)
+    assert status["documents"] == len(list(docs_root.rglob("*.md")))
+    assert status["keyword_only"] is True and "keyword-only" in status["message"]
+
+
+def test_first_call_on_a_never_built_index_starts_catch_up_and_answers(docs_root: Path, tmp_path: Path) -> None:
+    runtime = _runtime(docs_root, tmp_path, auto_index=True)
+    listing = runtime.list_documents(None, 0)
+    assert listing["index_status"]["indexing"] is True or listing["total"] > 0
+    deadline = time.monotonic() + 30
+    while runtime.engine.indexing and time.monotonic() < deadline:
+        time.sleep(0.05)
+    listing = runtime.list_documents(None, 0)
+    assert listing["total"] == len(list(docs_root.rglob("*.md")))
+    assert listing["index_status"]["indexing"] is False
+    assert runtime.shutdown(timeout=5)
+
+
+def test_no_catch_up_when_auto_index_is_off(docs_root: Path, tmp_path: Path) -> None:
+    runtime = _runtime(docs_root, tmp_path, auto_index=False)
+    listing = runtime.list_documents(None, 0)
+    assert listing["total"] == 0 and listing["index_status"]["indexing"] is False
+    assert "index_directory" in listing["index_status"]["message"]
+
+
+def test_index_directory_while_another_run_is_in_progress_answers_at_once(docs_root: Path, tmp_path: Path) -> None:
+    runtime = _runtime(docs_root, tmp_path)
+    runtime.engine.indexing = True  # as during a background run
+    started = time.monotonic()
+    answer = runtime.index_directory(None, False)
+    assert time.monotonic() - started < 2
+    assert answer["in_progress"] is True and "in progress" in answer["message"]
+    runtime.engine.indexing = False
+    report = runtime.index_directory(None, False)
+    assert report["added"] == len(list(docs_root.rglob("*.md")))
