@@ -10,7 +10,7 @@ import pytest
 
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
-from markdown_memory.search.pack import POINTER_TOKENS, pack_hits
+from markdown_memory.search.pack import entry_cost, pack_hits
 from markdown_memory.tokens import count_tokens
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
@@ -30,7 +30,7 @@ QUERIES = ["garbage collection pack group blocks", "storage engine block pack in
 
 
 def answer_cost(results):
-    return sum((r["tokens"] + POINTER_TOKENS) if "content" in r else POINTER_TOKENS for r in results)
+    return sum(entry_cost(r) + (r["tokens"] if "content" in r else 0) for r in results)
 
 
 @pytest.mark.parametrize("max_tokens", [50, 200, 600, 2000])

@@ -1,6 +1,6 @@
 """Fit ranked hits into a token budget without cutting a section mid-way.
 
-Every returned hit costs ``POINTER_TOKENS`` (its path, lines and preview); hits carry their
+Every returned hit costs ``entry_cost`` (its path, breadcrumb, lines and preview); hits carry their
 full ``content`` in rank order while content plus all pointers stays within ``max_tokens``
 (at least one hit is always returned); a hit that does not fit (and every later one) becomes a
 pointer: path,
@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-POINTER_TOKENS = 40  # estimated cost of one pointer entry in the JSON answer
+from ..tokens import count_tokens
+
+POINTER_TOKENS = 30  # fixed JSON cost of one entry (keys, lines, score, matched_by)
+
+
+def entry_cost(hit: dict[str, Any]) -> int:
+    """Estimated tokens of one result entry without its content: the fixed JSON keys plus its
+    path, breadcrumb and preview."""
+    return POINTER_TOKENS + count_tokens(f"{hit['file_path']} {hit['heading_path']} {hit.get('preview', '')}")
 
 
 def _ancestors(hit: dict[str, Any], parents: dict[tuple[int, int], int | None]) -> set[tuple[int, int]]:
@@ -48,9 +56,11 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int, parent
             break
     # Every chosen hit costs at least a pointer; content is added in rank order while the total
     # (content of the hits so far + pointers for all the rest) stays within the budget.
-    keep = max(1, min(len(chosen), max_tokens // POINTER_TOKENS))
-    chosen = chosen[:keep]
-    used = POINTER_TOKENS * len(chosen)
+    costs = [entry_cost(h) for h in chosen]
+    while len(chosen) > 1 and sum(costs) > max_tokens:
+        chosen.pop()
+        costs.pop()
+    used = sum(costs)
     full = True
     out = []
     for hit in chosen:

@@ -1,0 +1,68 @@
+"""CI-speed retrieval regression check on a subset of the shared eval set.
+
+Indexes only three sub-folders of ``../shared/eval-corpus`` (httpx, ripgrep, runbooks) with the
+real MiniLM model, runs the dev queries about them (plus the negatives) through
+``Engine.search`` exactly as ``scripts/eval_retrieval.py`` does, hybrid and keyword-only, and
+compares with the frozen baselines in ``eval/``: a metric may drop by at most one query's
+worth (plus a small margin for latency-independent ties) before the test fails. Skips when the
+shared corpus is absent.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import EVAL_CORPUS, EVAL_QUERIES, require_eval_corpus
+
+REPO = Path(__file__).resolve().parents[1]
+FOLDERS = ["httpx", "ripgrep", "runbooks"]
+MARGIN = 0.0
+
+
+def _harness():
+    spec = importlib.util.spec_from_file_location("eval_retrieval", REPO / "scripts" / "eval_retrieval.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def quick_db(tmp_path_factory, minilm):
+    require_eval_corpus()
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    db = tmp_path_factory.mktemp("eval-quick") / "index.db"
+    eng = Engine(Settings.load(EVAL_CORPUS, db, "minilm"))
+    eng._embedder = minilm
+    for folder in FOLDERS:
+        report = eng.index(folder)
+        assert not report.failed, report.failed
+    eng.close()
+    return db
+
+
+@pytest.mark.parametrize("embedder", ["minilm", "none"])
+def test_quick_eval_does_not_regress(quick_db, minilm, embedder):
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    harness = _harness()
+    baseline_file = REPO / "eval" / f"baseline-quick-{embedder}.json"
+    baseline = json.loads(baseline_file.read_text())
+    queries = harness.load_queries(EVAL_QUERIES, folders=FOLDERS)
+    assert len(queries) == baseline["summary"]["all_queries"]["n"], "the dev query file changed; refreeze the baseline"
+    eng = Engine(Settings.load(EVAL_CORPUS, quick_db, embedder))
+    if embedder == "minilm":
+        eng._embedder = minilm
+    try:
+        results = harness.run_queries(eng, queries)
+    finally:
+        eng.close()
+    summary = harness.summarise(results)
+    failures = harness.compare(summary, baseline, MARGIN)
+    assert not failures, "retrieval regressed:\n" + "\n".join(failures) + "\n\n" + harness.format_misses(results)
