@@ -37,6 +37,11 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _STRONG = re.compile(r"\w_\w|\w(?:\.|::)\w|^--?\w|[a-z][A-Z]|\w\(\)")
 #: An identifier found in more than this share of sections is too common to earn an exact-match
 #: boost (``git-extras`` in the git-extras docs, ``README``), but never less than RARE_MIN.
+_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+#: A section with fewer body characters than this below its heading line is "bodyless" (empty);
+#: its keyword rank is pushed down by EMPTY_PENALTY places.
+BODYLESS_CHARS = 1
+EMPTY_PENALTY = 20
 _CAPS = re.compile(r"^[A-Z][A-Z0-9]{2,}$")
 RARE_SHARE = 0.002
 RARE_MIN = 12
@@ -159,6 +164,13 @@ def boost_identifier(raw: str) -> bool:
     return strong_identifier(raw) or bool(_CAPS.match(raw))
 
 
+def _bodyless(text: str) -> bool:
+    """True for a section that is (almost) only its heading: it cannot answer anything itself,
+    though its short length makes BM25 love it when the breadcrumb matches."""
+    body = [ln for ln in text.split("\n")[1:] if ln.strip() and not _SETEXT.match(ln)]
+    return sum(len(ln.strip()) for ln in body) < BODYLESS_CHARS
+
+
 def hydrate(store: Store, section_ids: list[int]) -> dict[int, dict[str, Any]]:
     """One query: section rows (with document path and title) by id."""
     if not section_ids:
@@ -237,7 +249,8 @@ def rank(
     for sid, c in cands.items():
         score = 0.0
         if c.keyword_rank is not None:
-            score += 1.0 / (RRF_K + c.keyword_rank)
+            penalty = EMPTY_PENALTY if _bodyless(c.row.get("text", "")) else 0
+            score += 1.0 / (RRF_K + c.keyword_rank + penalty)
         if c.vector_rank is not None:
             score += 1.0 / (RRF_K + c.vector_rank)
         if sid in exact_rank:
