@@ -42,7 +42,7 @@ _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 #: its keyword rank is pushed down by EMPTY_PENALTY places.
 BODYLESS_CHARS = 1
 EMPTY_PENALTY = 20
-_CAPS = re.compile(r"^[A-Z][A-Z0-9]{2,}$")
+_CAPS = re.compile(r"^[A-Z][A-Z0-9]{4,}$")  # ECONNRESET, SIGTERM; not JNI, API
 RARE_SHARE = 0.002
 RARE_MIN = 12
 
