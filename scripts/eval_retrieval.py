@@ -10,7 +10,8 @@ line. Printed per query type and overall:
 * ``top1``, ``r5`` (Recall@5), ``mrr10`` (MRR@10, from a second, untimed call with top_k=10);
 * ``inhit`` - share whose answer is inside a top-5 hit that carries its text (not a pointer);
 * ``none_pos`` - share of answerable queries wrongly flagged ``confidence == "none"``;
-* ``n``, median latency (ms) of the default call, median tokens of the JSON answer.
+* ``n``, median latency (ms) of the default call, median tokens of the JSON answer as the
+  MCP tool sends it (``answer_tokens``).
 
 ``negative`` queries (``expect: []``) are scored apart: the share flagged ``confidence ==
 "none"``. ``--baseline-out`` freezes the numbers; ``--compare`` fails (exit 1) when a quality
@@ -93,6 +94,14 @@ def first_correct(results: list[dict[str, Any]], expect: list[dict[str, Any]]) -
     return None
 
 
+def answer_tokens(answer: dict[str, Any]) -> int:
+    """Estimated tokens of the answer as the MCP ``search_docs`` tool returns it (JSON; a hit
+    that carries content drops its preview, as ``server_runtime.search_docs`` does)."""
+    shown = dict(answer)
+    shown["results"] = [{k: v for k, v in h.items() if not (k == "preview" and "content" in h)} for h in answer["results"]]
+    return count_tokens(json.dumps(shown, ensure_ascii=False))
+
+
 def run_queries(engine: Engine, queries: list[dict[str, Any]]) -> list[QueryResult]:
     """Search every query (one warm-up search first so model loading is not timed)."""
     engine.search("warm up", top_k=TOP_K, max_tokens=MAX_TOKENS)
@@ -102,7 +111,7 @@ def run_queries(engine: Engine, queries: list[dict[str, Any]]) -> list[QueryResu
         t0 = time.perf_counter()
         ans = engine.search(q["query"], top_k=TOP_K, max_tokens=MAX_TOKENS)
         r.latency_ms = (time.perf_counter() - t0) * 1000
-        r.tokens = count_tokens(json.dumps(ans, ensure_ascii=False))
+        r.tokens = answer_tokens(ans)
         r.confidence = ans["confidence"]
         hits = ans["results"]
         r.rank5 = first_correct(hits, r.expect)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..fts_text import fts_text
+from ..fts_text import fts_text, is_cjk
 from ..store import Store, vector_blob
 from .query import AnalysedQuery
 
@@ -31,7 +31,7 @@ CANDIDATES = 60
 #: Calibrated on the dev set with all-MiniLM-L6-v2 (see README "How search ranks").
 VECTOR_BAR = {"minilm": 0.45, "embeddinggemma": 0.45}
 #: Share of the query's IDF mass a keyword hit must cover to count as confident.
-KEYWORD_COVERAGE_BAR = 0.5
+KEYWORD_COVERAGE_BAR = 0.3
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _STRONG = re.compile(r"\w_\w|\w(?:\.|::)\w|^--?\w|[a-z][A-Z]|\w\(\)")
@@ -128,15 +128,28 @@ def vector_candidates(store: Store, qvec: np.ndarray, path_prefix: str | None, l
     return out
 
 
-def _idf(store: Store, terms: list[str]) -> dict[str, float]:
-    """BM25-style IDF per single token, from the fts5vocab row table."""
+def _idf(store: Store, terms: list[str]) -> tuple[dict[str, float], dict[str, int]]:
+    """BM25-style IDF and section frequency per single token, from the fts5vocab row table."""
     total = store.conn.execute("SELECT count(*) FROM sections").fetchone()[0] or 1
-    out: dict[str, float] = {}
+    idf: dict[str, float] = {}
+    dfs: dict[str, int] = {}
     for term in set(terms):
         row = store.conn.execute("SELECT doc FROM sections_vocab WHERE term = ?", (term,)).fetchone()
         df = int(row[0]) if row else 0
-        out[term] = math.log(1 + (total - df + 0.5) / (df + 0.5))
-    return out
+        dfs[term] = df
+        idf[term] = math.log(1 + (total - df + 0.5) / (df + 0.5))
+    return idf, dfs
+
+
+def coverage_weights(store: Store, query: AnalysedQuery) -> dict[str, float]:
+    """IDF weight of each distinct query token for the coverage gate. A CJK bigram that no
+    section contains is dropped: it usually straddles two words of the question (``法吗``), so it
+    says nothing about whether the docs cover the topic; an absent Latin word does count."""
+    tokens = list(dict.fromkeys(tok for t in query.terms for tok in t.tokens))
+    if not tokens:
+        return {}
+    idf, dfs = _idf(store, tokens)
+    return {tok: idf[tok] for tok in tokens if dfs[tok] > 0 or not is_cjk(tok)}
 
 
 def identifier_frequencies(store: Store, query: AnalysedQuery) -> dict[str, int]:
@@ -217,9 +230,8 @@ def rank(
             c.cosine = cos
             c.best_passage = pid
     rows = hydrate(store, list(cands))
-    single = [t.tokens[0] for t in query.terms if len(t.tokens) == 1] + [tok for t in query.terms if len(t.tokens) > 1 for tok in t.tokens]
-    idf = _idf(store, single) if single else {}
-    idf_mass = sum(idf.get(t.tokens[0], 0.0) if len(t.tokens) == 1 else sum(idf.get(x, 0.0) for x in t.tokens) for t in query.terms) or 1.0
+    weights = coverage_weights(store, query)
+    idf_mass = sum(weights.values()) or 1.0
     freq = identifier_frequencies(store, query) if query.identifiers else {}
     total = store.conn.execute("SELECT count(*) FROM sections").fetchone()[0] or 1
     rare_df = max(RARE_MIN, int(total * RARE_SHARE))
@@ -239,11 +251,7 @@ def rank(
             exact_list.append(sid)
         if c.keyword_rank is not None:
             words = set(_TOKEN.findall(fts_text(haystack)))
-            covered = 0.0
-            for t in query.terms:
-                if all(tok in words for tok in t.tokens):
-                    covered += sum(idf.get(tok, 0.0) for tok in t.tokens)
-            c.coverage = covered / idf_mass
+            c.coverage = sum(w for tok, w in weights.items() if tok in words) / idf_mass
     exact_list.sort(key=lambda s: (cands[s].keyword_rank if cands[s].keyword_rank is not None else 10**6))
     exact_rank = {sid: i for i, sid in enumerate(exact_list)}
     for sid, c in cands.items():
