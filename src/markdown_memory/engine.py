@@ -24,7 +24,7 @@ from .indexer import IndexReport, Progress, index_tree
 from .markdown.parse import PREAMBLE, WHOLE_DOCUMENT
 from .resolve import normalise_request_path, resolve_document, resolve_heading
 from .search import analyse, pack_hits, search_sections
-from .store import Store
+from .store import BUSY_TIMEOUT_MS, Store, is_corruption, move_aside
 from .tokens import count_tokens
 
 log = logging.getLogger("markdown_memory.engine")
@@ -48,15 +48,53 @@ class Engine:
         self.indexing = False
         self.progress: dict[str, int] = {}
         self.last_report: IndexReport | None = None
+        #: set by AutoIndexer: changed files are refreshed in the background (status wording)
+        self.auto_refresh = False
+        #: where a damaged database was moved (this process), for the status message
+        self.moved_aside: str | None = None
+        self._generation = 0  # bumped when the database file is replaced: threads reopen
 
     # -- resources ------------------------------------------------------------------------
     @property
     def store(self) -> Store:
-        """This thread's connection (opened, and the schema created, on first use)."""
+        """This thread's connection (opened, and the schema created, on first use). A database
+        that cannot be opened because it is damaged is moved aside and rebuilt (see
+        ``_recover``); lock contention (SQLITE_BUSY) is never treated as damage."""
         store = getattr(self._local, "store", None)
+        if store is not None and getattr(self._local, "generation", 0) != self._generation:
+            store.close()
+            store = None
         if store is None:
-            store = Store(self.settings.db_path)
+            store = self._open_store()
             self._local.store = store
+            self._local.generation = self._generation
+        return store
+
+    def _open_store(self) -> Store:
+        try:
+            return Store(self.settings.db_path)
+        except Exception as exc:
+            if not is_corruption(exc):
+                raise
+            reason = str(exc)
+        with self.writer_lock().acquire(timeout=BUSY_TIMEOUT_MS / 1000):
+            try:  # another process may have rebuilt it while we waited for the lock
+                return Store(self.settings.db_path)
+            except Exception as exc:
+                if not is_corruption(exc):
+                    raise
+                return self._recover(str(exc) or reason)
+
+    def _recover(self, reason: str) -> Store:
+        """Move the damaged database aside and start an empty one that records where the old
+        one went. Caller holds the writer lock."""
+        target = move_aside(self.settings.db_path)
+        self.moved_aside = str(target)
+        self._generation += 1
+        store = Store(self.settings.db_path)
+        with store.transaction():
+            store.set_meta("moved_aside", str(target))
+            store.set_meta("moved_aside_reason", reason[:300])
         return store
 
     def close(self) -> None:
@@ -127,8 +165,10 @@ class Engine:
                 progress(phase, done, total)
 
         try:
-            writer = Store(self.settings.db_path)
+            writer = self._open_writer()
             try:
+                with writer.transaction():
+                    writer.set_meta("run_open", "1")  # stays "1" if this process dies mid-run
                 report = index_tree(
                     writer,
                     self.root,
@@ -140,6 +180,10 @@ class Engine:
                     progress=track,
                     should_stop=should_stop,
                 )
+                with writer.transaction():
+                    writer.set_meta("run_open", "0")
+                    if not report.interrupted and not target:
+                        writer.conn.execute("DELETE FROM meta WHERE key IN ('moved_aside', 'moved_aside_reason')")
             finally:
                 writer.close()
         finally:
@@ -150,6 +194,29 @@ class Engine:
             report.message = self._keyword_only_message()
         self.last_report = report
         return report
+
+    def _open_writer(self) -> Store:
+        """The index run's own connection (caller holds the writer lock). After a run that did
+        not finish (the process was killed: ``run_open`` still set) the database is checked
+        first (``integrity_problem``) and moved aside and rebuilt when damaged."""
+        try:
+            writer = Store(self.settings.db_path)
+        except Exception as exc:
+            if not is_corruption(exc):
+                raise
+            return self._recover(str(exc))
+        try:
+            problem = writer.integrity_problem() if writer.get_meta("run_open") == "1" else None
+        except Exception as exc:
+            if not is_corruption(exc):
+                writer.close()
+                raise
+            problem = str(exc)
+        if problem is None:
+            return writer
+        writer.close()
+        log.warning("integrity check failed after an interrupted run: %s", problem)
+        return self._recover(problem)
 
     def _embedder_for_index(self) -> Embedder | None:
         return self.embedder()
@@ -378,50 +445,62 @@ class Engine:
         return {"documents": docs, "total": total, "next_offset": nxt if nxt < total else None}
 
     # -- status ---------------------------------------------------------------------------
-    def changed_files(self, limit: int = 20) -> list[dict[str, str]]:
-        """Indexed files whose size/mtime differ on disk, are gone, or unreadable (stat only)."""
-        out = []
+    def changed_files(self, limit: int | None = 20) -> list[dict[str, str]]:
+        """Indexed files whose size/mtime differ on disk, are gone, or unreadable (stat only,
+        about 5 us per file): ``[{"path", "change": "modified"|"missing"|"unreadable"}]``,
+        at most ``limit`` entries (all when None)."""
+        out: list[dict[str, str]] = []
         for path, (_id, _sha, size, mtime) in self.store.documents_by_path().items():
             try:
                 st = os.stat(self.root / path)
             except OSError:
                 out.append({"path": path, "change": "missing"})
-                continue
-            if st.st_size != size or st.st_mtime_ns != mtime:
-                out.append({"path": path, "change": "modified"})
-            elif not os.access(self.root / path, os.R_OK):
-                out.append({"path": path, "change": "unreadable"})
-            if len(out) >= limit:
+            else:
+                if st.st_size != size or st.st_mtime_ns != mtime:
+                    out.append({"path": path, "change": "modified"})
+                elif not os.access(self.root / path, os.R_OK):
+                    out.append({"path": path, "change": "unreadable"})
+            if limit is not None and len(out) >= limit:
                 break
         return out
 
+    def indexing_elsewhere(self) -> bool:
+        """True when another process (or thread of this one) holds the writer lock right now.
+        Probes with a non-blocking acquire that is released at once."""
+        lock = self.writer_lock()
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            return True
+        except OSError:
+            return False
+        lock.release()
+        return False
+
     def status(self) -> dict[str, Any]:
-        """Index health: root, counts, embedder, indexing progress, coverage, changed files,
-        failures (first 20), last run, and one actionable ``message`` (or None)."""
+        """Index health: root, counts, embedder, indexing (+ progress: phase, done, total files
+        or passages), coverage ("verified" | "unknown"), changed files (first 20), failures
+        (first 20), last run ({at: epoch s, when: ISO 8601 UTC, seconds}), ``moved_aside``
+        (where a damaged database went, until the rebuild completes) and one actionable
+        ``message`` (or None)."""
         store = self.store
         counts = store.counts()
         failures = [
             {"path": r[0], "kind": r[1], "reason": r[2]}
             for r in store.conn.execute("SELECT path, kind, reason FROM failures ORDER BY path LIMIT 20")
         ]
+        failed_files = store.conn.execute("SELECT count(*) FROM failures WHERE kind = 'failed'").fetchone()[0]
         changed = self.changed_files()
         last_at = store.get_meta("last_run_at")
         walked = store.get_meta("last_full_walk")
-        coverage = "verified" if walked and store.get_meta("walk_complete") == "1" and not changed and not self.indexing else "unknown"
+        indexing = self.indexing or self.indexing_elsewhere()
+        coverage = "verified" if (walked and store.get_meta("walk_complete") == "1" and not changed
+                                  and not failed_files and not indexing) else "unknown"
+        moved = store.get_meta("moved_aside") or self.moved_aside
         wid, _ = store.vector_space()
         keyword_only = self.settings.embedder == "none" or not store.vec_available or counts["vectors"] == 0
         emb_name = self.settings.embedder
-        message = None
-        if last_at is None:
-            message = "the docs root has not been indexed yet; call index_directory (or `markdown-memory index`)"
-        elif changed:
-            message = f"{len(changed)} indexed file(s) changed on disk; re-index to refresh them"
-        elif keyword_only:
-            message = self._keyword_only_message() or (
-                f"no vectors yet: load the {emb_name} model ({DOWNLOAD_HINT}) and re-index"
-            )
-        elif counts["pending_vectors"]:
-            message = f"{counts['pending_vectors']} passages still wait for vectors; search is partly keyword-only"
+        progress = dict(self.progress) if self.indexing and self.progress else None
         return {
             "root": str(self.root),
             "database": str(self.settings.db_path),
@@ -433,11 +512,48 @@ class Engine:
                 "error": self._embedder_error,
             },
             "keyword_only": keyword_only,
-            "indexing": self.indexing,
-            "progress": dict(self.progress) if self.indexing else None,
+            "indexing": indexing,
+            "progress": progress,
             "coverage": coverage,
             "changed_files": changed,
             "failures": failures,
-            "last_run": {"at": float(last_at), "seconds": float(store.get_meta("last_run_seconds") or 0)} if last_at else None,
-            "message": message,
+            "last_run": {
+                "at": float(last_at),
+                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(last_at))),
+                "seconds": float(store.get_meta("last_run_seconds") or 0),
+            } if last_at else None,
+            "moved_aside": moved,
+            "message": self._status_message(counts, changed, indexing, progress, last_at, keyword_only, moved),
         }
+
+    def _status_message(self, counts: dict[str, int], changed: list[dict[str, str]], indexing: bool,
+                        progress: dict[str, int] | None, last_at: str | None, keyword_only: bool,
+                        moved: str | None) -> str | None:
+        """The one sentence an agent should act on, most urgent first (None when healthy)."""
+        how = "call index_directory (or run `markdown-memory index`)"
+        if moved and (indexing or self.auto_refresh):
+            return (f"the index database was damaged and was moved aside to {moved}; it is being rebuilt, "
+                    "so results are incomplete until that finishes")
+        if moved:
+            return f"the index database was damaged and was moved aside to {moved}; {how} to rebuild it"
+        if indexing:
+            done = f" ({progress['done']}/{progress['total']} {'files' if progress.get('phase') == 'parse' else 'passages embedded'})" if progress else ""
+            first = " for the first time" if last_at is None else ""
+            return (f"indexing{first} in progress{done}: results may be incomplete until it finishes; "
+                    "search again shortly")
+        if last_at is None:
+            if self.auto_refresh:
+                return "the docs root has not been indexed yet; indexing starts with the first search"
+            return f"the docs root has not been indexed yet; {how}"
+        if changed:
+            if self.auto_refresh:
+                return (f"{len(changed)} indexed file(s) changed on disk and are re-indexed automatically "
+                        "within seconds; hits from them may be outdated until then")
+            return f"{len(changed)} indexed file(s) changed on disk; {how} to refresh them"
+        if keyword_only:
+            return self._keyword_only_message() or (
+                f"no vectors yet: load the {self.settings.embedder} model ({DOWNLOAD_HINT}) and re-index"
+            )
+        if counts["pending_vectors"]:
+            return f"{counts['pending_vectors']} passages still wait for vectors; search is partly keyword-only"
+        return None

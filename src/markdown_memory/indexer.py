@@ -198,6 +198,8 @@ def index_tree(
         if stop():
             report.interrupted = True
             break
+        if progress and (n == 1 or n % 25 == 0):
+            progress("parse", n - 1, total)
         seen.add(entry.rel)
         old = known.get(entry.rel)
         if old is not None and not force and old[2] == entry.size and old[3] == entry.mtime_ns:
@@ -242,6 +244,8 @@ def index_tree(
             report.warnings.append({"path": entry.rel, "message": w})
         if progress:
             progress("parse", n, total)
+    if progress and not report.interrupted:
+        progress("parse", total, total)
     if not report.interrupted:
         gone = [(p, v[0]) for p, v in known.items() if p not in seen and not _under_failed_dir(p, walk.problems)]
         for path, doc_id in gone:
@@ -253,9 +257,12 @@ def index_tree(
         store.clear_failures([r[0] for r in rows if r[0].startswith(prefix)])
         for rel, kind, reason in failures:
             store.record_failure(rel, kind, reason, now)
-        if not report.interrupted and not prefix:
-            store.set_meta("last_full_walk", str(now))
-            store.set_meta("walk_complete", "1" if walk.complete else "0")
+        if not prefix:
+            if report.interrupted:  # files after the stop point were never looked at
+                store.set_meta("walk_complete", "0")
+            else:
+                store.set_meta("last_full_walk", str(now))
+                store.set_meta("walk_complete", "1" if walk.complete else "0")
     report.failed = [{"path": p, "reason": r} for p, k, r in failures if k == "failed"]
     report.warnings.extend({"path": p, "message": r} for p, k, r in failures if k == "warning")
     if embedder is None or not store.vec_available:

@@ -17,6 +17,7 @@ import importlib
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -177,6 +178,44 @@ def reset_driver_cache() -> None:
     _DRIVER = None
 
 
+_CORRUPT_MARKERS = ("not a database", "malformed", "corrupt", "disk image", "unsupported file format")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for SQLITE_BUSY / SQLITE_LOCKED style errors: another connection holds a lock.
+    These are never a reason to treat a database as damaged."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """True when ``exc`` says the database file itself is unusable (not a database, malformed
+    image), as opposed to a transient lock or a missing directory."""
+    if is_transient(exc):
+        return False
+    text = str(exc).lower()
+    return any(marker in text for marker in _CORRUPT_MARKERS)
+
+
+def move_aside(path: Path) -> Path:
+    """Rename a damaged database (and its -wal/-shm files) to ``<name>.corrupt-<UTC time>``
+    beside it; never deletes anything. Returns the new path of the main file."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    for suffix in ("-wal", "-shm", "-journal"):
+        side = Path(str(path) + suffix)
+        if side.exists():
+            os.replace(side, Path(str(target) + suffix))
+    if path.exists():
+        os.replace(path, target)
+    log.warning("index database %s was damaged; moved it aside to %s and rebuilding", path, target)
+    return target
+
+
 def vector_blob(vector: np.ndarray) -> bytes:
     """float32 little-endian bytes, the format vec0 expects."""
     return np.asarray(vector, dtype="<f4").tobytes()
@@ -207,13 +246,51 @@ class Store:
             except Exception as exc:
                 log.warning("vector search disabled: sqlite-vec failed to load: %s", exc)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if str(mode).lower() != "wal":
-            log.warning("WAL mode unavailable for %s (journal_mode=%s); continuing with a rollback journal", path, mode)
-        self.conn.execute("PRAGMA synchronous = NORMAL")
-        self.conn.execute("PRAGMA foreign_keys = OFF")
-        if create:
-            self._migrate()
+        try:
+            self.journal_mode = self._set_journal_mode()
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("PRAGMA foreign_keys = OFF")
+            if create:
+                self._migrate()
+        except BaseException:
+            self.close()
+            raise
+
+    def _set_journal_mode(self) -> str:
+        """WAL when the filesystem allows it (readers never wait for the writer); otherwise a
+        rollback journal with a warning (network and FAT filesystems: WAL needs shared memory).
+        Reading the mode of a database already in WAL takes no lock; switching waits for other
+        connections like any write (busy_timeout)."""
+        current = str(self.conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+        if current == "wal":
+            return current
+        try:
+            mode = str(self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+        except self.driver.module.OperationalError as exc:
+            if "disk i/o" not in str(exc).lower():
+                raise
+            log.warning("WAL mode failed for %s (%s: the filesystem may not support shared memory, e.g. a "
+                        "network or FAT drive); continuing with a rollback journal", self.path, exc)
+            mode = str(self.conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]).lower()
+            return mode
+        if mode != "wal":
+            log.warning("WAL mode unavailable for %s (journal_mode=%s); continuing with a rollback journal",
+                        self.path, mode)
+        return mode
+
+    def integrity_problem(self) -> str | None:
+        """None when ``PRAGMA quick_check`` and the FTS5 integrity check pass, else the first
+        problem found (one line). Reads every page: O(database size), ~1 s per 100 MB."""
+        rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+        if rows != ["ok"]:
+            return "; ".join(rows[:3])
+        try:
+            self.conn.execute("INSERT INTO sections_fts(sections_fts) VALUES('integrity-check')")
+        except self.driver.module.DatabaseError as exc:
+            if is_transient(exc):
+                raise
+            return f"full-text index: {exc}"
+        return None
 
     # -- schema ---------------------------------------------------------------------------
     def _migrate(self) -> None:
