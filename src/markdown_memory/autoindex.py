@@ -1,0 +1,207 @@
+"""Background catch-up indexing for a long-running process (the MCP server).
+
+``AutoIndexer(engine)`` keeps the index of ``engine.root`` up to date without the agent asking:
+
+* Nothing runs before the first call. The first ``on_call()`` (the server calls it for
+  ``search_docs`` and for ``list_documents`` without a directory) starts a catch-up run in a
+  daemon thread and returns at once; the caller answers from the index as it stands
+  (``engine.indexing`` is already true for that answer). Documents are committed one by one,
+  so keyword search sees them as they land; vectors fill in afterwards, batch by batch.
+* Later calls run a cheap stat probe of the indexed files (``Engine.changed_files``; about
+  5 us per file, cached ``probe_ttl`` seconds). When it sees a file edited, deleted or
+  unreadable and at least ``min_gap`` seconds passed since the last run ended, a run starts
+  and the call waits up to ``refresh_wait`` seconds for it (a few changed files take well
+  under a second), so the answer is fresh. Otherwise a full walk (the only way new files are
+  found) starts at most every ``walk_interval`` seconds while calls keep coming, without
+  waiting.
+* One run at a time in this process; across processes the engine's writer lock decides (a
+  run that cannot get it within ``lock_wait`` seconds is skipped: another process is indexing).
+* ``shutdown()`` asks the run to stop between two documents (or two embedding batches);
+  the next run resumes where it stopped because indexing is incremental.
+* Hits from files the last probe saw changed can be flagged with ``mark_stale(hits)``
+  (``hit["stale"] = "modified" | "missing" | "unreadable"``) so an agent never quotes a
+  ghost silently while a refresh is pending.
+
+Disabled (``settings.auto_index`` false: ``--no-auto-index`` / ``MARKDOWN_MEMORY_AUTO_INDEX=0``):
+``on_call`` does nothing and ``index_status.message`` tells the agent to call index_directory.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+from .engine import Engine
+from .errors import IndexBusyError
+from .indexer import IndexReport
+
+log = logging.getLogger("markdown_memory.autoindex")
+
+MIN_GAP_SECONDS = 10.0
+PROBE_TTL_SECONDS = 3.0
+WALK_INTERVAL_SECONDS = 300.0
+REFRESH_WAIT_SECONDS = 2.0
+LOCK_WAIT_SECONDS = 0.5
+
+
+class AutoIndexer:
+    """Schedules background index runs for one engine (see module docstring).
+
+    All times are seconds. ``clock`` is the monotonic clock (tests may pass their own).
+    Thread-safe: ``on_call`` may be called from any number of worker threads.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        min_gap: float = MIN_GAP_SECONDS,
+        probe_ttl: float = PROBE_TTL_SECONDS,
+        walk_interval: float = WALK_INTERVAL_SECONDS,
+        refresh_wait: float = REFRESH_WAIT_SECONDS,
+        lock_wait: float = LOCK_WAIT_SECONDS,
+        enabled: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.engine = engine
+        self.enabled = engine.settings.auto_index if enabled is None else enabled
+        self.min_gap = min_gap
+        self.probe_ttl = probe_ttl
+        self.walk_interval = walk_interval
+        self.refresh_wait = refresh_wait
+        self.lock_wait = lock_wait
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._done = threading.Event()
+        self._done.set()
+        self._started_at: float | None = None  # start of the last run (any reason)
+        self._ended_at: float | None = None
+        self._probe: tuple[float, dict[str, str]] | None = None
+        self.runs = 0  # runs started by this scheduler
+        self.last_reason: str | None = None
+        self.last_report: IndexReport | None = None
+        self.last_error: str | None = None
+        engine.auto_refresh = self.enabled
+
+    # -- public API ---------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        """True while a run started by this scheduler is in progress."""
+        return not self._done.is_set()
+
+    def on_call(self, kind: str = "search") -> str | None:
+        """Note a tool call (``kind`` is only logged) and start a run when one is due.
+
+        Returns the reason a run was started (``"first"``, ``"changed"``, ``"walk"``) or None.
+        Returns at once except for ``"changed"``, which waits up to ``refresh_wait`` seconds
+        for the refresh. Never raises: a failing probe is logged and treated as "no change".
+        """
+        if not self.enabled or self._stop.is_set():
+            return None
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return None
+            now = self._clock()
+            if self._started_at is None:
+                reason = "first"
+            else:
+                since_end = now - (self._ended_at if self._ended_at is not None else self._started_at)
+                if since_end >= self.min_gap and self._changed(now):
+                    reason = "changed"
+                elif now - self._started_at >= self.walk_interval:
+                    reason = "walk"
+                else:
+                    return None
+            self._start(reason, now)
+        log.info("%s call started a %s index run", kind, reason)
+        if reason == "changed" and self.refresh_wait > 0:
+            self._done.wait(self.refresh_wait)
+        return reason
+
+    def stale_files(self) -> dict[str, str]:
+        """``{path: "modified"|"missing"|"unreadable"}`` for indexed files the latest probe
+        (at most ``probe_ttl`` seconds old) saw differ from the index."""
+        if not self.enabled:
+            return {}
+        with self._lock:
+            return dict(self._changed(self._clock()))
+
+    def mark_stale(self, hits: list[dict[str, Any]]) -> int:
+        """Set ``hit["stale"]`` on hits whose ``file_path`` changed on disk since it was
+        indexed. Returns how many hits were flagged."""
+        stale = self.stale_files()
+        flagged = 0
+        for hit in hits:
+            change = stale.get(hit.get("file_path", ""))
+            if change:
+                hit["stale"] = change
+                flagged += 1
+        return flagged
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the current run (if any) ends; True when none is running afterwards."""
+        return self._done.wait(timeout)
+
+    def shutdown(self, timeout: float = 5.0) -> bool:
+        """Stop scheduling, ask a running run to stop between two documents, and wait up to
+        ``timeout`` seconds. True when no run is left running."""
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    # -- internals ----------------------------------------------------------------------------
+    def _changed(self, now: float) -> dict[str, str]:
+        """Probe result, cached ``probe_ttl`` seconds. Caller holds ``_lock``."""
+        if self._probe is not None and now - self._probe[0] < self.probe_ttl:
+            return self._probe[1]
+        try:
+            found = {c["path"]: c["change"] for c in self.engine.changed_files(limit=None)}
+        except Exception:  # a probe must never fail a tool call
+            log.exception("stat probe of indexed files failed")
+            found = {}
+        self._probe = (now, found)
+        return found
+
+    def _start(self, reason: str, now: float) -> None:
+        self._started_at = now
+        self._done.clear()
+        self.runs += 1
+        self.last_reason = reason
+        self.engine.indexing = True  # visible to the answer of the call that started the run
+        self._thread = threading.Thread(target=self._run, args=(reason,), name="mm-auto-index", daemon=True)
+        self._thread.start()
+
+    def _run(self, reason: str) -> None:
+        engine = self.engine
+        try:
+            report = engine.index(wait_seconds=self.lock_wait, should_stop=self._stop.is_set)
+            self.last_report = report
+            self.last_error = None
+            log.info("%s index run: %d added, %d updated, %d removed, %d failed in %.2f s%s", reason,
+                     report.added, report.updated, report.removed, len(report.failed), report.seconds,
+                     " (stopped; the next run resumes)" if report.interrupted else "")
+        except IndexBusyError:
+            log.info("%s index run skipped: another process is indexing %s", reason, engine.root)
+        except Exception as exc:
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            log.exception("%s index run failed", reason)
+        finally:
+            engine.indexing = False
+            parsed = getattr(engine, "parsed", None)  # the server engine's "keyword index ready" event
+            if parsed is not None:
+                parsed.set()
+            try:
+                engine.close()  # this thread's read connection, if any was opened
+            except Exception:  # pragma: no cover
+                log.debug("closing the run thread's connection failed", exc_info=True)
+            with self._lock:
+                self._ended_at = self._clock()
+                self._probe = None
+            self._done.set()
