@@ -228,3 +228,21 @@ def test_case_027_handshake_and_first_search_do_not_wait_for_model_or_index(tmp_
     finally:
         server.kill()
     server.assert_stdout_is_jsonrpc()
+
+
+def test_server_exits_promptly_when_stdin_closes_during_index_directory(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    subprocess.run([sys.executable, str(CASES / "027-mcp-startup-model-load" / "gen_docs.py"), str(root), "2000"],
+                   check=True, capture_output=True, timeout=60)
+    server = RawServer([], _env(tmp_path, root, "minilm", MARKDOWN_MEMORY_AUTO_INDEX="0"))
+    try:
+        server.initialize()
+        server.send("tools/call", {"name": "index_directory", "arguments": {"force": True}})  # ~30 s of work
+        time.sleep(2)
+        started = time.monotonic()
+        assert server.close_stdin_and_wait(10) == 0
+        assert time.monotonic() - started < 10
+    finally:
+        server.kill()
+    server.assert_stdout_is_jsonrpc()
+    assert "Traceback" not in server.stderr_text

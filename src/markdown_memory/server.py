@@ -3,7 +3,7 @@
 Start-up does no model load, no database work and no indexing: the engine is created on the
 first tool call (see :mod:`markdown_memory.server_runtime`). stdout carries only JSON-RPC: at
 start the real stdout is kept as a private file descriptor for the transport and fd 1 (plus
-``sys.stdout``) is pointed at stderr, so stray writes from any library, including native code
+``sys.stdout``) is pointed at stderr (fd 0 likewise at the null device), so stray writes from any library, including native code
 writing to fd 1, land on stderr. Tool bodies run in worker threads so the event loop stays
 responsive. The server returns when stdin closes.
 
@@ -54,14 +54,43 @@ def _protect_stdout() -> BinaryIO:
     return os.fdopen(wire_fd, "wb", buffering=io.DEFAULT_BUFFER_SIZE)
 
 
+def _protect_stdin() -> BinaryIO:
+    """Keep a private duplicate of fd 0 for the protocol and point fd 0 at the null device, so
+    nothing else (a library, a child process) can consume protocol bytes."""
+    wire_fd = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return os.fdopen(wire_fd, "rb", buffering=0)
+
+
+class _LinesUntilEof:
+    """Async iteration over the protocol's input lines that calls ``on_eof`` when stdin closes
+    (so long-running tool bodies are told to stop while the transport winds down)."""
+
+    def __init__(self, source: Any, on_eof: Callable[[], None]) -> None:
+        self._source = source
+        self._on_eof = on_eof
+
+    async def __aiter__(self):  # type: ignore[override]
+        try:
+            async for line in self._source:
+                yield line
+        finally:
+            log.debug("stdin closed; stopping")
+            self._on_eof()
+
+
 def run_server(settings: "Settings") -> None:
     """Serve the MCP tools for ``settings.docs_root`` on stdin/stdout until stdin closes.
 
-    Never writes anything but JSON-RPC to the real stdout. Background work (catch-up indexing,
-    model loading) is asked to stop on exit; if it does not finish within a few seconds the
-    process exits without waiting for it.
+    Never writes anything but JSON-RPC to the real stdout. When stdin closes, running tool
+    bodies and background work (catch-up indexing) are asked to stop; if they do not finish
+    within a few seconds (a model still loading cannot be interrupted) the process exits
+    without waiting for them.
     """
-    wire = _protect_stdout()
+    wire_out = _protect_stdout()
+    wire_in = _protect_stdin()
     import anyio
 
     from .server_runtime import Runtime
@@ -71,7 +100,7 @@ def run_server(settings: "Settings") -> None:
     log.info("MCP server for %s (embedder %s, auto-index %s)", settings.docs_root, settings.embedder,
              settings.auto_index)
     try:
-        anyio.run(_serve, server, wire)
+        anyio.run(_serve, server, wire_in, wire_out, runtime.request_stop)
     finally:
         if not runtime.shutdown(timeout=5.0):
             log.warning("background work did not stop in time; exiting without waiting for it")
@@ -79,12 +108,13 @@ def run_server(settings: "Settings") -> None:
             os._exit(0)
 
 
-async def _serve(server: Any, wire: BinaryIO) -> None:
+async def _serve(server: Any, wire_in: BinaryIO, wire_out: BinaryIO, on_eof: Callable[[], None]) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
-    out = anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8", newline="\n"))
-    async with stdio_server(stdout=out) as (read_stream, write_stream):
+    lines = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace", newline=None))
+    out = anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8", newline="\n"))
+    async with stdio_server(stdin=_LinesUntilEof(lines, on_eof), stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
         low = server._lowlevel_server
         await low.run(read_stream, write_stream, low.create_initialization_options())
 

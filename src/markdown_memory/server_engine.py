@@ -37,6 +37,8 @@ class ServerEngine(Engine):
         self._model_start_lock = threading.Lock()
         #: set when an index run has parsed every file (it is about to embed, or done)
         self.parsed = threading.Event()
+        #: set when the server shuts down: index runs stop waiting for the model
+        self.stopping = threading.Event()
 
     def start_model_warmup(self) -> None:
         """Start loading the model in a daemon thread (once); no-op for ``--embedder none``."""
@@ -75,7 +77,9 @@ class ServerEngine(Engine):
     def _embedder_for_index(self):  # type: ignore[override]
         self.parsed.set()  # called by index_tree only after every file was parsed
         self.start_model_warmup()
-        self._model_ready.wait()
+        while not self._model_ready.wait(0.2):
+            if self.stopping.is_set():
+                return None
         return self._embedder
 
     def _keyword_only_message(self) -> str | None:

@@ -76,10 +76,16 @@ class Runtime:
         log.debug("%s answered in %.3f s%s", tool, time.monotonic() - started, " (error)" if is_error else "")
         return CallToolResult(content=[TextContent(type="text", text=dumps(data))], is_error=is_error)
 
+    def request_stop(self) -> None:
+        """Ask running index runs (catch-up or index_directory) to stop at the next file."""
+        self._stop.set()
+        if self._engine is not None:
+            self._engine.stopping.set()
+
     def shutdown(self, timeout: float = 5.0) -> bool:
         """Ask background work to stop; True when it finished within ``timeout`` seconds
         (model loading cannot be interrupted and is not waited for)."""
-        self._stop.set()
+        self.request_stop()
         thread = self._catch_up
         if thread is not None and thread.is_alive():
             thread.join(timeout)
