@@ -184,6 +184,7 @@ class Engine:
                     writer.set_meta("run_open", "0")
                     if not report.interrupted and not target:
                         writer.conn.execute("DELETE FROM meta WHERE key IN ('moved_aside', 'moved_aside_reason')")
+                        self.moved_aside = None
             finally:
                 writer.close()
         finally:
@@ -496,7 +497,7 @@ class Engine:
         indexing = self.indexing or self.indexing_elsewhere()
         coverage = "verified" if (walked and store.get_meta("walk_complete") == "1" and not changed
                                   and not failed_files and not indexing) else "unknown"
-        moved = store.get_meta("moved_aside") or self.moved_aside
+        moved = store.get_meta("moved_aside")
         wid, _ = store.vector_space()
         keyword_only = self.settings.embedder == "none" or not store.vec_available or counts["vectors"] == 0
         emb_name = self.settings.embedder

@@ -29,7 +29,7 @@ from .walk import describe_os_error, walk_markdown
 log = logging.getLogger("markdown_memory.indexer")
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
-EMBED_CHUNK = 256  # passages embedded and written per transaction
+EMBED_CHUNK = 64  # passages embedded and written per transaction (also the stop granularity: < 1 s)
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 

@@ -1,0 +1,229 @@
+"""Crash safety (issue 5): SIGKILL real `markdown-memory index` processes at random points,
+repeatedly, and check the database after every kill; damaged databases are moved aside.
+
+Every generated document carries a version token ``VER_<doc>_<version>`` in each section, so
+"fully old or fully new" is checkable: all sections of a stored document carry the same
+version, that version was once written to disk, and the stored sha256 is that version's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from markdown_memory.markdown import parse_document
+from markdown_memory.store import Store, is_corruption, is_transient
+
+N_DOCS = 300
+MIN_KILLS = 20
+
+
+def content(i: int, version: int) -> str:
+    extra = "".join(f"\n### Note {n}\n\nVER_{i}_{version} note {n} about shard {i}.\n" for n in range(version % 3))
+    return (f"# Service {i}\n\nVER_{i}_{version} service {i} overview, revision {version}.\n\n"
+            f"## Configuration\n\nVER_{i}_{version} set `SERVICE_{i}_TIMEOUT` to {version * 10 + i} seconds.\n"
+            f"{extra}\n## Operations\n\nVER_{i}_{version} restart service {i} with care; "
+            f"{'it drains connections first. ' * (1 + version % 4)}\n")
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_consistent(db: Path, history: dict[int, set[int]]) -> dict[str, int]:
+    """Assert the invariants of a database left behind by a killed run. Returns counts."""
+    store = Store(db)
+    try:
+        c = store.conn
+        assert [r[0] for r in c.execute("PRAGMA integrity_check")] == ["ok"]
+        c.execute("INSERT INTO sections_fts(sections_fts) VALUES('integrity-check')")
+        sections = c.execute("SELECT count(*) FROM sections").fetchone()[0]
+        assert c.execute("SELECT count(*) FROM sections_fts").fetchone()[0] == sections
+        assert c.execute("SELECT count(*) FROM sections_fts WHERE rowid NOT IN (SELECT id FROM sections)").fetchone()[0] == 0
+        assert c.execute("SELECT count(*) FROM sections WHERE doc_id NOT IN (SELECT id FROM documents)").fetchone()[0] == 0
+        assert c.execute("SELECT count(*) FROM passages WHERE section_id NOT IN (SELECT id FROM sections)").fetchone()[0] == 0
+        embedded = c.execute("SELECT count(*) FROM passages WHERE has_vector = 1").fetchone()[0]
+        if store.has_vec_tables():
+            assert c.execute("SELECT count(*) FROM vec_passages").fetchone()[0] == embedded
+            assert c.execute("SELECT count(*) FROM vec_passages WHERE rowid NOT IN "
+                             "(SELECT id FROM passages WHERE has_vector = 1)").fetchone()[0] == 0
+        else:
+            assert embedded == 0
+        docs = c.execute("SELECT id, path, sha256 FROM documents").fetchall()
+        for doc_id, path, digest in docs:
+            i = int(path.split("-")[1].split(".")[0])
+            texts = [r[0] for r in c.execute("SELECT text FROM sections WHERE doc_id = ? ORDER BY ordinal", (doc_id,))]
+            versions = {int(t.split(f"VER_{i}_")[1].split()[0]) for t in texts if f"VER_{i}_" in t}
+            assert len(versions) == 1, f"{path}: sections of different versions {versions}"
+            (version,) = versions
+            assert version in history[i], f"{path}: version {version} was never on disk"
+            expected = content(i, version)
+            assert digest == sha(expected), f"{path}: stored hash is not the hash of its stored text"
+            assert len(texts) == len(parse_document(expected, path).sections)
+        return {"documents": len(docs), "sections": sections, "vectors": embedded}
+    finally:
+        store.close()
+
+
+def start_index(root: Path, db: Path, embedder: str, force: bool) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "markdown_memory.cli", "--embedder", embedder, "--db", str(db), "index", str(root)]
+    if force:
+        cmd.append("--force")
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def test_sigkill_loop_leaves_whole_documents_and_the_next_run_completes(tmp_path):
+    rng = random.Random(5)
+    root = tmp_path / "docs"
+    root.mkdir()
+    db = tmp_path / "index.db"
+    current: dict[int, int] = {}
+    history: dict[int, set[int]] = {}
+
+    def write(i: int, version: int) -> None:
+        (root / f"service-{i:04d}.md").write_text(content(i, version), encoding="utf-8")
+        current[i] = version
+        history.setdefault(i, set()).add(version)
+
+    for i in range(N_DOCS):
+        write(i, 0)
+    kills = clean = 0
+    attempts = 0
+    while kills < MIN_KILLS and attempts < 45:
+        attempts += 1
+        # change a slice of the tree so every run has real work: edits, deletions, new files
+        for i in rng.sample(sorted(current), 40):
+            write(i, current[i] + 1)
+        for i in rng.sample(sorted(current), 3):
+            (root / f"service-{i:04d}.md").unlink()
+            del current[i]
+        for _ in range(3):
+            write(max(history) + 1, 0)
+        embedder = "minilm" if attempts % 5 == 1 else "none"
+        proc = start_index(root, db, embedder, force=embedder == "none" and attempts % 3 != 0)
+        time.sleep(rng.uniform(0.35, 1.15) if embedder == "none" else rng.uniform(2.0, 4.0))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(10)
+            kills += 1
+        else:
+            assert proc.returncode == 0, proc.stderr.read()
+            clean += 1
+        proc.stderr.close()
+        if db.exists():
+            check_consistent(db, history)
+    print(f"{kills} kills, {clean} clean runs")
+    assert kills >= MIN_KILLS, f"only {kills} kills landed during a run ({clean} runs finished first)"
+    assert not list(tmp_path.glob("index.db.corrupt-*")), "a killed run must never look like corruption"
+    # the next run completes the index: every file on disk, at its current version (keyword-only
+    # here to keep the test short; the minilm runs above were killed while embedding too)
+    proc = start_index(root, db, "none", force=False)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    counts = check_consistent(db, history)
+    assert counts["documents"] == len(current)
+    store = Store(db)
+    try:
+        stored = dict(store.conn.execute("SELECT path, sha256 FROM documents").fetchall())
+        assert stored == {f"service-{i:04d}.md": sha(content(i, v)) for i, v in current.items()}
+        assert store.counts()["vectors"] > 0, "some minilm runs stored vectors before being killed"
+        assert store.get_meta("run_open") == "0"
+    finally:
+        store.close()
+
+
+def test_damaged_database_is_moved_aside_and_rebuilt(docs_root, make_engine, tmp_path):
+    db = tmp_path / "damaged.db"
+    garbage = b"this is not an SQLite database, just bytes left by a broken copy\n" * 200
+    db.write_bytes(garbage)
+    engine = make_engine(docs_root, "none", db=db)
+    report = engine.index()
+    assert report.added == len(list(docs_root.rglob("*.md")))
+    moved = list(tmp_path.glob("damaged.db.corrupt-*"))
+    assert len(moved) == 1 and moved[0].read_bytes() == garbage, "the old file is kept, byte for byte"
+    status = engine.status()
+    assert status["documents"] == report.added
+    assert status["moved_aside"] is None, "a completed rebuild clears the notice"
+
+
+def test_damaged_database_found_by_a_reader_is_reported_with_its_new_place(docs_root, make_engine, tmp_path):
+    db = tmp_path / "reader.db"
+    db.write_bytes(b"\x00garbage" * 1000)
+    engine = make_engine(docs_root, "none", db=db)
+    status = engine.status()
+    moved = list(tmp_path.glob("reader.db.corrupt-*"))
+    assert len(moved) == 1
+    assert status["moved_aside"] == str(moved[0])
+    assert str(moved[0]) in status["message"] and "index_directory" in status["message"]
+    engine.index()
+    assert engine.status()["documents"] > 0
+
+
+def test_damage_found_after_a_crashed_run_is_moved_aside(docs_root, make_engine, tmp_path):
+    db = tmp_path / "crashed.db"
+    engine = make_engine(docs_root, "none", db=db)
+    engine.index()
+    engine.close()
+    store = Store(db)
+    with store.transaction():
+        store.set_meta("run_open", "1")  # as if the writer died mid-run
+        # damage the FTS5 shadow data: the database is well-formed, the FTS5 check fails
+        store.conn.execute("UPDATE sections_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
+    store.close()
+    engine2 = make_engine(docs_root, "none", db=db)
+    report = engine2.index()
+    assert list(tmp_path.glob("crashed.db.corrupt-*")), "a failed integrity check moves the file aside"
+    assert report.added == len(list(docs_root.rglob("*.md")))
+
+
+def test_lock_contention_is_never_taken_for_damage(docs_root, make_engine, tmp_path):
+    import sqlite3
+
+    assert is_transient(sqlite3.OperationalError("database is locked"))
+    assert not is_corruption(sqlite3.OperationalError("database is locked"))
+    assert is_corruption(sqlite3.DatabaseError("file is not a database"))
+    db = tmp_path / "busy.db"
+    engine = make_engine(docs_root, "none", db=db)
+    engine.index()
+    engine.close()
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process in the middle of a write
+    other.execute("INSERT INTO meta(key, value) VALUES ('x', 'y')")
+    try:
+        started = time.monotonic()
+        reader = make_engine(docs_root, "none", db=db)
+        assert reader.search("install")["results"], "readers are never blocked by a writer (WAL)"
+        assert reader.status()["documents"] > 0
+        assert time.monotonic() - started < 5
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert not list(tmp_path.glob("busy.db.corrupt-*"))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_store_opening_a_current_schema_takes_no_write_lock(docs_root, make_engine, tmp_path):
+    import sqlite3
+
+    db = tmp_path / "ro.db"
+    make_engine(docs_root, "none", db=db).index()
+    other = sqlite3.connect(db, isolation_level=None, timeout=0)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.monotonic()
+        store = Store(db)  # would wait 30 s (busy_timeout) if opening wrote anything
+        store.counts()
+        store.close()
+        assert time.monotonic() - started < 2
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert os.path.exists(db)
