@@ -61,7 +61,7 @@ def _protect_stdin() -> BinaryIO:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    return os.fdopen(wire_fd, "rb", buffering=0)
+    return os.fdopen(wire_fd, "rb")
 
 
 class _LinesUntilEof:
