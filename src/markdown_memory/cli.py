@@ -212,8 +212,13 @@ def _run_command(args: argparse.Namespace) -> int:
             return 0
         if args.command == "search":
             if not args.no_refresh:
+                from .errors import IndexBusyError
+
                 progress = _Progress()
-                engine.index(progress=progress)
+                try:  # a reader never waits for another process's index run: search what is there
+                    engine.index(progress=progress, wait_seconds=0)
+                except IndexBusyError:
+                    log.info("another process is indexing this docs root; searching the index as it stands")
                 progress.finish()
             answer = engine.search(args.query, top_k=args.top_k, path_prefix=args.path_prefix,
                                    max_tokens=args.max_tokens)

@@ -27,13 +27,30 @@ def _env(name: str) -> str | None:
 
 def resolve_docs_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     """Return the resolved docs root. Raises ConfigError when it is not an existing directory."""
-    raw = explicit or _env("MARKDOWN_MEMORY_DOCS_DIR") or _env("CLAUDE_PROJECT_DIR") or os.getcwd()
+    chosen = explicit or _env("MARKDOWN_MEMORY_DOCS_DIR")
+    raw = chosen or _env("CLAUDE_PROJECT_DIR") or os.getcwd()
     root = Path(os.path.expanduser(str(raw))).resolve()
     if not root.exists():
         raise ConfigError(f"docs root {str(root)!r} does not exist")
     if not root.is_dir():
         raise ConfigError(f"docs root {str(root)!r} is not a directory")
+    if not chosen and not _flag_from_env("MARKDOWN_MEMORY_ALLOW_HOME", False) and _too_broad(root):
+        raise ConfigError(
+            f"refusing to index {str(root)!r} (the home directory or filesystem root, picked up from the "
+            "working directory or CLAUDE_PROJECT_DIR); pass the project folder with --docs-dir or "
+            "MARKDOWN_MEMORY_DOCS_DIR, or set MARKDOWN_MEMORY_ALLOW_HOME=1 to index it anyway"
+        )
     return root
+
+
+def _too_broad(root: Path) -> bool:
+    """True for the user's home directory or a filesystem root (``/``, ``C:\\``)."""
+    if root == Path(root.anchor):
+        return True
+    try:
+        return root == Path.home().resolve()
+    except RuntimeError:  # no home directory can be determined
+        return False
 
 
 def default_db_path(root: Path) -> Path:

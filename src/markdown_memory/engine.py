@@ -152,7 +152,14 @@ class Engine:
                 raise QueryError(f"{directory!r} is not a directory inside the docs root {str(self.root)!r}")
         lock = self.writer_lock()
         try:
-            lock.acquire(timeout=wait_seconds)
+            try:
+                lock.acquire(timeout=0)
+            except filelock.Timeout:
+                if wait_seconds <= 0:
+                    raise
+                log.warning("another process is indexing %s; waiting up to %.0f s for it to finish",
+                            self.root, wait_seconds)
+                lock.acquire(timeout=wait_seconds)
         except filelock.Timeout as exc:
             raise IndexBusyError(
                 f"another index run is in progress for {str(self.root)!r}; try again when it finishes"

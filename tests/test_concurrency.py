@@ -1,0 +1,119 @@
+"""Several processes on one docs root (issue 5, case 025): one writer at a time, readers never
+blocked, no "database is locked" reaching a user; a broad implicit docs root is refused."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import filelock
+import pytest
+
+from markdown_memory.config import Settings
+from markdown_memory.errors import ConfigError, IndexBusyError
+
+CASE_025 = Path(__file__).parent / "fixtures" / "cases" / "025-concurrent-access-and-locking"
+
+
+def cli(db: Path) -> str:
+    return f"{sys.executable} -m markdown_memory.cli --embedder none --db {db}"
+
+
+def test_case_025_race_of_cli_indexers_and_searchers(tmp_path):
+    root = tmp_path / "docs"
+    db = tmp_path / "race.db"
+    subprocess.run([sys.executable, str(CASE_025 / "gen_docs.py"), str(root), "300"], check=True,
+                   capture_output=True, timeout=60)
+    race = subprocess.run(
+        [sys.executable, str(CASE_025 / "race.py"), "--index", f"{cli(db)} index {{root}}",
+         "--search", f"{cli(db)} search {{query}} --docs-dir {root} --json", "--root", str(root),
+         "--writers", "2", "--readers", "6", "--rounds", "2", "--timeout", "60"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert race.returncode == 0, race.stdout + race.stderr
+    out = subprocess.run([*cli(db).split(), "search", "COMPONENT_42_LIMIT", "--docs-dir", str(root), "--json"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    import json
+
+    first = json.loads(out.stdout)["results"][0]
+    assert (first["file_path"], first["heading_path"]) == ("component-0042.md", "Component 42 > Settings")
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 300
+    finally:
+        conn.close()
+    wal = Path(str(db) + "-wal")
+    assert not wal.exists() or wal.stat().st_size <= db.stat().st_size, "WAL checkpointed once all exited"
+    assert not list(tmp_path.glob("race.db.corrupt-*")), "contention is never mistaken for damage"
+
+
+def test_two_processes_indexing_and_searching_at_once(tmp_path):
+    """Two `index --force` writers and two searchers started together, twice: all succeed,
+    nothing on stderr mentions a lock, and the writers took turns (one waited)."""
+    root = tmp_path / "docs"
+    db = tmp_path / "two.db"
+    subprocess.run([sys.executable, str(CASE_025 / "gen_docs.py"), str(root), "200"], check=True,
+                   capture_output=True, timeout=60)
+    for _ in range(2):
+        procs = [subprocess.Popen([*cli(db).split(), "index", str(root), "--force", "--json"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        procs += [subprocess.Popen([*cli(db).split(), "search", f"COMPONENT_{i}_LIMIT", "--docs-dir", str(root),
+                                    "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                  for i in (7, 99)]
+        outs = [p.communicate(timeout=120) for p in procs]
+        for p, (_out, err) in zip(procs, outs):
+            assert p.returncode == 0, err
+            assert "locked" not in err.lower() and "busy" not in err.lower(), err
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 200
+        assert conn.execute("SELECT count(*) FROM sections").fetchone()[0] == 600
+    finally:
+        conn.close()
+
+
+def test_second_writer_answers_that_a_run_is_in_progress(docs_root, make_engine, tmp_path):
+    engine = make_engine(docs_root, "none", db=tmp_path / "w.db")
+    engine.index()
+    other = filelock.FileLock(str(engine.settings.db_path) + ".lock")
+    with other.acquire(timeout=5):  # another process's index run
+        with pytest.raises(IndexBusyError, match="in progress"):
+            engine.index(wait_seconds=0.2)
+        status = engine.status()
+        assert status["indexing"] is True and "in progress" in status["message"]
+        assert engine.search("install")["results"], "readers go on while another process writes"
+    assert engine.status()["indexing"] is False
+    assert engine.index().unchanged == status["documents"]
+
+
+def test_home_directory_or_filesystem_root_is_refused_unless_explicit(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(home)
+    with pytest.raises(ConfigError, match="MARKDOWN_MEMORY_ALLOW_HOME"):
+        Settings.load()
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(home))
+    with pytest.raises(ConfigError, match="home directory"):
+        Settings.load()
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", "/")
+    with pytest.raises(ConfigError, match="filesystem root"):
+        Settings.load()
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR")
+    assert Settings.load(str(home)).docs_root == home.resolve()  # asked for explicitly: allowed
+    monkeypatch.setenv("MARKDOWN_MEMORY_ALLOW_HOME", "1")
+    assert Settings.load().docs_root == home.resolve()
+    monkeypatch.delenv("MARKDOWN_MEMORY_ALLOW_HOME")
+    project = home / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    assert Settings.load().docs_root == project.resolve()
+    cli_run = subprocess.run([sys.executable, "-m", "markdown_memory.cli", "index"], cwd=home, capture_output=True,
+                             text=True, timeout=60, env=dict(os.environ))
+    assert cli_run.returncode == 2 and "refusing to index" in cli_run.stderr
