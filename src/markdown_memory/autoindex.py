@@ -63,8 +63,10 @@ class AutoIndexer:
         refresh_wait: float = REFRESH_WAIT_SECONDS,
         lock_wait: float = LOCK_WAIT_SECONDS,
         enabled: bool | None = None,
+        stop_event: threading.Event | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``stop_event``: share the caller's stop flag (setting it stops runs like ``shutdown``)."""
         self.engine = engine
         self.enabled = engine.settings.auto_index if enabled is None else enabled
         self.min_gap = min_gap
@@ -74,7 +76,7 @@ class AutoIndexer:
         self.lock_wait = lock_wait
         self._clock = clock
         self._lock = threading.Lock()
-        self._stop = threading.Event()
+        self._stop = stop_event if stop_event is not None else threading.Event()
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
         self._done.set()
@@ -92,6 +94,11 @@ class AutoIndexer:
     def running(self) -> bool:
         """True while a run started by this scheduler is in progress."""
         return not self._done.is_set()
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        """The thread of the current (or last) run, or None before the first run."""
+        return self._thread
 
     def on_call(self, kind: str = "search") -> str | None:
         """Note a tool call (``kind`` is only logged) and start a run when one is due.
@@ -184,6 +191,10 @@ class AutoIndexer:
             report = engine.index(wait_seconds=self.lock_wait, should_stop=self._stop.is_set)
             self.last_report = report
             self.last_error = None
+            for warning in report.warnings[:50]:  # the server's only channel to a person: stderr
+                log.warning("%s: %s", warning["path"], warning["message"])
+            for failure in report.failed[:50]:
+                log.warning("not indexed: %s: %s", failure["path"], failure["reason"])
             log.info("%s index run: %d added, %d updated, %d removed, %d failed in %.2f s%s", reason,
                      report.added, report.updated, report.removed, len(report.failed), report.seconds,
                      " (stopped; the next run resumes)" if report.interrupted else "")

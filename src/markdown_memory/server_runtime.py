@@ -27,8 +27,8 @@ log = logging.getLogger("markdown_memory.server")
 #: How long a search waits for a first-run catch-up to finish parsing (keyword index ready).
 CATCH_UP_WAIT_SECONDS = 5.0
 #: Fields of ``Engine.status()`` an agent gets as ``index_status``.
-STATUS_FIELDS = ("root", "documents", "sections", "indexing", "coverage", "changed_files", "failures",
-                 "embedder", "keyword_only", "message")
+STATUS_FIELDS = ("root", "documents", "sections", "passages", "vectors", "indexing", "coverage", "changed_files",
+                 "failures", "last_run", "embedder", "keyword_only", "message")
 
 
 def dumps(data: Any) -> str:
@@ -50,6 +50,7 @@ class Runtime:
         self._stop = threading.Event()
         self._catch_up: threading.Thread | None = None
         self._catch_up_lock = threading.Lock()
+        self._auto: Any = None  # autoindex.AutoIndexer, created by the first search/list call
 
     @property
     def engine(self) -> ServerEngine:
@@ -86,6 +87,8 @@ class Runtime:
         """Ask background work to stop; True when it finished within ``timeout`` seconds
         (model loading cannot be interrupted and is not waited for)."""
         self.request_stop()
+        if self._auto is not None and not self._auto.shutdown(timeout):
+            return False
         thread = self._catch_up
         if thread is not None and thread.is_alive():
             thread.join(timeout)
@@ -112,9 +115,22 @@ class Runtime:
         return status
 
     # -- background catch-up (issue 5 replaces this hook) ------------------------------------
-    def _maybe_start_catch_up(self) -> None:
-        """First-run catch-up: when the index has never been built and ``settings.auto_index`` is
-        on, start ``engine.index()`` in a background thread (once) and return at once."""
+    def _maybe_start_catch_up(self, kind: str = "search_docs") -> None:
+        """Background catch-up (issue 5): the AutoIndexer starts a run on the first call, when
+        indexed files changed (stat probe, >= 10 s gap) or for a walk every 5 minutes; it returns
+        at once (or within ~2 s for a refresh of changed files)."""
+        if not self.settings.auto_index:
+            return
+        with self._catch_up_lock:
+            if self._auto is None:
+                from .autoindex import AutoIndexer
+
+                self._auto = AutoIndexer(self.engine, stop_event=self._stop)
+        if self._auto.on_call(kind) == "first":
+            self._catch_up = self._auto.thread  # search_docs waits briefly for its keyword index
+
+    def _first_run_catch_up(self) -> None:
+        """(Superseded by the AutoIndexer) first-run catch-up when the index was never built."""
         if not self.settings.auto_index or self._catch_up is not None:
             return
         engine = self.engine
@@ -162,6 +178,8 @@ class Runtime:
         for hit in answer["results"]:
             if hit.get("content") is not None:
                 hit.pop("preview", None)  # the content already holds it
+        if self._auto is not None:
+            self._auto.mark_stale(answer["results"])  # hit["stale"]: file changed since indexed
         answer["index_status"] = self.index_status()
         return answer
 
@@ -174,7 +192,8 @@ class Runtime:
         return self.engine.outline(file_path, max_depth)
 
     def list_documents(self, directory: str | None, offset: int) -> dict[str, Any]:
-        self._maybe_start_catch_up()
+        if not directory:
+            self._maybe_start_catch_up("list_documents")
         answer = self.engine.list_documents(directory, offset=offset, limit=200)
         answer["index_status"] = self.index_status()
         return answer
