@@ -194,6 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("markdown-memory: interrupted\n")
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): not an error worth a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 def _run_command(args: argparse.Namespace) -> int:
