@@ -18,17 +18,23 @@ Both files are sha256-verified on every load. Measured: hashing the two files ta
 (warm page cache) against ~150 ms for creating the onnxruntime session, so no stamp is kept
 (site-packages is often read-only anyway).
 
-Throughput (this container, 2 vCPUs, onnxruntime 1.32, passages of ~60-200 tokens from a mixed
-Markdown corpus, ``threads=2``; passages/s, best of 3):
+Throughput, ``threads=2``, passages/s (best of 3; this container has 2 vCPUs shared with other
+jobs, load average 7-9 during the runs, so treat the numbers as relative, not absolute):
 
-=========  =============
-batch      passages/s
-=========  =============
-1          see MEASURED
-8          see MEASURED
-32         see MEASURED
-64         see MEASURED
-=========  =============
+======================  ====================  =====================
+batching                short (~33 tokens)    long (~220 tokens)
+======================  ====================  =====================
+1 per call              64                    14
+8 per call              113                   10
+32 per call             108                   11
+32, <= 2048 tokens      109                   14
+======================  ====================  =====================
+
+An earlier, less loaded run (mixed ~190-token passages) gave 57 / 53 / 22 / 13 passages/s for
+batches of 1 / 8 / 32 / 64 on 2 threads and 21 / 16 / 11 / 8 on 1 thread: on CPU, big batches of
+long passages are slower per passage, hence the default of at most 32 texts *and* at most 2048
+padded tokens per call (onnx_runtime.DEFAULT_MAX_BATCH_TOKENS). 2 threads is ~2.5x 1 thread.
+A single query embeds in ~3 ms. Session creation ~0.2-0.6 s.
 """
 
 from __future__ import annotations
@@ -107,10 +113,12 @@ class MiniLMEmbedder:
     weights_id = f"minilm-l6-int8:{MODEL_SPEC.sha256[:12]}:{TOKENIZER_SPEC.sha256[:12]}"
 
     def __init__(self, model_path: Path, tokenizer_path: Path, threads: int | None = None,
-                 batch_size: int = rt.DEFAULT_BATCH_SIZE) -> None:
+                 batch_size: int = rt.DEFAULT_BATCH_SIZE,
+                 max_batch_tokens: int = rt.DEFAULT_MAX_BATCH_TOKENS) -> None:
         self.tokenizer = rt.load_tokenizer(tokenizer_path, MAX_LENGTH, "minilm")
         self.session = rt.create_session(model_path, threads, "minilm")
         self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
         self._pad_id = self.tokenizer.token_to_id("[PAD]") or 0
 
     def document_text(self, title: str, text: str) -> str:
@@ -130,7 +138,9 @@ class MiniLMEmbedder:
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         """float32 ``[len(texts), 384]``, unit rows, input order; texts over 256 tokens are truncated."""
-        return rt.embed_batched(texts, self.tokenizer, self._run, DIMENSION, self.batch_size, self._pad_id)
+        return rt.embed_batched(
+            texts, self.tokenizer, self._run, DIMENSION, self.batch_size, self._pad_id, self.max_batch_tokens
+        )
 
     def embed_query(self, query: str) -> np.ndarray:
         """float32 ``[384]`` unit vector of the plain query."""

@@ -30,8 +30,12 @@ from ..errors import EmbedderUnavailableError
 #: Upper bound of the default intra-op thread count. Measured on MiniLM int8 (see minilm.py):
 #: beyond 4 threads the per-batch gain is small and the server competes with the agent's tools.
 MAX_DEFAULT_THREADS = 4
-#: Default texts per onnxruntime call (see the table in minilm.py).
+#: Default texts per onnxruntime call, and the cap on padded tokens per call (batch x longest).
+#: Measured on MiniLM (table in minilm.py): on CPU, batches of long passages get *slower* per
+#: passage past ~8 x 256 tokens (the attention tensors leave the cache), while batches of short
+#: passages still gain from amortising the per-call overhead; so both limits apply.
 DEFAULT_BATCH_SIZE = 32
+DEFAULT_MAX_BATCH_TOKENS = 2048
 
 
 def default_threads() -> int:
@@ -115,10 +119,23 @@ def mean_pool(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
     return summed / np.maximum(mask.sum(axis=1), 1e-9)
 
 
-def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-    """Indices grouped into batches of at most ``batch_size``, in order of increasing length."""
+def length_sorted_batches(
+    lengths: Sequence[int], batch_size: int, max_tokens: int = DEFAULT_MAX_BATCH_TOKENS
+) -> list[list[int]]:
+    """Indices in order of increasing length, grouped into batches of at most ``batch_size``
+    items and at most ``max_tokens`` padded tokens (items x longest; a single item always fits)."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        # sorted ascending, so lengths[i] is the longest of the batch if i joins it
+        if current and (len(current) >= batch_size or (len(current) + 1) * lengths[i] > max_tokens):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
 
 
 def embed_batched(
@@ -128,19 +145,21 @@ def embed_batched(
     dimension: int,
     batch_size: int = DEFAULT_BATCH_SIZE,
     pad_id: int = 0,
+    max_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
 ) -> np.ndarray:
     """Embed ``texts`` -> float32 ``[len(texts), dimension]``, L2-normalised, in input order.
 
     ``run`` receives one padded :class:`TokenBatch` and returns float ``[b, dimension]``.
     Texts are tokenised once (``encode_batch``, truncation as configured on ``tokenizer``),
-    sorted by token count and cut into batches of ``batch_size`` padded to their longest member.
+    sorted by token count and cut into batches of at most ``batch_size`` texts and ``max_tokens``
+    padded tokens, each padded to its longest member.
     """
     if len(texts) == 0:
         return np.zeros((0, dimension), dtype=np.float32)
     encodings = tokenizer.encode_batch(list(texts), add_special_tokens=True)
     lengths = [len(e.ids) for e in encodings]
     out = np.zeros((len(texts), dimension), dtype=np.float32)
-    for idx in length_sorted_batches(lengths, max(1, batch_size)):
+    for idx in length_sorted_batches(lengths, max(1, batch_size), max_tokens):
         seq = max(1, max(lengths[i] for i in idx))
         ids = np.full((len(idx), seq), pad_id, dtype=np.int64)
         mask = np.zeros((len(idx), seq), dtype=np.int64)
