@@ -32,6 +32,10 @@ CANDIDATES = 60
 VECTOR_BAR = {"minilm": 0.45, "embeddinggemma": 0.45}
 #: Share of the query's IDF mass a keyword hit must cover to count as confident.
 KEYWORD_COVERAGE_BAR = 0.3
+#: Presets whose vectors understand CJK text; for the others a query whose letters are at least
+#: CJK_VECTOR_SHARE CJK is ranked by keywords alone (all-MiniLM-L6-v2 is English-only).
+MULTILINGUAL = frozenset({"embeddinggemma"})
+CJK_VECTOR_SHARE = 0.3
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _STRONG = re.compile(r"\w_\w|\w(?:\.|::)\w|^--?\w|[a-z][A-Z]|\w\(\)")
@@ -177,6 +181,12 @@ def boost_identifier(raw: str) -> bool:
     return strong_identifier(raw) or bool(_CAPS.match(raw))
 
 
+def cjk_share(text: str) -> float:
+    """Share of CJK characters among the letters and digits of ``text`` (0.0 - 1.0)."""
+    chars = [ch for ch in text if ch.isalnum()]
+    return sum(1 for ch in chars if is_cjk(ch)) / len(chars) if chars else 0.0
+
+
 def _bodyless(text: str) -> bool:
     """True for a section that is (almost) only its heading: it cannot answer anything itself,
     though its short length makes BM25 love it when the breadcrumb matches."""
@@ -223,6 +233,8 @@ def rank(
     for rank_no, (sid, bm) in enumerate(keyword_candidates(store, query, path_prefix)):
         cands.setdefault(sid, Candidate(sid)).keyword_rank = rank_no
         cands[sid].bm25 = bm
+    if qvec is not None and embedder_name not in MULTILINGUAL and cjk_share(query.text) >= CJK_VECTOR_SHARE:
+        qvec = None  # an English-only model embeds CJK text as noise: rank by keywords alone
     if qvec is not None:
         for rank_no, (sid, pid, cos) in enumerate(vector_candidates(store, qvec, path_prefix)):
             c = cands.setdefault(sid, Candidate(sid))
