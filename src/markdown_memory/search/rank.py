@@ -25,6 +25,7 @@ from ..store import Store, vector_blob
 from .query import AnalysedQuery
 
 RRF_K = 60
+EXACT_WEIGHT = 2.0
 HEADING_WEIGHT = 3.0
 CANDIDATES = 60
 #: Cosine similarity a passage must reach for the vector side to count as confident.
@@ -264,8 +265,6 @@ def rank(
         if c.keyword_rank is not None:
             words = set(_TOKEN.findall(fts_text(haystack)))
             c.coverage = sum(w for tok, w in weights.items() if tok in words) / idf_mass
-    exact_list.sort(key=lambda s: (cands[s].keyword_rank if cands[s].keyword_rank is not None else 10**6))
-    exact_rank = {sid: i for i, sid in enumerate(exact_list)}
     for sid, c in cands.items():
         score = 0.0
         if c.keyword_rank is not None:
@@ -273,9 +272,12 @@ def rank(
             score += 1.0 / (RRF_K + c.keyword_rank + penalty)
         if c.vector_rank is not None:
             score += 1.0 / (RRF_K + c.vector_rank)
-        if sid in exact_rank:
-            score += 2.0 / (RRF_K + exact_rank[sid])
         c.score = score
+    # Sections holding a rare identifier verbatim form a third list, ordered by their fused
+    # score, that counts twice: an exact hit beats semantic look-alikes.
+    exact_list.sort(key=lambda sid: -cands[sid].score)
+    for i, sid in enumerate(exact_list):
+        cands[sid].score += EXACT_WEIGHT / (RRF_K + i)
     ordered = sorted((c for c in cands.values() if c.row), key=lambda c: -c.score)
     confidence = "none" if absent else _confidence(ordered, embedder_name, qvec is not None, bool(idents))
     return Ranking(ordered[: max(top_k, 1) * 3], confidence, absent)
