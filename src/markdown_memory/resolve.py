@@ -6,7 +6,8 @@ another absolute path, a symlink leaving the root) raises PathOutsideRootError n
 
 Breadcrumbs, in order: exact; spacing around ``>`` ignored; case-insensitive; trailing
 fragment (``Child > Sub`` or a bare title); fuzzy (each requested part is an abbreviation or
-word prefix of the matching heading part: ``db`` -> ``Database``, ``deploy`` -> ``Deployment``).
+word prefix of the matching heading part: ``db`` -> ``Database``, ``deploy`` -> ``Deployment``);
+close spelling (``restrat`` -> ``Restart``).
 An ambiguous request lists the exact candidates; a miss lists the nearest ones.
 """
 
@@ -136,6 +137,30 @@ def _abbrev_match(want: str, have: str) -> bool:
     return False
 
 
+def _edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance (insert, delete, substitute, swap adjacent)."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def _is_typo(want: str, have: str) -> bool:
+    """A misspelling: one edit per 8 characters (at least one), same first letter.
+    ``restrat`` ~ ``Restart``; ``Uninstall`` is not ``Install`` (two edits in 9)."""
+    w, h = want.lower().strip(), have.lower().strip()
+    if not w or not h or w[0] != h[0]:
+        return False
+    return _edit_distance(w, h) <= max(1, len(h) // 8)
+
+
 def resolve_heading(requested: str, available: list[str]) -> str:
     """Pick one breadcrumb from ``available`` (see module docstring). Raises
     SectionNotFoundError with ``candidates`` (ambiguous: every match; miss: nearest)."""
@@ -174,6 +199,17 @@ def resolve_heading(requested: str, available: list[str]) -> str:
         if len(want) <= len(parts) and all(_abbrev_match(w, p) for w, p in zip(want, parts[-len(want):])):
             fuzzy.append(a)
     found = pick(fuzzy, "fuzzy match")
+    if found:
+        return found
+    # Typos: every requested part within TYPO_RATIO of the aligned heading part.
+    typo = []
+    for a in available:
+        parts = _parts(a)
+        if want and len(want) <= len(parts) and all(
+            _is_typo(w, p) for w, p in zip(want, parts[-len(want):])
+        ):
+            typo.append(a)
+    found = pick(typo, "close spelling")
     if found:
         return found
     near = difflib.get_close_matches(req, available, n=5, cutoff=0.3)

@@ -1,0 +1,49 @@
+"""Heading and path resolution: what an agent types -> one section, or a useful error."""
+
+from __future__ import annotations
+
+import pytest
+
+from markdown_memory.errors import SectionNotFoundError
+from markdown_memory.resolve import resolve_heading
+
+AVAILABLE = [
+    "Guide",
+    "Guide > Install",
+    "Guide > Install > Linux",
+    "Guide > Database",
+    "Guide > Deployment > Restart",
+    "Guide > Deployment > Rollback",
+    "Ops > Restart",
+]
+
+
+@pytest.mark.parametrize(
+    "asked, expected",
+    [
+        ("Guide > Install > Linux", "Guide > Install > Linux"),
+        ("Guide>Install>  Linux", "Guide > Install > Linux"),
+        ("guide > install > linux", "Guide > Install > Linux"),
+        ("Install > Linux", "Guide > Install > Linux"),
+        ("db", "Guide > Database"),
+        ("deploy > rollback", "Guide > Deployment > Rollback"),
+        ("Deployment > Restrat", "Guide > Deployment > Restart"),
+        ("Instal", "Guide > Install"),
+    ],
+)
+def test_resolution_ladder(asked, expected):
+    assert resolve_heading(asked, AVAILABLE) == expected
+
+
+def test_ambiguous_fragment_lists_exact_candidates():
+    with pytest.raises(SectionNotFoundError) as err:
+        resolve_heading("Restart", AVAILABLE)
+    assert err.value.ambiguous
+    assert set(err.value.candidates) == {"Guide > Deployment > Restart", "Ops > Restart"}
+
+
+def test_miss_lists_nearest():
+    with pytest.raises(SectionNotFoundError) as err:
+        resolve_heading("Guide > Uninstall", AVAILABLE)
+    assert not err.value.ambiguous
+    assert "Guide > Install" in err.value.candidates
