@@ -91,6 +91,7 @@ def write_stamp(folder: Path, specs: Sequence[FileSpec]) -> bool:
         fd, tmp = tempfile.mkstemp(prefix=".stamp-", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=1, sort_keys=True)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, folder / STAMP_NAME)
         return True
     except OSError:
