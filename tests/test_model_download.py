@@ -369,3 +369,38 @@ def test_stale_folders_logged_once_not_deleted(tiny, hub, caplog, monkeypatch):
     stale = [r for r in caplog.records if "other model folders" in r.getMessage()]
     assert len(stale) == 1 and str(old) in stale[0].getMessage() and "2.0 MB" in stale[0].getMessage()
     assert (old / "x.bin").exists()
+
+
+def test_cli_download_model_against_fake_hub(tiny, hub, monkeypatch, capsys):
+    from markdown_memory import cli
+
+    manifest = tiny[0]
+    monkeypatch.setitem(dl.MANIFESTS, "embeddinggemma", manifest)
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    assert cli.main(["--download-model"]) == 0
+    out = capsys.readouterr().out
+    assert str(cache_dir(manifest)) in out and "MB" in out
+    assert stamp_is_current(cache_dir(manifest), manifest.files)
+
+
+def test_cli_download_model_unreachable_exits_nonzero(monkeypatch, capsys):
+    from markdown_memory import cli
+
+    monkeypatch.setenv("HF_ENDPOINT", dead_endpoint())
+    start = time.monotonic()
+    assert cli.main(["--download-model"]) != 0
+    assert time.monotonic() - start < 5
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "cannot reach" in captured.err and "MARKDOWN_MEMORY_MODEL_DIR" in captured.err
+
+
+def test_download_model_none_and_minilm():
+    assert "no model" in dl.download_model("none")
+    try:
+        from markdown_memory.embed.minilm import verify_minilm_files
+
+        verify_minilm_files()
+    except EmbedderUnavailableError:
+        pytest.skip("minilm packages not installed")
+    assert "minilm: verified" in dl.download_model("minilm")

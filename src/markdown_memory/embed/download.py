@@ -334,9 +334,12 @@ def _fetch_verified(folder: Path, manifest: Manifest, spec: FileSpec, endpoint: 
 def download_model(preset: str, *, manifest: Manifest | None = None, endpoint: str | None = None) -> str:
     """Fetch (or verify) and load ``preset``; return a one-paragraph summary for ``--download-model``.
 
-    ``minilm`` is only verified and loaded (it ships as Python packages). Raises ModelDownloadError,
+    ``minilm`` is only verified and loaded (it ships as Python packages); ``none`` needs nothing.
+    Raises ModelDownloadError,
     EmbedderUnavailableError (load failure), ValueError (unknown preset).
     """
+    if preset == "none":
+        return "embedder 'none': keyword-only search, no model to download"
     if preset == "minilm":
         from .minilm import load_minilm, minilm_files
 
