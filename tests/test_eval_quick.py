@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ MARGIN = 0.0
 def _harness():
     spec = importlib.util.spec_from_file_location("eval_retrieval", REPO / "scripts" / "eval_retrieval.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("eval_retrieval", module)  # dataclasses look their module up here
     spec.loader.exec_module(module)
     return module
 
