@@ -189,29 +189,24 @@ def resolve_heading(requested: str, available: list[str]) -> str:
     found = pick(lower, "case-insensitive")
     if found:
         return found
-    tail = [a for a in available if [p.lower() for p in _parts(a)[-len(want):]] == [w.lower() for w in want]] if want else []
-    found = pick(tail, "matches the end of several breadcrumbs")
-    if found:
-        return found
-    fuzzy = []
-    for a in available:
-        parts = _parts(a)
-        if len(want) <= len(parts) and all(_abbrev_match(w, p) for w, p in zip(want, parts[-len(want):])):
-            fuzzy.append(a)
-    found = pick(fuzzy, "fuzzy match")
-    if found:
-        return found
-    # Typos: every requested part within TYPO_RATIO of the aligned heading part.
-    typo = []
-    for a in available:
-        parts = _parts(a)
-        if want and len(want) <= len(parts) and all(
-            _is_typo(w, p) for w, p in zip(want, parts[-len(want):])
-        ):
-            typo.append(a)
-    found = pick(typo, "close spelling")
-    if found:
-        return found
+    def same(w: str, h: str) -> bool:
+        return w.lower() == h.lower()
+
+    # Trailing fragment, then abbreviations / word prefixes, then misspellings: each requested
+    # part is compared with the aligned part at the end of every breadcrumb.
+    for how, part_matches in (
+        ("matches the end of several breadcrumbs", same),
+        ("fuzzy match", _abbrev_match),
+        ("close spelling", _is_typo),
+    ):
+        matches = [
+            a for a in available
+            if want and len(want) <= len(_parts(a))
+            and all(part_matches(w, h) for w, h in zip(want, _parts(a)[-len(want):]))
+        ]
+        found = pick(matches, how)
+        if found:
+            return found
     near = difflib.get_close_matches(req, available, n=5, cutoff=0.3)
     if not near:
         near = [a for a in available if want and want[-1].lower() in a.lower()][:5]
