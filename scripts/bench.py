@@ -54,34 +54,95 @@ def index_subprocess(corpus: Path, db: Path, embedder: str) -> tuple[dict, float
     return json.loads(proc.stdout), wall, peak_kb / 1024
 
 
-def mcp_handshake_ms(corpus: Path, db: Path, embedder: str, runs: int = 5) -> float | None:
-    """Median ms from spawning ``markdown-memory`` (server mode) to its ``initialize`` result."""
-    request = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "bench", "version": "0"}},
-    }
-    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(db), MARKDOWN_MEMORY_DOCS_DIR=str(corpus),
-               MARKDOWN_MEMORY_EMBEDDER=embedder)
+_INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "bench", "version": "0"}},
+}
+
+
+def _rpc_line(proc: subprocess.Popen, message: dict) -> dict | None:
+    """Send one JSON-RPC message (newline-delimited stdio) and read lines until the reply with
+    the same id (notifications and log lines are skipped); None when the server closed stdout."""
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(json.dumps(message) + "\n")
+    proc.stdin.flush()
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            return None
+        if not line.strip().startswith("{"):
+            continue
+        reply = json.loads(line)
+        if reply.get("id") == message.get("id"):
+            return reply
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.stdin:
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def mcp_handshake_ms(corpus: Path | None = None, db: Path | None = None, embedder: str = "minilm", runs: int = 5,
+                     *, cmd: list[str] | None = None, env: dict[str, str] | None = None) -> float | None:
+    """Median ms from spawning the MCP server (default: ours, ``python -m markdown_memory.cli``)
+    to its ``initialize`` result; None when the server does not answer with JSON."""
+    if cmd is None:
+        cmd = [sys.executable, "-m", "markdown_memory.cli"]
+        env = dict(os.environ, MARKDOWN_MEMORY_DB=str(db), MARKDOWN_MEMORY_DOCS_DIR=str(corpus),
+                   MARKDOWN_MEMORY_EMBEDDER=embedder)
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "markdown_memory.cli"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
-        assert proc.stdin and proc.stdout
-        proc.stdin.write(json.dumps(request) + "\n")
-        proc.stdin.flush()
-        line = proc.stdout.readline()
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=env, text=True)
+        reply = _rpc_line(proc, _INITIALIZE)
         elapsed = (time.perf_counter() - started) * 1000
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        if not line.strip().startswith("{"):
+        _stop(proc)
+        if reply is None or "result" not in reply:
             return None
         times.append(elapsed)
     return statistics.median(times) if times else None
+
+
+def mcp_query_latency(queries: list[str], *, cmd: list[str], env: dict[str, str], tool: str = "search_docs",
+                      extra_args: dict | None = None) -> dict[str, float] | None:
+    """Hybrid query latency through the MCP server: one session, ``initialize``, one untimed
+    warm-up call (model load, catch-up), then one timed ``tools/call`` per query.
+
+    Returns ``{"p50": ms, "p95": ms}`` of the round trips, or None when a call fails."""
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env, text=True)
+    try:
+        if _rpc_line(proc, _INITIALIZE) is None:
+            return None
+        assert proc.stdin
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        proc.stdin.flush()
+        lat = []
+        for n, query in enumerate([queries[0]] + queries):
+            call = {"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call",
+                    "params": {"name": tool, "arguments": {"query": query, **(extra_args or {})}}}
+            t = time.perf_counter()
+            reply = _rpc_line(proc, call)
+            if reply is None or "result" not in reply or reply["result"].get("isError"):
+                print(f"MCP {tool} failed: {str(reply)[:300]}", file=sys.stderr)
+                return None
+            if n:
+                lat.append((time.perf_counter() - t) * 1000)
+        return {"p50": round(statistics.median(lat), 1), "p95": round(_percentile(lat, 95), 1)}
+    finally:
+        _stop(proc)
+
+
+def load_queries(path: Path) -> list[str]:
+    """The ``query`` field of each JSON line of ``path``."""
+    return [json.loads(line)["query"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def main() -> int:
@@ -130,7 +191,7 @@ def main() -> int:
         t = time.perf_counter()
         engine.index()
         results["one_file_edit_reindex_ms"] = round((time.perf_counter() - t) * 1000, 1)
-        queries = [json.loads(line)["query"] for line in args.queries.read_text(encoding="utf-8").splitlines() if line.strip()]
+        queries = load_queries(args.queries)
         keyword = Engine(Settings.load(corpus, db, "none"))
         for label, eng in (("keyword", keyword), ("hybrid", engine)):
             eng.search(queries[0])  # warm-up (model session, page cache)
@@ -143,7 +204,13 @@ def main() -> int:
             results[f"query_{label}_p95_ms"] = round(_percentile(lat, 95), 1)
         keyword.close()
         engine.close()
-        results["mcp_handshake_ms"] = mcp_handshake_ms(corpus, db, args.embedder)
+        server_env = dict(os.environ, MARKDOWN_MEMORY_DB=str(db), MARKDOWN_MEMORY_DOCS_DIR=str(corpus),
+                          MARKDOWN_MEMORY_EMBEDDER=args.embedder)
+        mcp = mcp_query_latency(queries, cmd=[sys.executable, "-m", "markdown_memory.cli"], env=server_env)
+        results["mcp_query_p50_ms"] = mcp["p50"] if mcp else None
+        results["mcp_query_p95_ms"] = mcp["p95"] if mcp else None
+        handshake = mcp_handshake_ms(corpus, db, args.embedder)
+        results["mcp_handshake_ms"] = round(handshake, 1) if handshake else None
         results["db_mb"] = round(_db_size(db) / 1e6, 1)
     finally:
         shutil.rmtree(work, ignore_errors=True)
