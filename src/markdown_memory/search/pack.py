@@ -3,10 +3,13 @@
 Every returned hit costs ``entry_cost`` (its path, breadcrumb, lines and preview); hits carry their
 full ``content`` in rank order while content plus all pointers stays within ``max_tokens``
 (at least one hit is always returned); a hit that does not fit (and every later one) becomes a
-pointer: path,
-heading_path, lines, tokens and the <= 100-character preview, no content. A section whose
-ancestor (or descendant) is already in the answer is dropped, so a parent and its own child are
-never both returned in full. Token counts use ``markdown_memory.tokens.count_tokens``.
+pointer: path, heading_path, lines, tokens and the <= 100-character preview, no content.
+
+A section's content is its own text only (its heading down to the next heading of any level),
+so a parent and its child never repeat each other's text: both may be returned, each with its
+own lines (a parent's introduction often answers what its child's detail does not). Only a hit
+whose line range overlaps one already chosen in the same file is dropped. Token counts use
+``markdown_memory.tokens.count_tokens``.
 """
 
 from __future__ import annotations
@@ -24,34 +27,22 @@ def entry_cost(hit: dict[str, Any]) -> int:
     return POINTER_TOKENS + count_tokens(f"{hit['file_path']} {hit['heading_path']} {hit.get('preview', '')}")
 
 
-def _ancestors(hit: dict[str, Any], parents: dict[tuple[int, int], int | None]) -> set[tuple[int, int]]:
-    out = set()
-    doc = hit["_doc_id"]
-    parent = hit["_parent"]
-    guard = 0
-    while parent is not None and guard < 64:
-        out.add((doc, parent))
-        parent = parents.get((doc, parent))
-        guard += 1
-    return out
-
-
-def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int, parents: dict[tuple[int, int], int | None] | None = None) -> list[dict[str, Any]]:
+def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
+              parents: dict[tuple[int, int], int | None] | None = None) -> list[dict[str, Any]]:
     """Choose up to ``top_k`` hits and decide which carry content. Private ``_`` keys are
-    removed from the returned dicts. ``parents`` maps (doc_id, ordinal) -> parent ordinal for
-    ancestor checks beyond one level (defaults to direct parents only)."""
-    parents = parents or {}
+    removed from the returned dicts. A hit whose lines overlap a better hit's in the same file
+    is skipped. ``parents`` is accepted for compatibility and not needed (sections never
+    contain their subsections)."""
+    del parents
     chosen: list[dict[str, Any]] = []
-    keys: set[tuple[int, int]] = set()
-    ancestry: list[set[tuple[int, int]]] = []
+    spans: dict[str, list[tuple[int, int]]] = {}
     for hit in hits:
-        key = (hit["_doc_id"], hit["_ordinal"])
-        anc = _ancestors(hit, parents)
-        if anc & keys or any(key in a for a in ancestry):
-            continue  # parent/child of a better hit: the better one already answers
+        a, b = int(hit["start_line"]), int(hit["end_line"])
+        taken = spans.setdefault(hit["file_path"], [])
+        if any(a <= y and x <= b for x, y in taken):
+            continue
         chosen.append(hit)
-        keys.add(key)
-        ancestry.append(anc)
+        taken.append((a, b))
         if len(chosen) >= top_k:
             break
     # Every chosen hit costs at least a pointer; content is added in rank order while the total
