@@ -7,6 +7,13 @@ several terms (``--dry-run``, ``os.path.join``, ``v2.4.1``, ``2026-03-14``) beco
 phrase, so it matches only that sequence. Terms are joined with ``OR``; BM25 does the rest.
 Quotes, ``-``, ``:``, ``*``, ``^``, parentheses and ``NEAR``/``AND``/``OR``/``NOT`` are thus
 plain text; a 10,000-character query is cut to ``MAX_TERMS`` distinct terms.
+
+Word forms: the index is not stemmed (identifiers must stay exact), so a plain English word of
+the query also gets a *stem prefix* term (``dependencies`` -> ``"depend"*``, ``fuzzily`` ->
+``"fuzz"*``, ``defining`` -> ``"defin"*``): FTS5 expands it to every indexed word starting with
+the stem. The exact word stays a term of its own, so the form the user typed scores twice.
+A hyphenated prose chunk (``note-taking``, ``environment-variable``) is searched as a phrase
+and as its separate words.
 """
 
 from __future__ import annotations
@@ -41,6 +48,16 @@ STOPWORDS = frozenset(
 )
 
 
+_PROSE_HYPHEN = re.compile(r"^[A-Za-z]+(?:-[A-Za-z]+)+$")
+
+
+def strong_chunk(chunk: str) -> bool:
+    """True for a chunk that is code-like rather than hyphenated prose: anything but plain
+    letters joined by single hyphens (``note-taking`` is prose; ``--dry-run``, ``os.path``,
+    ``rook-ceph-v1`` are not). Hyphenated prose is searched as a phrase and as its words."""
+    return not _PROSE_HYPHEN.match(chunk)
+
+
 @dataclass
 class Term:
     """One FTS5 term or phrase: ``tokens`` in order (lowercased), and whether it came from an
@@ -49,9 +66,17 @@ class Term:
     tokens: tuple[str, ...]
     identifier: bool = False
     raw: str = ""
+    prefix: bool = False  # a stem: matches every indexed word that starts with tokens[0]
 
     def fts(self) -> str:
-        return '"' + " ".join(self.tokens) + '"'
+        return '"' + " ".join(self.tokens) + '"' + ("*" if self.prefix else "")
+
+    def matches(self, words: set[str]) -> bool:
+        """True when a text whose FTS tokens are ``words`` contains this term (phrase order
+        is not checked)."""
+        if self.prefix:
+            return any(w.startswith(self.tokens[0]) for w in words)
+        return all(tok in words for tok in self.tokens)
 
 
 @dataclass
@@ -67,6 +92,27 @@ class AnalysedQuery:
         if not self.terms:
             return None
         return " OR ".join(t.fts() for t in self.terms)
+
+
+#: Suffixes stripped (longest first) to make a stem prefix; the stem keeps >= STEM_MIN letters.
+_SUFFIXES = tuple(sorted(
+    """ations ation ically ingly ities ility ously ively fully ements ement ments ment ness ings ing
+    ies ied ily ers er ed ly es s ity ive ally al able ible y e""".split(), key=len, reverse=True))
+STEM_MIN = 4
+_ASCII_WORD = re.compile(r"^[a-z]+$")
+
+
+def stem_prefix(word: str) -> str | None:
+    """A prefix shared by the inflected and derived forms of an English ``word`` (lowercase):
+    ``"dependencies"`` -> ``"depend"``, ``"exactly"`` -> ``"exact"``, ``"colors"`` -> ``"color"``.
+    None for short words (< 5 letters), non-ASCII words and stopwords. The word itself is
+    returned when no suffix can go (``"depend"``): as a prefix it still reaches ``depends``."""
+    if len(word) < STEM_MIN + 1 or not _ASCII_WORD.match(word) or word in STOPWORDS:
+        return None
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= STEM_MIN:
+            return word[: -len(suffix)]
+    return word
 
 
 def _chunk_tokens(chunk: str) -> list[str]:
@@ -92,14 +138,22 @@ def analyse(text: str) -> AnalysedQuery:
     query = AnalysedQuery(text=text, cjk=is_cjk(text))
     seen: set[tuple[str, ...]] = set()
 
-    def add(tokens: list[str], identifier: bool, raw: str) -> None:
+    def add(tokens: list[str], identifier: bool, raw: str, prefix: bool = False) -> None:
         if not tokens:
             return
-        key = tuple(tokens)
+        key = (*tokens, "*") if prefix else tuple(tokens)
         if key in seen or len(query.terms) >= MAX_TERMS:
             return
         seen.add(key)
-        query.terms.append(Term(key, identifier, raw))
+        query.terms.append(Term(tuple(tokens), identifier, raw, prefix))
+
+    stems: list[tuple[str, str]] = []  # (stem, word) added after every exact term
+
+    def add_word(tok: str, raw: str) -> None:
+        add([tok], False, raw)
+        stem = stem_prefix(tok)
+        if stem is not None:
+            stems.append((stem, raw))
 
     rest = text
     for m in _QUOTED.finditer(text):
@@ -121,6 +175,10 @@ def analyse(text: str) -> AnalysedQuery:
             query.identifiers.append(chunk)
         if len(tokens) > 1 and (ident or not is_cjk(chunk)):
             add(tokens, ident, chunk)
+            if not strong_chunk(chunk) and all(_ASCII_WORD.match(t) for t in tokens):
+                for tok in tokens:  # prose joined by hyphens: its words count on their own too
+                    if tok not in STOPWORDS:
+                        add_word(tok, tok)
         elif len(tokens) > 1:  # a CJK run: bigram phrase, plus each bigram for partial matches
             add(tokens, False, chunk)
             for tok in tokens:
@@ -129,7 +187,12 @@ def analyse(text: str) -> AnalysedQuery:
             tok = tokens[0]
             if not ident and tok in STOPWORDS:
                 continue
-            add([tok], ident, chunk)
+            if ident:
+                add([tok], ident, chunk)
+            else:
+                add_word(tok, chunk)
+    for stem, raw in stems:
+        add([stem], False, raw, prefix=True)
     if not query.terms:  # only stopwords: search them rather than nothing
         for raw_chunk in rest.split():
             add(_chunk_tokens(_strip_chunk(raw_chunk)), False, raw_chunk)

@@ -22,10 +22,14 @@ import numpy as np
 
 from ..fts_text import fts_text, is_cjk
 from ..store import Store, vector_blob
-from .query import AnalysedQuery
+from .query import AnalysedQuery, stem_prefix
 
 RRF_K = 60
 EXACT_WEIGHT = 2.0
+#: Weight of the coverage list (keyword candidates ordered by the IDF share of distinct query
+#: words they hold, in any form): BM25 favours repetition and short sections, coverage favours
+#: the section that holds *all* the question's rare words.
+COVERAGE_WEIGHT = 0.5
 HEADING_WEIGHT = 3.0
 CANDIDATES = 60
 #: Cosine similarity a passage must reach for the vector side to count as confident.
@@ -150,11 +154,19 @@ def coverage_weights(store: Store, query: AnalysedQuery) -> dict[str, float]:
     """IDF weight of each distinct query token for the coverage gate. A CJK bigram that no
     section contains is dropped: it usually straddles two words of the question (``法吗``), so it
     says nothing about whether the docs cover the topic; an absent Latin word does count."""
-    tokens = list(dict.fromkeys(tok for t in query.terms for tok in t.tokens))
+    tokens = list(dict.fromkeys(tok for t in query.terms if not t.prefix for tok in t.tokens))
     if not tokens:
         return {}
     idf, dfs = _idf(store, tokens)
     return {tok: idf[tok] for tok in tokens if dfs[tok] > 0 or not is_cjk(tok)}
+
+
+def _covers(token: str, words: set[str]) -> bool:
+    """A query token is covered by a text holding it or another form of it (same stem)."""
+    if token in words:
+        return True
+    stem = stem_prefix(token)
+    return stem is not None and any(w.startswith(stem) for w in words)
 
 
 def identifier_frequencies(store: Store, query: AnalysedQuery) -> dict[str, int]:
@@ -264,7 +276,7 @@ def rank(
             exact_list.append(sid)
         if c.keyword_rank is not None:
             words = set(_TOKEN.findall(fts_text(haystack)))
-            c.coverage = sum(w for tok, w in weights.items() if tok in words) / idf_mass
+            c.coverage = sum(w for tok, w in weights.items() if _covers(tok, words)) / idf_mass
     for sid, c in cands.items():
         score = 0.0
         if c.keyword_rank is not None:
@@ -273,6 +285,12 @@ def rank(
         if c.vector_rank is not None:
             score += 1.0 / (RRF_K + c.vector_rank)
         c.score = score
+    # CJK questions are cut into overlapping bigrams, half of which straddle two words: their
+    # coverage measures little, so CJK-heavy queries skip this list.
+    covered = [] if cjk_share(query.text) >= CJK_VECTOR_SHARE else sorted(
+        (c for c in cands.values() if c.keyword_rank is not None and c.row), key=lambda c: (-c.coverage, c.keyword_rank))
+    for i, c in enumerate(covered):
+        c.score += COVERAGE_WEIGHT / (RRF_K + i)
     # Sections holding a rare identifier verbatim form a third list, ordered by their fused
     # score, that counts twice: an exact hit beats semantic look-alikes.
     exact_list.sort(key=lambda sid: -cands[sid].score)

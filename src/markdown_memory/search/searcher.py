@@ -39,7 +39,7 @@ def _best_passage(passages: list[tuple[int, str, int, int]], query: AnalysedQuer
     best_score = -1.0
     for _pid, text, a, b in passages:
         words = set(_TOKEN.findall(fts_text(text.lower())))
-        score = sum(len(t.tokens) for t in query.terms if all(tok in words for tok in t.tokens))
+        score = sum(len(t.tokens) for t in query.terms if t.matches(words))
         if score > best_score:
             best, best_score = (text, a, b), score
     return best
