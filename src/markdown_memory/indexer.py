@@ -22,6 +22,7 @@ from typing import Callable
 
 from .embed.base import Embedder
 from .markdown import parse_document
+from .markdown.passages import pack_runs
 from .store import Store, vector_blob
 from .tokens import count_tokens
 from .walk import describe_os_error, walk_markdown
@@ -118,6 +119,27 @@ def embedding_title(doc_title: str, base_path: str, level: int) -> str:
     return f"{doc_title} > {base_path}"
 
 
+def passage_keys(doc) -> list[str]:
+    """``embed_key`` of each passage of a parsed document, in order: the key of its own text, or
+    for a member of a packed run (``passages.pack_runs``: adjacent small list items / table rows
+    of one section) the key of the run's joined text, which all members share and embed once."""
+    keys: list[str] = []
+    passages = doc.passages
+    start = 0
+    while start < len(passages):
+        end = start
+        while end < len(passages) and passages[end].section == passages[start].section:
+            end += 1
+        sec = doc.sections[passages[start].section]
+        title = embedding_title(doc.title, sec.base_path, sec.level)
+        run = passages[start:end]
+        for group in pack_runs([(p.kind, p.text, p.start_line, p.end_line) for p in run]):
+            key = embed_key(title, "\n".join(run[i].text for i in group))
+            keys.extend([key] * len(group))
+        start = end
+    return keys
+
+
 def write_document(store: Store, rel: str, data: bytes, text: str, size: int, mtime_ns: int,
                    warnings: list[str], old_id: int | None) -> tuple[int, int, int]:
     """Parse and replace one document in a single transaction.
@@ -137,10 +159,7 @@ def write_document(store: Store, rel: str, data: bytes, text: str, size: int, mt
         "tokens": count_tokens(text),
         "indexed_at": time.time(),
     }
-    keyed = []
-    for p in doc.passages:
-        sec = doc.sections[p.section]
-        keyed.append((p, embed_key(embedding_title(doc.title, sec.base_path, sec.level), p.text)))
+    keyed = list(zip(doc.passages, passage_keys(doc)))
     reused = 0
     with store.transaction():
         old_vectors: dict[str, bytes] = {}
@@ -304,39 +323,71 @@ def embed_pending(
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> tuple[int, int]:
-    """Embed every passage without a vector. Returns (embedded, reused by identical key)."""
+    """Embed every passage without a vector. Returns (passages given a freshly computed vector,
+    passages given the stored vector of an identical key elsewhere).
+
+    Runs of adjacent small list items / table rows of one section (``passages.pack_runs``) are
+    embedded as one text, ``"{breadcrumb}\n{item}\n{item}..."``, and every member gets that
+    vector; their ``embed_key`` is the key of the run's text (see :func:`passage_keys`; re-keyed
+    here when a pending subset packs differently), so identical runs elsewhere (copied READMEs,
+    moved files) reuse it. The number of model inputs is logged at INFO. Texts are embedded in order of length, in chunks of
+    ``EMBED_CHUNK`` written one transaction each (``should_stop`` is polled between chunks).
+    """
     stop = should_stop or (lambda: False)
     with store.transaction():
         store.ensure_vector_space(embedder.weights_id, embedder.dimension)
         store.set_meta("embedder_name", embedder.name)
-    # Reuse vectors of identical (breadcrumb, text) pairs already embedded elsewhere.
+    rows = store.conn.execute(
+        "SELECT p.id, p.section_id, p.kind, p.text, p.start_line, p.end_line, p.embed_key, s.base_path, s.level, d.title "
+        "FROM passages p JOIN sections s ON s.id = p.section_id JOIN documents d ON d.id = p.doc_id "
+        "WHERE p.has_vector = 0 ORDER BY p.section_id, p.ordinal"
+    ).fetchall()
+    by_key: dict[str, list[tuple[int, int]]] = {}
+    texts: dict[str, str] = {}
+    own: dict[str, int] = {}  # passages of the first run with a key: fresh vectors, not reuse
+    rekey: list[tuple[str, int]] = []
+    start = 0
+    while start < len(rows):
+        end = start
+        while end < len(rows) and rows[end][1] == rows[start][1]:
+            end += 1
+        section = rows[start:end]
+        _, sid, _, _, _, _, _, base_path, level, title = section[0]
+        title = embedding_title(title, base_path, level)
+        for group in pack_runs([(r[2], r[3], r[4], r[5]) for r in section]):
+            members = [section[i] for i in group]
+            text = "\n".join(r[3] for r in members)
+            key = embed_key(title, text)
+            for r in members:
+                by_key.setdefault(key, []).append((r[0], sid))
+                if r[6] != key:
+                    rekey.append((key, r[0]))
+            if key not in texts:
+                texts[key] = embedder.document_text(title, text)
+                own[key] = len(members)
+        start = end
+    del rows
+    if rekey:
+        with store.transaction():
+            store.conn.executemany("UPDATE passages SET embed_key = ? WHERE id = ?", rekey)
+    # Reuse vectors of identical keys already embedded elsewhere.
     matches = store.conn.execute(
-        "SELECT p.id, p.section_id, v.embedding FROM passages p "
+        "SELECT p.id, p.section_id, p.embed_key, v.embedding FROM passages p "
         "JOIN passages q ON q.embed_key = p.embed_key AND q.has_vector = 1 "
         "JOIN vec_passages v ON v.rowid = q.id WHERE p.has_vector = 0"
     ).fetchall()
     reuse: dict[int, tuple[int, bytes]] = {}
-    for pid, sid, blob in matches:
+    for pid, sid, key, blob in matches:
         reuse.setdefault(pid, (sid, blob))
+        texts.pop(key, None)
     reused = len(reuse)
     if reuse:
         with store.transaction():
             store.attach_vectors([(pid, blob) for pid, (_, blob) in reuse.items()])
             store.refresh_section_vectors(sid for sid, _ in reuse.values())
-    rows = store.conn.execute(
-        "SELECT p.id, p.section_id, p.embed_key, p.text, s.base_path, s.level, d.title "
-        "FROM passages p JOIN sections s ON s.id = p.section_id JOIN documents d ON d.id = p.doc_id "
-        "WHERE p.has_vector = 0"
-    ).fetchall()
-    by_key: dict[str, list[tuple[int, int]]] = {}
-    texts: dict[str, str] = {}
-    for pid, sid, key, text, base_path, level, title in rows:
-        by_key.setdefault(key, []).append((pid, sid))
-        if key not in texts:
-            texts[key] = embedder.document_text(embedding_title(title, base_path, level), text)
     keys = sorted(texts, key=lambda k: len(texts[k]))
     total = len(keys)
-    embedded = 0
+    embedded = calls = 0
     for start in range(0, total, EMBED_CHUNK):
         if stop():
             break
@@ -352,8 +403,11 @@ def embed_pending(
         with store.transaction():
             store.attach_vectors(pairs)
             store.refresh_section_vectors(sections)
-        embedded += len(chunk)
-        reused += len(pairs) - len(chunk)
+        calls += len(chunk)
+        fresh = sum(own[k] for k in chunk)
+        embedded += fresh
+        reused += len(pairs) - fresh
         if progress:
             progress("embed", min(start + EMBED_CHUNK, total), total)
+    log.info("embedded %d texts for %d passages (%d reused)", calls, embedded, reused)
     return embedded, reused

@@ -7,6 +7,11 @@ Headings nested inside containers are passages too (they are not section heading
 
 Text comes from the source (markdown-it's inline ``content`` or source lines), never from
 rendered HTML, so backslashes, pipes and punctuation survive byte for byte.
+
+:func:`pack_runs` groups adjacent small list items (or table rows) of one section so that the
+indexer embeds each run as one text (each passage stays its own row for display and lines):
+on the eval corpus 31% of passages were under 40 characters, and each one cost a model call
+plus its breadcrumb.
 """
 
 from __future__ import annotations
@@ -182,6 +187,37 @@ def extract_passages(tokens: list[Token], lines: list[str], *, mdx: bool = False
         while rp.end_line > rp.start_line and rp.end_line <= len(lines) and not lines[rp.end_line - 1].strip():
             rp.end_line -= 1
     return out
+
+
+#: A packed run of list items or table rows stays at or under this many characters.
+PACK_CHARS = 300
+#: Passage kinds that are packed with their same-kind neighbours.
+PACK_KINDS = frozenset({"list_item", "table_row"})
+
+
+def pack_runs(items: list[tuple[str, str, int, int]], max_chars: int | None = None) -> list[list[int]]:
+    """Group one section's passages, given in order as ``(kind, text, start_line, end_line)``,
+    into runs embedded as one text: adjacent same-kind list items or table rows whose texts,
+    joined with line breaks, fit in ``max_chars`` (default :data:`PACK_CHARS`; 0 = no packing).
+
+    Adjacent means the next one starts after the previous ends and at most one blank line later
+    (items of one list, rows of one table). Returns lists of indices into ``items`` covering
+    every index once, in order; other kinds and long items are groups of one.
+    """
+    limit = PACK_CHARS if max_chars is None else max_chars
+    groups: list[list[int]] = []
+    size = 0
+    for i, (kind, text, start, _end) in enumerate(items):
+        if groups and kind in PACK_KINDS:
+            j = groups[-1][-1]
+            pkind, _, _, pend = items[j]
+            if pkind == kind and pend < start <= pend + 2 and size + 1 + len(text) <= limit:
+                groups[-1].append(i)
+                size += 1 + len(text)
+                continue
+        groups.append([i])
+        size = len(text)
+    return groups
 
 
 def esm_lines(tokens: list[Token]) -> set[int]:

@@ -1,0 +1,78 @@
+"""Embedding cost levers: packed runs of small list items / table rows, and one embedding per
+distinct text across files (issue 8)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from markdown_memory.markdown.passages import PACK_CHARS, pack_runs
+
+ITEMS = [
+    "Redis cache", "Postgres database", "Kafka broker", "MinIO object store", "Nginx ingress",
+    "Prometheus metrics", "Grafana dashboards", "Loki logs", "Tempo traces", "Vault secrets",
+]
+
+DOC = (
+    "# Platform\n\nThe platform runs a handful of shared services for every team.\n\n"
+    "## Components\n\n" + "".join(f"- {item}\n" for item in ITEMS) + "\n"
+    "## Ports\n\n| Service | Port |\n| --- | --- |\n"
+    + "".join(f"| svc{i} | {8000 + i} |\n" for i in range(8)) + "\n"
+    "## Backups\n\nNightly snapshots of the Postgres volume are copied to the object store and kept for 30 days.\n"
+)
+
+
+def test_pack_runs_groups_adjacent_small_items_of_one_kind():
+    items = [("list_item", "a" * 10, 3, 3), ("list_item", "b" * 10, 4, 4), ("list_item", "c", 6, 6),
+             ("paragraph", "p", 8, 8), ("list_item", "d", 10, 10), ("table_row", "e", 11, 11)]
+    assert pack_runs(items) == [[0, 1, 2], [3], [4], [5]]
+    # two blank lines between items means another list: not packed
+    assert pack_runs([("list_item", "x", 1, 1), ("list_item", "y", 4, 4)]) == [[0], [1]]
+    # the size limit: a run never exceeds PACK_CHARS characters (joined with line breaks)
+    big = [("table_row", "r" * 100, n, n) for n in range(1, 11)]
+    groups = pack_runs(big)
+    assert sorted(i for g in groups for i in g) == list(range(10))
+    assert all(len("\n".join("r" * 100 for _ in g)) <= PACK_CHARS for g in groups) and len(groups) > 1
+    assert pack_runs(big, max_chars=0) == [[i] for i in range(10)]
+
+
+def test_small_items_are_embedded_once_per_run_and_still_found(tmp_path: Path, make_engine):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "platform.md").write_text(DOC)
+    engine = make_engine(root)
+    report = engine.index()
+    passages = engine.status()["passages"]
+    assert passages >= len(ITEMS) + 8
+    assert report.vectors_embedded == passages  # every passage has a vector
+    distinct = engine.store.conn.execute("SELECT count(DISTINCT embed_key) FROM passages").fetchone()[0]
+    assert distinct <= passages - len(ITEMS)  # ten list items + eight rows: a few model inputs, not 18
+    hit = engine.search("which service stores secrets")["results"][0]
+    assert hit["heading_path"].endswith("Components")
+    hit = engine.search("grafana dashboards and loki logs")["results"][0]
+    assert hit["heading_path"].endswith("Components")
+
+    # An edit elsewhere in the file keeps the packed runs' vectors (same key), embeds the new text only.
+    path = root / "platform.md"
+    path.write_text(DOC + "\n## Restore\n\nRestores are done from the latest snapshot by the on-call engineer.\n")
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 10_000_000))
+    edited = engine.index()
+    assert edited.updated == 1
+    assert edited.vectors_embedded <= 2
+    assert edited.vectors_embedded + edited.vectors_reused == engine.status()["passages"]
+
+
+def test_copied_file_reuses_vectors_instead_of_embedding_again(tmp_path: Path, make_engine):
+    root = tmp_path / "docs"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "platform.md").write_text(DOC)
+    engine = make_engine(root)
+    first = engine.index()
+    shutil.copy(root / "a" / "platform.md", root / "platform-copy.md")
+    second = engine.index()
+    assert second.added == 1
+    # same title and breadcrumbs, same texts: nothing new for the model
+    assert second.vectors_embedded == 0
+    assert second.vectors_reused == first.vectors_embedded
