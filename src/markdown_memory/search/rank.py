@@ -30,8 +30,12 @@ EXACT_WEIGHT = 2.0
 #: words they hold, in any form): BM25 favours repetition and short sections, coverage favours
 #: the section that holds *all* the question's rare words.
 COVERAGE_WEIGHT = 0.5
+KEYWORD_WEIGHT = 1.0
+VECTOR_WEIGHT = 1.0
 HEADING_WEIGHT = 3.0
 CANDIDATES = 60
+VECTOR_FANOUT = 3
+VECTOR_CANDIDATES = 60
 #: Cosine similarity a passage must reach for the vector side to count as confident.
 #: Calibrated on the dev set with all-MiniLM-L6-v2 (see README "How search ranks").
 VECTOR_BAR = {"minilm": 0.45, "embeddinggemma": 0.45}
@@ -91,8 +95,9 @@ def _prefix_clause(path_prefix: str | None, alias: str = "d") -> tuple[str, list
     ]
 
 
-def keyword_candidates(store: Store, query: AnalysedQuery, path_prefix: str | None, limit: int = CANDIDATES) -> list[tuple[int, float]]:
+def keyword_candidates(store: Store, query: AnalysedQuery, path_prefix: str | None, limit: int | None = None) -> list[tuple[int, float]]:
     """``[(section_id, bm25)]`` best first (bm25 as FTS5 reports it: lower is better)."""
+    limit = limit or CANDIDATES
     expr = query.match_expression()
     if expr is None:
         return []
@@ -105,11 +110,12 @@ def keyword_candidates(store: Store, query: AnalysedQuery, path_prefix: str | No
     return [(int(r[0]), float(r[1])) for r in store.conn.execute(sql, [expr, *params, limit])]
 
 
-def vector_candidates(store: Store, qvec: np.ndarray, path_prefix: str | None, limit: int = CANDIDATES) -> list[tuple[int, int, float]]:
+def vector_candidates(store: Store, qvec: np.ndarray, path_prefix: str | None, limit: int | None = None) -> list[tuple[int, int, float]]:
     """``[(section_id, passage_id, cosine)]`` best first, one entry per section."""
     if not (store.vec_available and store.has_vec_tables()):
         return []
-    k = limit * (8 if path_prefix else 3)
+    limit = limit or CANDIDATES
+    k = limit * (8 if path_prefix else VECTOR_FANOUT)
     rows = store.conn.execute(
         "SELECT rowid, distance FROM vec_passages WHERE embedding MATCH ? AND k = ?", (vector_blob(qvec), k)
     ).fetchall()
@@ -249,7 +255,7 @@ def rank(
     if qvec is not None and embedder_name not in MULTILINGUAL and cjk_share(query.text) >= CJK_VECTOR_SHARE:
         qvec = None  # an English-only model embeds CJK text as noise: rank by keywords alone
     if qvec is not None:
-        for rank_no, (sid, pid, cos) in enumerate(vector_candidates(store, qvec, path_prefix)):
+        for rank_no, (sid, pid, cos) in enumerate(vector_candidates(store, qvec, path_prefix, VECTOR_CANDIDATES)):
             c = cands.setdefault(sid, Candidate(sid))
             c.vector_rank = rank_no
             c.cosine = cos
@@ -275,15 +281,17 @@ def rank(
             c.exact = True
             exact_list.append(sid)
         if c.keyword_rank is not None:
-            words = set(_TOKEN.findall(fts_text(haystack)))
+            # The file path counts too: questions name the project or page ("git-extras", "httpx").
+            words = set(_TOKEN.findall(fts_text(f"{row['file_path']}\n{haystack}")))
             c.coverage = sum(w for tok, w in weights.items() if _covers(tok, words)) / idf_mass
+
     for sid, c in cands.items():
         score = 0.0
         if c.keyword_rank is not None:
             penalty = EMPTY_PENALTY if _bodyless(c.row.get("text", "")) else 0
-            score += 1.0 / (RRF_K + c.keyword_rank + penalty)
+            score += KEYWORD_WEIGHT / (RRF_K + c.keyword_rank + penalty)
         if c.vector_rank is not None:
-            score += 1.0 / (RRF_K + c.vector_rank)
+            score += VECTOR_WEIGHT / (RRF_K + c.vector_rank)
         c.score = score
     # CJK questions are cut into overlapping bigrams, half of which straddle two words: their
     # coverage measures little, so CJK-heavy queries skip this list.
