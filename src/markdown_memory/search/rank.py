@@ -56,6 +56,14 @@ _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 BODYLESS_CHARS = 1
 EMPTY_PENALTY = 20
 _CAPS = re.compile(r"^[A-Z][A-Z0-9]{4,}$")  # ECONNRESET, SIGTERM; not JNI, API
+#: Release notes: a section under a version heading ("6.5.0 / 2022-10-06", "0.14.0 (August
+#: 2020) > Fixed") in a file named like a changelog. They mention every option and config key in
+#: passing, so unless the query asks about versions or changes they rank CHANGELOG_PENALTY
+#: places lower on each list and after the documenting sections among exact matches.
+_CHANGELOG_FILE = re.compile(r"(?i)(^|/)(change[-_ ]?log|changes|history|news|release[-_ ]?notes|releases)(\.[^/]*)?$")
+_VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?![\w.])")
+_CHANGE_WORDS = re.compile(r"(?i)\b(change ?log|changes?|changed|release[sd]?|version|versions|history|added|removed|deprecated|fixed|upgrade)\b")
+CHANGELOG_PENALTY = 10
 RARE_SHARE = 0.002
 RARE_MIN = 12
 
@@ -70,6 +78,7 @@ class Candidate:
     cosine: float = 0.0
     best_passage: int | None = None
     coverage: float = 0.0
+    late: int = 0  # places this candidate is pushed down on every list (release notes)
     score: float = 0.0
     row: dict[str, Any] = field(default_factory=dict)
 
@@ -213,6 +222,16 @@ def _bodyless(text: str) -> bool:
     return sum(len(ln.strip()) for ln in body) < BODYLESS_CHARS
 
 
+def release_notes(row: dict[str, Any]) -> bool:
+    """True for a changelog entry: a changelog-named file and a version number in the breadcrumb."""
+    return bool(_CHANGELOG_FILE.search(row["file_path"]) and _VERSION.search(row["heading_path"]))
+
+
+def asks_about_changes(text: str) -> bool:
+    """True when the query names a version number or asks what changed / was released."""
+    return bool(_VERSION.search(text) or _CHANGE_WORDS.search(text))
+
+
 def hydrate(store: Store, section_ids: list[int]) -> dict[int, dict[str, Any]]:
     """One query: section rows (with document path and title) by id."""
     if not section_ids:
@@ -285,25 +304,30 @@ def rank(
             words = set(_TOKEN.findall(fts_text(f"{row['file_path']}\n{haystack}")))
             c.coverage = sum(w for tok, w in weights.items() if _covers(tok, words)) / idf_mass
 
+    demote_notes = not asks_about_changes(query.text)
     for sid, c in cands.items():
+        if not c.row:
+            continue
         score = 0.0
+        late = CHANGELOG_PENALTY if demote_notes and release_notes(c.row) else 0
+        c.late = late
         if c.keyword_rank is not None:
             penalty = EMPTY_PENALTY if _bodyless(c.row.get("text", "")) else 0
-            score += KEYWORD_WEIGHT / (RRF_K + c.keyword_rank + penalty)
+            score += KEYWORD_WEIGHT / (RRF_K + c.keyword_rank + penalty + late)
         if c.vector_rank is not None:
-            score += VECTOR_WEIGHT / (RRF_K + c.vector_rank)
+            score += VECTOR_WEIGHT / (RRF_K + c.vector_rank + late)
         c.score = score
     # CJK questions are cut into overlapping bigrams, half of which straddle two words: their
     # coverage measures little, so CJK-heavy queries skip this list.
     covered = [] if cjk_share(query.text) >= CJK_VECTOR_SHARE else sorted(
         (c for c in cands.values() if c.keyword_rank is not None and c.row), key=lambda c: (-c.coverage, c.keyword_rank))
     for i, c in enumerate(covered):
-        c.score += COVERAGE_WEIGHT / (RRF_K + i)
+        c.score += COVERAGE_WEIGHT / (RRF_K + i + c.late)
     # Sections holding a rare identifier verbatim form a third list, ordered by their fused
     # score, that counts twice: an exact hit beats semantic look-alikes.
-    exact_list.sort(key=lambda sid: -cands[sid].score)
+    exact_list.sort(key=lambda sid: (cands[sid].late, -cands[sid].score))
     for i, sid in enumerate(exact_list):
-        cands[sid].score += EXACT_WEIGHT / (RRF_K + i)
+        cands[sid].score += EXACT_WEIGHT / (RRF_K + i + cands[sid].late)
     ordered = sorted((c for c in cands.values() if c.row), key=lambda c: -c.score)
     confidence = "none" if absent else _confidence(ordered, embedder_name, qvec is not None, bool(idents))
     return Ranking(ordered[: max(top_k, 1) * 3], confidence, absent)

@@ -1,0 +1,119 @@
+"""Ranking mechanisms a user notices on small purpose-written docs: other word forms of a query
+word match (``depend`` finds "Dependencies"), a changelog entry does not outrank the section
+that documents an identifier, and a parent section is returned beside its better-ranked child."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from markdown_memory.search.query import analyse, stem_prefix
+
+DOCS = {
+    "install.md": """# Installation
+
+## Dependencies
+
+Some programs are needed on the machine first: bash 4, column, awk.
+
+## Upgrading
+
+Run the installer again; the tool keeps the programs already present.
+""",
+    "commands.md": """# Commands
+
+## sync
+
+Copies programs and their settings between machines. Commands run one after another.
+
+## prune
+
+Removes programs that no command uses any more.
+""",
+    "config.md": """# Configuration
+
+## Retry settings
+
+The `retry.backoff_ms` key sets how long to wait between two attempts, in milliseconds.
+
+## Colours
+
+Each tag gets a colour picked from its name; set `color` in the tag's front matter to pick one.
+
+### Disabling automatic colours
+
+Set `autoColor: false` to keep every tag grey, automatic colours disabled.
+""",
+    "CHANGELOG.md": """# Changelog
+
+## 2.3.0 (2026-01-10)
+
+* Added `retry.backoff_ms`, replacing `retry.backoff`; `retry.backoff_ms` is read from the config.
+* `retry.backoff_ms` now accepts zero.
+
+## 2.2.0 (2025-11-02)
+
+* Faster sync for large programs.
+""",
+}
+
+
+@pytest.fixture(scope="module", params=["none", "minilm"])
+def engine(request, tmp_path_factory, minilm):
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    root = tmp_path_factory.mktemp(f"forms-{request.param}") / "docs"
+    root.mkdir()
+    for name, text in DOCS.items():
+        (root / name).write_text(text, encoding="utf-8")
+    eng = Engine(Settings.load(root, root.parent / "index.db", request.param))
+    if request.param == "minilm":
+        eng._embedder = minilm
+    eng.index()
+    yield eng
+    eng.close()
+
+
+def top(answer):
+    hit = answer["results"][0]
+    return hit["file_path"], hit["heading_path"]
+
+
+def test_stem_prefix_reaches_other_forms():
+    assert stem_prefix("dependencies") == "depend"
+    assert stem_prefix("dependency") == "depend"
+    assert stem_prefix("depend") == "depend"
+    assert stem_prefix("exactly") == "exact"
+    assert stem_prefix("colours") == "colour"
+    assert stem_prefix("tag") is None  # too short to cut safely
+    assert stem_prefix("max_retry") is None  # identifiers stay exact
+    terms = analyse("--dry-run os.path.join").terms
+    assert not any(t.prefix for t in terms)
+
+
+def test_another_form_of_a_query_word_finds_the_section(engine):
+    # "depend" never occurs in the docs; "Dependencies" does, in a heading.
+    answer = engine.search("which programs does it depend on")
+    got = [(r["file_path"], r["heading_path"]) for r in answer["results"]]
+    # Keyword-only it is first; with vectors of five tiny sections RRF ranks are close, top 2.
+    assert ("install.md", "Installation > Dependencies") in got[: 1 if answer["keyword_only"] else 2]
+
+
+def test_documenting_section_beats_changelog_mentions(engine):
+    answer = engine.search("retry.backoff_ms")
+    assert top(answer) == ("config.md", "Configuration > Retry settings")
+    assert answer["results"][1]["file_path"] == "CHANGELOG.md"  # still listed, just not first
+
+
+def test_changelog_wins_when_the_question_is_about_changes(engine):
+    answer = engine.search("which release added retry.backoff_ms")
+    assert top(answer) == ("CHANGELOG.md", "Changelog > 2.3.0 (2026-01-10)")
+
+
+def test_parent_is_returned_beside_its_child(engine):
+    answer = engine.search("automatic colours disabled for a tag colour")
+    got = [(r["file_path"], r["heading_path"]) for r in answer["results"] if "content" in r]
+    assert ("config.md", "Configuration > Colours") in got
+    assert ("config.md", "Configuration > Colours > Disabling automatic colours") in got
