@@ -117,3 +117,30 @@ def test_parent_is_returned_beside_its_child(engine):
     got = [(r["file_path"], r["heading_path"]) for r in answer["results"] if "content" in r]
     assert ("config.md", "Configuration > Colours") in got
     assert ("config.md", "Configuration > Colours > Disabling automatic colours") in got
+
+
+def test_proper_names_skip_sentence_starts():
+    from markdown_memory.search.query import proper_names
+
+    assert proper_names("How do I open it in VS Code?") == ["VS Code"]
+    assert proper_names("Large SSDs show phantom partitions") == []
+    assert proper_names("If I set it. Which CI Runner runs it?") == ["CI Runner"]
+
+
+def test_a_product_the_docs_never_mention_is_not_answered(engine):
+    answer = engine.search("how do I set retry backoff in Acme Cloud Gateway")
+    assert answer["confidence"] == "none"
+    assert "'Cloud Gateway'" in answer["message"] or "'Acme Cloud Gateway'" in answer["message"]
+
+
+def test_a_name_the_docs_mention_is_answered(engine):
+    (engine.root / "gateway.md").write_text("# Acme Cloud Gateway\n\nSet retry backoff in the gateway file.\n",
+                                           encoding="utf-8")
+    try:
+        engine.index()
+        answer = engine.search("how do I set retry backoff in Acme Cloud Gateway")
+        assert answer["confidence"] != "none"
+        assert top(answer) == ("gateway.md", "Acme Cloud Gateway")
+    finally:
+        (engine.root / "gateway.md").unlink()
+        engine.index()

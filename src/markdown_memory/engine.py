@@ -282,6 +282,8 @@ class Engine:
                 message = "keyword-only: vectors are still being computed for this index"
         if outcome.confidence == "none":
             note = "no confident match: nothing in the docs clearly answers this query"
+            if outcome.absent:
+                note += "; no document mentions " + ", ".join(f"'{a}'" for a in outcome.absent[:3])
             message = f"{note}; {message}" if message else note
         return {
             "results": results,

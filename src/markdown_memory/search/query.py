@@ -85,6 +85,7 @@ class AnalysedQuery:
     terms: list[Term] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)  # raw identifier strings, as typed
     quoted: list[str] = field(default_factory=list)  # quoted / backticked strings, as typed
+    names: list[str] = field(default_factory=list)  # multi-word proper names ("Spring Cloud Gateway")
     cjk: bool = False
 
     def match_expression(self) -> str | None:
@@ -115,6 +116,28 @@ def stem_prefix(word: str) -> str | None:
     return word
 
 
+_NAME_RUN = re.compile(r"(?<![\w.\-/])[A-Z][A-Za-z0-9]*(?: [A-Z][A-Za-z0-9]*)+(?![\w\-/])")
+_SENTENCE_START = re.compile(r"(^|[.?!;:。？！；：]\s*)$")
+
+
+def proper_names(text: str) -> list[str]:
+    """Runs of two or more Capitalised words that name a product or project ("Spring Cloud
+    Gateway", "VS Code"). The first word of a sentence does not count as part of a name (it is
+    capitalised anyway), nor does the pronoun "I"."""
+    out = []
+    for m in _NAME_RUN.finditer(text):
+        words = m.group(0).split(" ")
+        if _SENTENCE_START.search(text[: m.start()]):
+            words = words[1:]
+        while words and words[0] == "I":
+            words = words[1:]
+        if "I" in words:
+            words = words[: words.index("I")]
+        if len(words) >= 2:
+            out.append(" ".join(words))
+    return out
+
+
 def _chunk_tokens(chunk: str) -> list[str]:
     out: list[str] = []
     for word in _WORD.findall(chunk):
@@ -135,7 +158,7 @@ def _strip_chunk(chunk: str) -> str:
 
 def analyse(text: str) -> AnalysedQuery:
     """Analyse a raw query string (any content, any length). Never raises."""
-    query = AnalysedQuery(text=text, cjk=is_cjk(text))
+    query = AnalysedQuery(text=text, cjk=is_cjk(text), names=proper_names(text))
     seen: set[tuple[str, ...]] = set()
 
     def add(tokens: list[str], identifier: bool, raw: str, prefix: bool = False) -> None:

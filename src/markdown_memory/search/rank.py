@@ -196,6 +196,20 @@ def identifier_frequencies(store: Store, query: AnalysedQuery) -> dict[str, int]
     return out
 
 
+def absent_names(store: Store, query: AnalysedQuery) -> list[str]:
+    """The query's multi-word proper names (``query.names``) that no section holds as a phrase:
+    a question about a product the docs never mention has no answer here."""
+    out = []
+    for name in query.names:
+        tokens = _TOKEN.findall(name.lower())
+        if len(tokens) < 2:
+            continue
+        phrase = '"' + " ".join(tokens) + '"'
+        if store.conn.execute("SELECT 1 FROM sections_fts WHERE sections_fts MATCH ? LIMIT 1", (phrase,)).fetchone() is None:
+            out.append(name)
+    return out
+
+
 def strong_identifier(raw: str) -> bool:
     """An identifier that cannot be an ordinary word: it has ``_``, a dot or ``::`` between
     word characters, a leading ``--``, a camelCase hump, or digits mixed into capitals."""
@@ -285,7 +299,7 @@ def rank(
     freq = identifier_frequencies(store, query) if query.identifiers else {}
     total = store.conn.execute("SELECT count(*) FROM sections").fetchone()[0] or 1
     rare_df = max(RARE_MIN, int(total * RARE_SHARE))
-    absent = [raw for raw, df in freq.items() if df == 0 and strong_identifier(raw)]
+    absent = [raw for raw, df in freq.items() if df == 0 and strong_identifier(raw)] + absent_names(store, query)
     quoted = set(query.quoted)
     idents = [raw.lower() for raw, df in freq.items()
               if 0 < df <= rare_df and len(raw) >= 3 and (raw in quoted or boost_identifier(raw))]
