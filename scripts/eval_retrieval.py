@@ -13,6 +13,10 @@ line. Printed per query type and overall:
 * ``n``, median latency (ms) of the default call, median tokens of the JSON answer as the
   MCP tool sends it (``answer_tokens``).
 
+Besides the query types, ``lang/zh>zh`` holds Chinese questions about Chinese pages and
+``lang/cross`` questions whose language differs from the page's (an English-only model cannot
+bridge those; the page language is read from the expected file).
+
 ``negative`` queries (``expect: []``) are scored apart: the share flagged ``confidence ==
 "none"``. ``--baseline-out`` freezes the numbers; ``--compare`` fails (exit 1) when a quality
 metric drops by more than one query's worth (``1/n`` of its group) plus ``--margin``.
@@ -37,6 +41,7 @@ from typing import Any, Iterable
 
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
+from markdown_memory.search.rank import cjk_share
 from markdown_memory.tokens import count_tokens
 
 QUALITY = ("top1", "r5", "mrr10", "inhit")
@@ -61,6 +66,7 @@ class QueryResult:
     latency_ms: float = 0.0
     tokens: int = 0
     top: list[dict[str, Any]] = field(default_factory=list)
+    doc_lang: str = ""  # "zh" when the expected page is mostly CJK text, else "en"
 
     @property
     def negative(self) -> bool:
@@ -102,12 +108,24 @@ def answer_tokens(answer: dict[str, Any]) -> int:
     return count_tokens(json.dumps(shown, ensure_ascii=False))
 
 
+def page_language(path: Path) -> str:
+    """"zh" when at least 5% of the letters in the page's first 20,000 characters are CJK (Chinese
+    pages carry much code and English; English pages have none)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[:20000]
+    except OSError:
+        return "?"
+    return "zh" if cjk_share(text) >= 0.05 else "en"
+
+
 def run_queries(engine: Engine, queries: list[dict[str, Any]]) -> list[QueryResult]:
     """Search every query (one warm-up search first so model loading is not timed)."""
     engine.search("warm up", top_k=TOP_K, max_tokens=MAX_TOKENS)
     out = []
     for q in queries:
         r = QueryResult(q["id"], q["query"], q.get("type", "?"), q.get("lang", "?"), q.get("expect", []))
+        if r.expect:
+            r.doc_lang = page_language(engine.root / r.expect[0]["path"])
         t0 = time.perf_counter()
         ans = engine.search(q["query"], top_k=TOP_K, max_tokens=MAX_TOKENS)
         r.latency_ms = (time.perf_counter() - t0) * 1000
@@ -128,7 +146,9 @@ def run_queries(engine: Engine, queries: list[dict[str, Any]]) -> list[QueryResu
 
 
 def summarise(results: list[QueryResult]) -> dict[str, Any]:
-    """Metrics per group: ``overall``, each type, ``cjk/zh`` and ``cjk/en``; ``negative``."""
+    """Metrics per group: ``overall``, each type, ``cjk/zh`` and ``cjk/en`` (by question
+    language), ``lang/zh>zh`` (Chinese questions on Chinese pages) and ``lang/cross`` (question
+    and page in different languages, any type); ``negative``."""
     groups: dict[str, list[QueryResult]] = {}
     for r in results:
         if r.negative:
@@ -137,6 +157,10 @@ def summarise(results: list[QueryResult]) -> dict[str, Any]:
         groups.setdefault(r.type, []).append(r)
         if r.type == "cjk":
             groups.setdefault(f"cjk/{r.lang}", []).append(r)
+        if r.lang == "zh" and r.doc_lang == "zh":
+            groups.setdefault("lang/zh>zh", []).append(r)
+        elif r.doc_lang and r.lang in ("zh", "en") and r.lang != r.doc_lang:
+            groups.setdefault("lang/cross", []).append(r)
     out: dict[str, Any] = {}
     for name, rs in sorted(groups.items(), key=lambda kv: (kv[0] != "overall", kv[0])):
         n = len(rs)

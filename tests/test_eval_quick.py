@@ -25,10 +25,20 @@ MARGIN = 0.0
 
 
 def _harness():
-    spec = importlib.util.spec_from_file_location("eval_retrieval", REPO / "scripts" / "eval_retrieval.py")
+    """Load scripts/eval_retrieval.py under a module name of its own, registered in sys.modules
+    *before* it runs (its dataclasses look their module up there); another test loading the
+    same file under another name cannot clash with it."""
+    name = "markdown_memory_eval_quick_harness"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / "eval_retrieval.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("eval_retrieval", module)  # dataclasses look their module up here
-    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
     return module
 
 
