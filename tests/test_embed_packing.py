@@ -8,7 +8,7 @@ import shutil
 import time
 from pathlib import Path
 
-from markdown_memory.markdown.passages import PACK_CHARS, pack_runs
+from markdown_memory.markdown.passages import CODE_EMBED_CHARS, PACK_CHARS, embed_body, pack_runs
 
 ITEMS = [
     "Redis cache", "Postgres database", "Kafka broker", "MinIO object store", "Nginx ingress",
@@ -24,18 +24,26 @@ DOC = (
 )
 
 
-def test_pack_runs_groups_adjacent_small_items_of_one_kind():
-    items = [("list_item", "a" * 10, 3, 3), ("list_item", "b" * 10, 4, 4), ("list_item", "c", 6, 6),
-             ("paragraph", "p", 8, 8), ("list_item", "d", 10, 10), ("table_row", "e", 11, 11)]
-    assert pack_runs(items) == [[0, 1, 2], [3], [4], [5]]
-    # two blank lines between items means another list: not packed
+def test_pack_runs_groups_adjacent_small_prose_but_not_code():
+    items = [("list_item", "a" * 10, 3, 3), ("list_item", "b" * 10, 4, 4), ("paragraph", "c", 6, 6),
+             ("code", "x = 1", 8, 8), ("table_row", "d", 10, 10), ("table_row", "e", 11, 11),
+             ("heading", "Nested", 12, 12)]
+    assert pack_runs(items) == [[0, 1, 2], [3], [4, 5], [6]]
+    # two blank lines between items: not adjacent, not packed
     assert pack_runs([("list_item", "x", 1, 1), ("list_item", "y", 4, 4)]) == [[0], [1]]
     # the size limit: a run never exceeds PACK_CHARS characters (joined with line breaks)
-    big = [("table_row", "r" * 100, n, n) for n in range(1, 11)]
+    big = [("table_row", "r" * 100, n, n) for n in range(1, 21)]
     groups = pack_runs(big)
-    assert sorted(i for g in groups for i in g) == list(range(10))
+    assert sorted(i for g in groups for i in g) == list(range(20))
     assert all(len("\n".join("r" * 100 for _ in g)) <= PACK_CHARS for g in groups) and len(groups) > 1
-    assert pack_runs(big, max_chars=0) == [[i] for i in range(10)]
+    assert pack_runs(big, max_chars=0) == [[i] for i in range(20)]
+
+
+def test_code_is_embedded_by_its_head_only():
+    code = "\n".join(f"line_{n} = compute({n})" for n in range(40))
+    head = embed_body("code", code)
+    assert code.startswith(head) and len(head) <= CODE_EMBED_CHARS and head.endswith(")")
+    assert embed_body("paragraph", code) == code
 
 
 def test_small_items_are_embedded_once_per_run_and_still_found(tmp_path: Path, make_engine):
@@ -49,6 +57,9 @@ def test_small_items_are_embedded_once_per_run_and_still_found(tmp_path: Path, m
     assert report.vectors_embedded == passages  # every passage has a vector
     distinct = engine.store.conn.execute("SELECT count(DISTINCT embed_key) FROM passages").fetchone()[0]
     assert distinct <= passages - len(ITEMS)  # ten list items + eight rows: a few model inputs, not 18
+    keys = dict(engine.store.conn.execute("SELECT text, embed_key FROM passages"))
+    assert all(item in keys for item in ITEMS)  # every item keeps its own passage row and text
+    assert len({keys[item] for item in ITEMS}) < len(ITEMS)
     hit = engine.search("which service stores secrets")["results"][0]
     assert hit["heading_path"].endswith("Components")
     hit = engine.search("grafana dashboards and loki logs")["results"][0]

@@ -22,7 +22,7 @@ from typing import Callable
 
 from .embed.base import Embedder
 from .markdown import parse_document
-from .markdown.passages import pack_runs
+from .markdown.passages import embed_body, pack_runs
 from .store import Store, vector_blob
 from .tokens import count_tokens
 from .walk import describe_os_error, walk_markdown
@@ -134,7 +134,7 @@ def passage_keys(doc) -> list[str]:
         title = embedding_title(doc.title, sec.base_path, sec.level)
         run = passages[start:end]
         for group in pack_runs([(p.kind, p.text, p.start_line, p.end_line) for p in run]):
-            key = embed_key(title, "\n".join(run[i].text for i in group))
+            key = embed_key(title, "\n".join(embed_body(run[i].kind, run[i].text) for i in group))
             keys.extend([key] * len(group))
         start = end
     return keys
@@ -356,7 +356,7 @@ def embed_pending(
         title = embedding_title(title, base_path, level)
         for group in pack_runs([(r[2], r[3], r[4], r[5]) for r in section]):
             members = [section[i] for i in group]
-            text = "\n".join(r[3] for r in members)
+            text = "\n".join(embed_body(r[2], r[3]) for r in members)
             key = embed_key(title, text)
             for r in members:
                 by_key.setdefault(key, []).append((r[0], sid))
@@ -381,10 +381,15 @@ def embed_pending(
         reuse.setdefault(pid, (sid, blob))
         texts.pop(key, None)
     reused = len(reuse)
+    # Pending passages per section: a section vector is computed once, when its last one lands.
+    remaining: dict[int, int] = {}
+    for members in by_key.values():
+        for _, sid in members:
+            remaining[sid] = remaining.get(sid, 0) + 1
     if reuse:
         with store.transaction():
             store.attach_vectors([(pid, blob) for pid, (_, blob) in reuse.items()])
-            store.refresh_section_vectors(sid for sid, _ in reuse.values())
+            store.refresh_section_vectors(_completed(remaining, [sid for sid, _ in reuse.values()]))
     keys = sorted(texts, key=lambda k: len(texts[k]))
     total = len(keys)
     embedded = calls = 0
@@ -394,15 +399,15 @@ def embed_pending(
         chunk = keys[start : start + EMBED_CHUNK]
         vectors = embedder.embed_texts([texts[k] for k in chunk])
         pairs: list[tuple[int, bytes]] = []
-        sections: set[int] = set()
+        sids: list[int] = []
         for key, vec in zip(chunk, vectors):
             blob = vector_blob(vec)
             for pid, sid in by_key[key]:
                 pairs.append((pid, blob))
-                sections.add(sid)
+                sids.append(sid)
         with store.transaction():
             store.attach_vectors(pairs)
-            store.refresh_section_vectors(sections)
+            store.refresh_section_vectors(_completed(remaining, sids))
         calls += len(chunk)
         fresh = sum(own[k] for k in chunk)
         embedded += fresh
@@ -411,3 +416,15 @@ def embed_pending(
             progress("embed", min(start + EMBED_CHUNK, total), total)
     log.info("embedded %d texts for %d passages (%d reused)", calls, embedded, reused)
     return embedded, reused
+
+
+def _completed(remaining: dict[int, int], sids: list[int]) -> list[int]:
+    """Count one landed passage vector per entry of ``sids`` (section ids) against
+    ``remaining``; returns the sections that now have no pending passage left."""
+    done = []
+    for sid in sids:
+        left = remaining.get(sid, 0) - 1
+        remaining[sid] = left
+        if left == 0:
+            done.append(sid)
+    return done

@@ -8,10 +8,10 @@ Headings nested inside containers are passages too (they are not section heading
 Text comes from the source (markdown-it's inline ``content`` or source lines), never from
 rendered HTML, so backslashes, pipes and punctuation survive byte for byte.
 
-:func:`pack_runs` groups adjacent small list items (or table rows) of one section so that the
-indexer embeds each run as one text (each passage stays its own row for display and lines):
-on the eval corpus 31% of passages were under 40 characters, and each one cost a model call
-plus its breadcrumb.
+:func:`pack_runs` groups adjacent small paragraphs, list items and table rows of one section so
+that the indexer embeds each run as one text (each passage stays its own row for display and
+lines): on the eval corpus 31% of passages were under 40 characters, and each one cost a model
+call plus its breadcrumb. :func:`embed_body` is the part of a passage that is embedded.
 """
 
 from __future__ import annotations
@@ -189,29 +189,43 @@ def extract_passages(tokens: list[Token], lines: list[str], *, mdx: bool = False
     return out
 
 
-#: A packed run of list items or table rows stays at or under this many characters.
-PACK_CHARS = 300
-#: Passage kinds that are packed with their same-kind neighbours.
-PACK_KINDS = frozenset({"list_item", "table_row"})
+#: A packed run of small passages stays at or under this many characters (the window size).
+PACK_CHARS = 600
+#: Passage kinds that are packed with their neighbours (any mix of them).
+PACK_KINDS = frozenset({"list_item", "table_row", "paragraph", "html"})
+#: Code blocks are embedded by their first lines only, up to this many characters: identifiers
+#: are found by keyword search, and a code window costs ~3x the tokens of prose of its length.
+CODE_EMBED_CHARS = 200
+
+
+def embed_body(kind: str, text: str) -> str:
+    """The part of a passage's text that is embedded: all of it, except for code, whose first
+    lines up to :data:`CODE_EMBED_CHARS` characters are kept (cut at a line break when one falls
+    in the second half, else hard)."""
+    if kind != "code" or len(text) <= CODE_EMBED_CHARS:
+        return text
+    head = text[:CODE_EMBED_CHARS]
+    cut = head.rfind("\n")
+    return head[:cut] if cut >= CODE_EMBED_CHARS // 2 else head
 
 
 def pack_runs(items: list[tuple[str, str, int, int]], max_chars: int | None = None) -> list[list[int]]:
     """Group one section's passages, given in order as ``(kind, text, start_line, end_line)``,
-    into runs embedded as one text: adjacent same-kind list items or table rows whose texts,
-    joined with line breaks, fit in ``max_chars`` (default :data:`PACK_CHARS`; 0 = no packing).
+    into runs embedded as one text: adjacent passages of :data:`PACK_KINDS` (paragraphs, list
+    items, table rows, HTML text) whose texts, joined with line breaks, fit in ``max_chars``
+    (default :data:`PACK_CHARS`; 0 = no packing).
 
-    Adjacent means the next one starts after the previous ends and at most one blank line later
-    (items of one list, rows of one table). Returns lists of indices into ``items`` covering
-    every index once, in order; other kinds and long items are groups of one.
+    Adjacent means the next one starts after the previous ends and at most one blank line later.
+    Returns lists of indices into ``items`` covering every index once, in order; code blocks,
+    nested headings and passages too long to join are groups of one.
     """
     limit = PACK_CHARS if max_chars is None else max_chars
     groups: list[list[int]] = []
     size = 0
     for i, (kind, text, start, _end) in enumerate(items):
         if groups and kind in PACK_KINDS:
-            j = groups[-1][-1]
-            pkind, _, _, pend = items[j]
-            if pkind == kind and pend < start <= pend + 2 and size + 1 + len(text) <= limit:
+            pkind, _, _, pend = items[groups[-1][-1]]
+            if pkind in PACK_KINDS and pend < start <= pend + 2 and size + 1 + len(text) <= limit:
                 groups[-1].append(i)
                 size += 1 + len(text)
                 continue
