@@ -19,7 +19,8 @@ Some programs are needed on the machine first: bash 4, column, awk.
 
 ## Upgrading
 
-Run the installer again; the tool keeps the programs already present.
+Run the installer again; the tool keeps the programs already present. Upgrading over the
+weekend is fine.
 """,
     "commands.md": """# Commands
 
@@ -144,3 +145,9 @@ def test_a_name_the_docs_mention_is_answered(engine):
     finally:
         (engine.root / "gateway.md").unlink()
         engine.index()
+
+
+def test_one_stray_word_is_not_a_confident_answer(engine):
+    # "weekend" occurs once in the docs; "snowfall" nowhere: a hit on one word of two is stray.
+    answer = engine.search("snowfall weekend")
+    assert answer["confidence"] == "none"

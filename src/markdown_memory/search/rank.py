@@ -41,6 +41,8 @@ VECTOR_CANDIDATES = 60
 VECTOR_BAR = {"minilm": 0.45, "embeddinggemma": 0.45}
 #: Share of the query's IDF mass a keyword hit must cover to count as confident.
 KEYWORD_COVERAGE_BAR = 0.3
+#: ...and hold at least this many distinct query words (one rare word of three is a stray hit).
+MIN_COVERED = 2
 #: Presets whose vectors understand CJK text; for the others a query whose letters are at least
 #: CJK_VECTOR_SHARE CJK is ranked by keywords alone (all-MiniLM-L6-v2 is English-only).
 MULTILINGUAL = frozenset({"embeddinggemma"})
@@ -78,6 +80,7 @@ class Candidate:
     cosine: float = 0.0
     best_passage: int | None = None
     coverage: float = 0.0
+    covered: int = 0  # distinct query words (weighted for coverage) the section holds
     late: int = 0  # places this candidate is pushed down on every list (release notes)
     score: float = 0.0
     row: dict[str, Any] = field(default_factory=dict)
@@ -316,7 +319,9 @@ def rank(
         if c.keyword_rank is not None:
             # The file path counts too: questions name the project or page ("git-extras", "httpx").
             words = set(_TOKEN.findall(fts_text(f"{row['file_path']}\n{haystack}")))
-            c.coverage = sum(w for tok, w in weights.items() if _covers(tok, words)) / idf_mass
+            hit = [w for tok, w in weights.items() if _covers(tok, words)]
+            c.coverage = sum(hit) / idf_mass
+            c.covered = len(hit)
 
     demote_notes = not asks_about_changes(query.text)
     for sid, c in cands.items():
@@ -343,11 +348,13 @@ def rank(
     for i, sid in enumerate(exact_list):
         cands[sid].score += EXACT_WEIGHT / (RRF_K + i + cands[sid].late)
     ordered = sorted((c for c in cands.values() if c.row), key=lambda c: -c.score)
-    confidence = "none" if absent else _confidence(ordered, embedder_name, qvec is not None, bool(idents))
+    confidence = "none" if absent else _confidence(ordered, embedder_name, qvec is not None, bool(idents),
+                                                          min(MIN_COVERED, len(weights)))
     return Ranking(ordered[: max(top_k, 1) * 3], confidence, absent)
 
 
-def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors: bool, has_idents: bool) -> str:
+def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors: bool, has_idents: bool,
+                min_covered: int = 1) -> str:
     if not ordered:
         return "none"
     bar = VECTOR_BAR.get(embedder_name or "", 0.45)
@@ -358,7 +365,7 @@ def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors
         # The query names an identifier no candidate contains: look-alikes are not answers.
         keyword_ok = False
     else:
-        keyword_ok = any(c.coverage >= KEYWORD_COVERAGE_BAR for c in best)
+        keyword_ok = any(c.coverage >= KEYWORD_COVERAGE_BAR and c.covered >= min_covered for c in best)
     vector_ok = has_vectors and any(c.cosine >= bar for c in best)
     if keyword_ok and vector_ok:
         return "high"
