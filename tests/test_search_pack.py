@@ -98,3 +98,10 @@ def test_pack_keeps_parent_and_child_but_drops_overlapping_lines():
     # lines already returned is dropped.
     assert [(r["file_path"], r["start_line"]) for r in out] == [("d1.md", 10), ("d1.md", 1), ("d2.md", 1)]
     assert all("content" in r for r in out)
+
+
+def test_far_weaker_hits_come_as_pointers():
+    hits = [_hit(1, 1, None, 50), _hit(2, 1, None, 50), _hit(3, 1, None, 50)]
+    hits[1]["score"], hits[2]["score"] = 0.9, 0.2  # the third scores a fifth of the best
+    out = pack_hits(hits, top_k=5, max_tokens=1000)
+    assert ["content" in r for r in out] == [True, True, False]

@@ -2,8 +2,9 @@
 
 Every returned hit costs ``entry_cost`` (its path, breadcrumb, lines and preview); hits carry their
 full ``content`` in rank order while content plus all pointers stays within ``max_tokens``
-(at least one hit is always returned); a hit that does not fit (and every later one) becomes a
-pointer: path, heading_path, lines, tokens and the <= 100-character preview, no content.
+(at least one hit is always returned); a hit that does not fit, or scores below
+``CONTENT_SCORE_SHARE`` of the best hit (and every later one) becomes a pointer: path,
+heading_path, lines, tokens and the <= 100-character preview, no content.
 
 A section's content is its own text only (its heading down to the next heading of any level),
 so a parent and its child never repeat each other's text: both may be returned, each with its
@@ -19,6 +20,9 @@ from typing import Any
 from ..tokens import count_tokens
 
 POINTER_TOKENS = 30  # fixed JSON cost of one entry (keys, lines, score, matched_by)
+#: A hit scoring below this share of the best hit's score comes as a pointer even when its
+#: text would fit: a far weaker hit is rarely the answer and its text costs the reader tokens.
+CONTENT_SCORE_SHARE = 0.5
 
 
 def entry_cost(hit: dict[str, Any]) -> int:
@@ -54,9 +58,12 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
     used = sum(costs)
     full = True
     out = []
+    floor = CONTENT_SCORE_SHARE * max((float(h.get("score", 0.0)) for h in chosen), default=0.0)
     for hit in chosen:
         item = {k: v for k, v in hit.items() if not k.startswith("_")}
         extra = int(item["tokens"])
+        if full and float(item.get("score", 0.0)) < floor:
+            full = False
         if full and used + extra <= max_tokens:
             used += extra
         else:
