@@ -117,7 +117,7 @@ class AutoIndexer:
                 reason = "first"
             else:
                 since_end = now - (self._ended_at if self._ended_at is not None else self._started_at)
-                if since_end >= self.min_gap and self._changed(now):
+                if since_end >= self.min_gap and (getattr(self.engine, "vectors_due", False) or self._changed(now)):
                     reason = "changed"
                 elif now - self._started_at >= self.walk_interval:
                     reason = "walk"

@@ -19,8 +19,9 @@ import filelock
 
 from .config import Settings
 from .embed.base import Embedder
-from .errors import EmbedderUnavailableError, IndexBusyError, QueryError, SectionNotFoundError
-from .indexer import IndexReport, Progress, index_tree
+from .errors import DocumentNotFoundError, EmbedderUnavailableError, IndexBusyError, QueryError, SectionNotFoundError
+from .freshness import remember_folders, stale_paths
+from .indexer import IndexReport, Progress, index_tree, refresh_paths
 from .markdown.parse import PREAMBLE, WHOLE_DOCUMENT
 from .resolve import normalise_request_path, resolve_document, resolve_heading
 from .search import analyse, pack_hits, search_sections
@@ -31,6 +32,8 @@ log = logging.getLogger("markdown_memory.engine")
 
 MAX_QUERY_CHARS = 10_000
 READ_PAGE_TOKENS = 8_000
+#: A stat probe of the indexed files is reused for this long by ``refresh`` (seconds).
+REFRESH_TTL_SECONDS = 0.5
 DOWNLOAD_HINT = "run `markdown-memory --download-model` (or copy the model files, see README)"
 
 
@@ -53,6 +56,9 @@ class Engine:
         #: where a damaged database was moved (this process), for the status message
         self.moved_aside: str | None = None
         self._generation = 0  # bumped when the database file is replaced: threads reopen
+        self._refreshed_at = float("-inf")
+        #: set when a refresh wrote text that has no vectors yet (the AutoIndexer runs for it)
+        self.vectors_due = False
 
     # -- resources ------------------------------------------------------------------------
     @property
@@ -165,6 +171,7 @@ class Engine:
                 f"another index run is in progress for {str(self.root)!r}; try again when it finishes"
             ) from exc
         self.indexing = True
+        self.vectors_due = False  # this run embeds whatever a refresh left without vectors
 
         def track(phase: str, done: int, total: int) -> None:
             self.progress = {"phase": phase, "done": done, "total": total}  # type: ignore[dict-item]
@@ -228,6 +235,37 @@ class Engine:
 
     def _embedder_for_index(self) -> Embedder | None:
         return self.embedder()
+
+    def refresh(self, paths: list[str] | None = None, *, ttl: float = REFRESH_TTL_SECONDS) -> IndexReport | None:
+        """Re-index, now, the files that changed since they were indexed (edited, deleted,
+        unreadable, or new in a folder the last walk knew), or exactly ``paths``.
+
+        Keyword index only (milliseconds per file): new text gets vectors in the next index
+        run, unchanged passages keep theirs. The stat probe runs at most once per ``ttl``
+        seconds. Returns the report, or None when nothing was stale. Safe beside a running
+        index run (each document is replaced in one transaction).
+        """
+        now = time.monotonic()
+        if paths is None:
+            if now - self._refreshed_at < ttl:
+                return None
+            self._refreshed_at = now
+            paths = stale_paths(self.store, self.root, self.settings.exclude)
+        if not paths:
+            return None
+        writer = Store(self.settings.db_path)
+        try:
+            report = refresh_paths(writer, self.root, paths, self.settings.exclude)
+            with writer.transaction():
+                remember_folders(writer, self.root, paths)
+        finally:
+            writer.close()
+        self._refreshed_at = time.monotonic()
+        if report.added or report.updated:
+            self.vectors_due = True  # new text waits for the next index run to get vectors
+        log.info("refreshed %d file(s): %d added, %d updated, %d removed", len(paths), report.added,
+                 report.updated, report.removed)
+        return report
 
     def _keyword_only_message(self) -> str | None:
         if self.settings.embedder == "none":
@@ -307,10 +345,36 @@ class Engine:
         return [r[0] for r in self.store.conn.execute("SELECT path FROM documents ORDER BY path")]
 
     def _document_row(self, file_path: str) -> tuple[int, str, str, str]:
-        rel = resolve_document(file_path, self.root, self._indexed_paths())
+        """The stored row of a requested document, re-indexed first when the file changed on
+        disk (or is on disk but not yet indexed), so reads never serve old text."""
+        try:
+            rel = resolve_document(file_path, self.root, self._indexed_paths())
+        except DocumentNotFoundError:
+            rel = normalise_request_path(file_path, self.root)
+            self.refresh([rel])
+            try:
+                rel = resolve_document(file_path, self.root, self._indexed_paths())
+            except DocumentNotFoundError as exc:
+                row = self.store.conn.execute("SELECT reason FROM failures WHERE path = ?", (rel,)).fetchone()
+                if row:
+                    raise DocumentNotFoundError(f"{rel!r} is not indexed: {row[0]}") from exc
+                raise
+        else:
+            stored = self.store.conn.execute("SELECT size, mtime_ns FROM documents WHERE path = ?", (rel,)).fetchone()
+            try:
+                st = os.stat(self.root / rel)
+                current = (st.st_size, st.st_mtime_ns) if os.access(self.root / rel, os.R_OK) else None
+            except OSError:
+                current = None
+            if stored is None or current != (stored[0], stored[1]):
+                self.refresh([rel])
         row = self.store.conn.execute(
             "SELECT id, path, title, metadata FROM documents WHERE path = ?", (rel,)
         ).fetchone()
+        if row is None:
+            reason = self.store.conn.execute("SELECT reason FROM failures WHERE path = ?", (rel,)).fetchone()
+            why = reason[0] if reason else "it was deleted or moved since it was indexed"
+            raise DocumentNotFoundError(f"{rel!r} is no longer indexed: {why}")
         return int(row[0]), row[1], row[2], row[3]
 
     def outline(self, file_path: str, max_depth: int | None = None) -> dict[str, Any]:

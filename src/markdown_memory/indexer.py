@@ -14,6 +14,7 @@ Windows-1252 (Latin-1 for its 5 undefined bytes) with a warning, so no text is d
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
 from dataclasses import asdict, dataclass, field
@@ -25,7 +26,7 @@ from .markdown import parse_document
 from .markdown.passages import embed_body, pack_runs
 from .store import Store, vector_blob
 from .tokens import count_tokens
-from .walk import describe_os_error, walk_markdown
+from .walk import WalkEntry, describe_os_error, walk_markdown, walk_one
 
 log = logging.getLogger("markdown_memory.indexer")
 
@@ -163,6 +164,10 @@ def write_document(store: Store, rel: str, data: bytes, text: str, size: int, mt
     reused = 0
     with store.transaction():
         old_vectors: dict[str, bytes] = {}
+        # The row may have been replaced since the caller looked (a refresh in another thread or
+        # process): trust only what the transaction sees.
+        row = store.conn.execute("SELECT id FROM documents WHERE path = ?", (rel,)).fetchone()
+        old_id = int(row[0]) if row else None
         if old_id is not None:
             old_vectors = store.old_vectors(old_id)
             store.delete_document(old_id)
@@ -220,47 +225,7 @@ def index_tree(
         if progress and (n == 1 or n % 25 == 0):
             progress("parse", n - 1, total)
         seen.add(entry.rel)
-        old = known.get(entry.rel)
-        if old is not None and not force and old[2] == entry.size and old[3] == entry.mtime_ns:
-            report.unchanged += 1
-            report.warnings.extend({"path": entry.rel, "message": w} for w in _doc_warnings(store, entry.rel))
-            continue
-        try:
-            data, text, decode_warning = read_markdown(entry.abs)
-        except FileRefused as exc:
-            failures.append((entry.rel, "failed", str(exc)))
-            if old is not None:  # never serve the old text of a file we can no longer read
-                with store.transaction():
-                    store.delete_document(old[0])
-                report.removed += 1
-            continue
-        if old is not None and not force and hashlib.sha256(data).hexdigest() == old[1]:
-            with store.transaction():
-                store.touch_document(old[0], entry.size, entry.mtime_ns)
-            report.unchanged += 1
-            report.warnings.extend({"path": entry.rel, "message": w} for w in _doc_warnings(store, entry.rel))
-            continue
-        warnings = [decode_warning] if decode_warning else []
-        try:
-            secs, pas, reused = write_document(
-                store, entry.rel, data, text, entry.size, entry.mtime_ns, warnings, old[0] if old else None
-            )
-        except Exception as exc:  # a parser bug must not stop the run
-            log.exception("failed to index %s", entry.rel)
-            failures.append((entry.rel, "failed", f"internal error while indexing: {exc}"))
-            continue
-        report.sections += secs
-        report.passages += pas
-        report.vectors_reused += reused
-        if old is None:
-            report.added += 1
-        else:
-            report.updated += 1
-        for w in warnings + _doc_warnings(store, entry.rel):
-            if w not in warnings:
-                warnings.append(w)
-        for w in warnings:
-            report.warnings.append({"path": entry.rel, "message": w})
+        index_file(store, entry, known.get(entry.rel), report, failures, force=force)
         if progress:
             progress("parse", n, total)
     if progress and not report.interrupted:
@@ -282,6 +247,7 @@ def index_tree(
             else:
                 store.set_meta("last_full_walk", str(now))
                 store.set_meta("walk_complete", "1" if walk.complete else "0")
+                store.set_meta("dir_mtimes", json.dumps(walk.dirs, separators=(",", ":")))
     report.failed = [{"path": p, "reason": r} for p, k, r in failures if k == "failed"]
     report.warnings.extend({"path": p, "message": r} for p, k, r in failures if k == "warning")
     if embedder is None or not store.vec_available:
@@ -301,6 +267,98 @@ def index_tree(
     with store.transaction():
         store.set_meta("last_run_at", str(now))
         store.set_meta("last_run_seconds", str(report.seconds))
+    return report
+
+
+def index_file(
+    store: Store,
+    entry: WalkEntry,
+    old: tuple[int, str, int, int] | None,
+    report: IndexReport,
+    failures: list[tuple[str, str, str]],
+    *,
+    force: bool = False,
+) -> None:
+    """Bring one file's document up to date (keyword index; vectors are embedded later).
+
+    ``old`` is the stored ``(id, sha256, size, mtime_ns)`` or None. Unchanged size and mtime
+    skip reading; an unchanged sha256 only updates the stat fields. Counts go to ``report``,
+    problems to ``failures`` as ``(path, "failed", reason)``. Never raises for a bad file.
+    """
+    if old is not None and not force and old[2] == entry.size and old[3] == entry.mtime_ns:
+        report.unchanged += 1
+        report.warnings.extend({"path": entry.rel, "message": w} for w in _doc_warnings(store, entry.rel))
+        return
+    try:
+        data, text, decode_warning = read_markdown(entry.abs)
+    except FileRefused as exc:
+        failures.append((entry.rel, "failed", str(exc)))
+        if old is not None:  # never serve the old text of a file we can no longer read
+            with store.transaction():
+                store.delete_document(old[0])
+            report.removed += 1
+        return
+    if old is not None and not force and hashlib.sha256(data).hexdigest() == old[1]:
+        with store.transaction():
+            store.touch_document(old[0], entry.size, entry.mtime_ns)
+        report.unchanged += 1
+        report.warnings.extend({"path": entry.rel, "message": w} for w in _doc_warnings(store, entry.rel))
+        return
+    warnings = [decode_warning] if decode_warning else []
+    try:
+        secs, pas, reused = write_document(
+            store, entry.rel, data, text, entry.size, entry.mtime_ns, warnings, old[0] if old else None
+        )
+    except Exception as exc:  # a parser bug must not stop the run
+        log.exception("failed to index %s", entry.rel)
+        failures.append((entry.rel, "failed", f"internal error while indexing: {exc}"))
+        return
+    report.sections += secs
+    report.passages += pas
+    report.vectors_reused += reused
+    if old is None:
+        report.added += 1
+    else:
+        report.updated += 1
+    for w in _doc_warnings(store, entry.rel):
+        if w not in warnings:
+            warnings.append(w)
+    for w in warnings:
+        report.warnings.append({"path": entry.rel, "message": w})
+
+
+def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str] | None = None) -> IndexReport:
+    """Re-check specific documents now (edited, deleted, unreadable or new files), keyword
+    index only: their passages get vectors in the next index run (passages whose text did not
+    change keep their vectors at once). ``paths`` are POSIX paths relative to ``root``.
+
+    A path that is gone, ignored, or no longer a regular Markdown file is purged. Failures are
+    recorded like an index run's. Takes milliseconds per file; never raises for a bad file.
+    """
+    started = time.monotonic()
+    report = IndexReport(root=str(root))
+    known = store.documents_by_path()
+    failures: list[tuple[str, str, str]] = []
+    for rel in dict.fromkeys(paths):
+        entry = walk_one(root, rel, exclude)
+        old = known.get(rel)
+        report.scanned += 1
+        if isinstance(entry, str):
+            if old is not None:
+                with store.transaction():
+                    store.delete_document(old[0])
+                report.removed += 1
+            if entry:
+                failures.append((rel, "failed", entry))
+            continue
+        index_file(store, entry, old, report, failures)
+    with store.transaction():
+        store.clear_failures(list(dict.fromkeys(paths)))
+        now = time.time()
+        for rel, kind, reason in failures:
+            store.record_failure(rel, kind, reason, now)
+    report.failed = [{"path": p, "reason": r} for p, _k, r in failures]
+    report.seconds = round(time.monotonic() - started, 3)
     return report
 
 

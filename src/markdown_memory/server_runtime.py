@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable
@@ -164,7 +163,19 @@ class Runtime:
             engine.close()
 
     # -- tools ------------------------------------------------------------------------------
+    def _refresh(self) -> None:
+        """Re-index files changed on disk since they were indexed before answering (stat probe,
+        cached 0.5 s), so no answer quotes text that is no longer in the file. Off with auto-index
+        off: then hits from changed files are only flagged ``stale``."""
+        if not self.settings.auto_index:
+            return
+        try:
+            self.engine.refresh()
+        except Exception:  # a refresh problem must not fail the answer; the next run retries
+            log.warning("refreshing changed files failed", exc_info=True)
+
     def search_docs(self, query: str, top_k: int, path_prefix: str | None, max_tokens: int) -> dict[str, Any]:
+        self._refresh()
         self._maybe_start_catch_up()
         engine = self.engine
         engine.start_model_warmup()
@@ -173,7 +184,9 @@ class Runtime:
             engine.parsed.wait(CATCH_UP_WAIT_SECONDS)
         try:
             answer = engine.search(query, top_k=top_k, path_prefix=path_prefix, max_tokens=max_tokens)
-        except sqlite3.OperationalError as exc:
+        except Exception as exc:
+            if type(exc).__name__ != "OperationalError":
+                raise
             raise QueryNotParsed(query, exc) from exc
         for hit in answer["results"]:
             if hit.get("content") is not None:
@@ -183,15 +196,26 @@ class Runtime:
         answer["index_status"] = self.index_status()
         return answer
 
+    def _await_first_index(self, kind: str) -> None:
+        """On a never-indexed root, start the catch-up and give it a moment (like a search)."""
+        self._maybe_start_catch_up(kind)
+        if self._catch_up is not None and self._catch_up.is_alive():
+            self.engine.parsed.wait(CATCH_UP_WAIT_SECONDS)
+
     def read_section(self, file_path: str, heading_path: str, include_subsections: bool,
                      cursor: int | None) -> dict[str, Any]:
+        self._refresh()
+        self._await_first_index("read_section")
         return self.engine.read(file_path, heading_path, include_subsections=include_subsections,
                                 cursor=cursor or 0)
 
     def outline(self, file_path: str, max_depth: int | None) -> dict[str, Any]:
+        self._refresh()
+        self._await_first_index("get_document_outline")
         return self.engine.outline(file_path, max_depth)
 
     def list_documents(self, directory: str | None, offset: int) -> dict[str, Any]:
+        self._refresh()
         if not directory:
             self._maybe_start_catch_up("list_documents")
         answer = self.engine.list_documents(directory, offset=offset, limit=200)
@@ -237,7 +261,7 @@ def error_payload(tool: str, exc: BaseException) -> dict[str, Any]:
     Expected errors (MarkdownMemoryError) keep their message; anything else is logged with its
     traceback on stderr and reported as an internal error without one.
     """
-    if isinstance(exc, sqlite3.OperationalError) and tool == "search_docs":
+    if type(exc).__name__ == "OperationalError" and tool == "search_docs":
         exc = QueryNotParsed("", exc)
     if isinstance(exc, MarkdownMemoryError):
         log.info("%s: %s", tool, exc)

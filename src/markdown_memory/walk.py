@@ -43,6 +43,9 @@ class WalkResult:
     files: list[WalkEntry] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (rel path, reason)
     complete: bool = True
+    #: mtime_ns of every folder walked, by POSIX path ("" = the root): a new, deleted or renamed
+    #: file changes its folder's mtime, so a later stat of these finds files no index knows yet.
+    dirs: dict[str, int] = field(default_factory=dict)
 
 
 def is_markdown_name(name: str) -> bool:
@@ -130,6 +133,7 @@ def _walk_dir(
     pending_links: list[tuple[str, Path]],
 ) -> None:
     try:
+        result.dirs[rel_dir] = os.stat(directory).st_mtime_ns
         with os.scandir(directory) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
@@ -205,3 +209,51 @@ def _add_link(root_real: Path, rel: str, path: Path, result: WalkResult, seen_re
         return
     seen_real.add(target)
     result.files.append(WalkEntry(rel, path, st.st_size, st.st_mtime_ns))
+
+
+def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntry | str:
+    """The walk's verdict on one path (POSIX, relative to ``root``) without walking the tree.
+
+    Returns a WalkEntry when a full walk would index the file; otherwise a reason string: ``""``
+    when the file is simply gone or out of scope (ignored, under a pruned or symlinked folder,
+    not Markdown), a sentence when it exists but cannot be indexed (unreadable, not a regular
+    file). Never raises.
+    """
+    parts = [p for p in rel.split("/") if p]
+    if not parts or not is_markdown_name(parts[-1]) or any(p in ("..", ".") for p in parts):
+        return ""
+    extra = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    specs: list[tuple[str, pathspec.PathSpec]] = []
+    directory = root
+    for k, name in enumerate(parts[:-1]):
+        spec = _ignore_spec(directory)
+        if spec is not None:
+            specs.append(("/".join(parts[:k]), spec))
+        directory = directory / name
+        sub = "/".join(parts[: k + 1])
+        if name.startswith(".") or name in PRUNED_DIRS or _ignored(sub, True, specs, extra):
+            return ""
+        try:
+            if directory.is_symlink() or not directory.is_dir() or (directory / "pyvenv.cfg").exists():
+                return ""
+        except OSError:
+            return ""
+    spec = _ignore_spec(directory)
+    if spec is not None:
+        specs.append(("/".join(parts[:-1]), spec))
+    if _ignored(rel, False, specs, extra):
+        return ""
+    path = directory / parts[-1]
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        return describe_os_error(exc)
+    if stat.S_ISLNK(st.st_mode):
+        return ""  # links are judged by a full walk (target inside the root, not indexed twice)
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file (FIFO, socket or device); skipped"
+    if not os.access(path, os.R_OK):
+        return "permission denied (EACCES)"
+    return WalkEntry(rel, path, st.st_size, st.st_mtime_ns)

@@ -1,0 +1,79 @@
+"""Answer from the files as they are now: find what changed since indexing, cheaply.
+
+``stale_paths`` costs one ``stat`` per indexed file and one per indexed folder: a file whose
+size or mtime differs, or that is gone or unreadable, is stale; a folder whose mtime differs
+from the last full walk gained, lost or renamed entries, so its Markdown files are listed
+(one ``scandir``) and the ones no index knows are new. Folders created since the last walk
+are walked. ``Engine.refresh`` re-indexes exactly those paths (keyword index at once; vectors
+of new text in the next index run) before a read or a search answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .store import Store
+from .walk import is_markdown_name, walk_markdown
+
+
+def stale_paths(store: Store, root: Path, exclude: list[str] | None = None) -> list[str]:
+    """POSIX paths (relative to ``root``) that a refresh must look at, sorted. Never raises."""
+    known = store.documents_by_path()
+    out: set[str] = set()
+    for path, (_id, _sha, size, mtime) in known.items():
+        try:
+            st = os.stat(root / path)
+        except OSError:
+            out.add(path)
+            continue
+        if st.st_size != size or st.st_mtime_ns != mtime or not os.access(root / path, os.R_OK):
+            out.add(path)
+    raw = store.get_meta("dir_mtimes")
+    if not raw:
+        return sorted(out)
+    try:
+        dirs: dict[str, int] = json.loads(raw)
+    except ValueError:
+        return sorted(out)
+    for rel_dir, mtime in dirs.items():
+        folder = root / rel_dir if rel_dir else root
+        try:
+            if os.stat(folder).st_mtime_ns == mtime:
+                continue
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue  # a folder that vanished: its files are already stale above
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir and rel not in dirs:
+                sub = walk_markdown(root, exclude, folder / entry.name)
+                out.update(e.rel for e in sub.files if e.rel not in known)
+            elif not is_dir and is_markdown_name(entry.name) and rel not in known:
+                out.add(rel)
+    return sorted(out)
+
+
+def remember_folders(store: Store, root: Path, paths: list[str]) -> None:
+    """After a refresh, record the current mtime of every folder on the way to ``paths``, so
+    the same additions are not found again (new folders are tracked from now on). Call inside
+    a transaction; does nothing before the first full walk."""
+    raw = store.get_meta("dir_mtimes")
+    if not raw:
+        return
+    dirs: dict[str, int] = json.loads(raw)
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for k in range(len(parts) + 1):
+            rel_dir = "/".join(parts[:k])
+            try:
+                dirs[rel_dir] = os.stat(root / rel_dir if rel_dir else root).st_mtime_ns
+            except OSError:
+                break
+    store.set_meta("dir_mtimes", json.dumps(dirs, separators=(",", ":")))

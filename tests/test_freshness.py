@@ -1,0 +1,90 @@
+"""Reads and searches answer from the files as they are now, not as they were indexed."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from markdown_memory.errors import DocumentNotFoundError
+
+
+def bump(path):
+    """Give a rewritten file a clearly newer mtime (coarse filesystem clocks)."""
+    later = time.time_ns() + 2_000_000_000
+    os.utime(path, ns=(later, later))
+
+
+@pytest.fixture
+def engine(docs_root, make_engine):
+    eng = make_engine(docs_root, embedder="none")
+    eng.index()
+    return eng
+
+
+def test_read_after_an_edit_returns_the_new_text_and_lines(engine, docs_root):
+    path = docs_root / "install.md"
+    text = path.read_text().replace("## Windows\n", "Inserted line.\n\nAnother.\n\n## Windows\n")
+    path.write_text(text.replace("MSI installer", "Windows installer package"))
+    bump(path)
+    section = engine.read("install.md", "Windows")
+    assert "Windows installer package" in section["content"] and "MSI" not in section["content"]
+    lines = path.read_text().split("\n")
+    assert lines[section["start_line"] - 1] == "## Windows"
+
+
+def test_read_of_a_deleted_file_is_not_found_not_cached_text(engine, docs_root):
+    (docs_root / "cli.md").unlink()
+    with pytest.raises(DocumentNotFoundError, match="no longer indexed|no indexed document"):
+        engine.read("cli.md", "Flags")
+
+
+def test_new_file_is_readable_and_searchable_without_a_full_run(engine, docs_root):
+    new = docs_root / "ops" / "upgrade.md"
+    new.write_text("# Upgrade\n\n## Zero downtime\n\nDrain one node at a time with `acme drain`.\n")
+    bump(new.parent)
+    assert engine.refresh() is not None  # the folder's mtime changed: the new file is found
+    assert engine.search("acme drain")["results"][0]["file_path"] == "ops/upgrade.md"
+    brand_new = docs_root / "faq.md"
+    brand_new.write_text("# FAQ\n\n## Licence\n\nMIT.\n")
+    assert "MIT." in engine.read("faq.md", "Licence")["content"]  # on-demand, no probe needed
+
+
+def test_refresh_after_edit_replaces_search_content(engine, docs_root):
+    path = docs_root / "ops" / "troubleshooting.md"
+    path.write_text(path.read_text().replace("14 days", "30 days"))
+    bump(path)
+    report = engine.refresh()
+    assert report is not None and report.updated == 1
+    hit = engine.search("nightly backups kept")["results"][0]
+    assert "30 days" in hit["content"] and "14 days" not in hit["content"]
+    assert engine.refresh() is None  # nothing stale any more (and the probe is cached)
+
+
+def test_unreadable_file_reports_why_on_read(engine, docs_root, monkeypatch):
+    target = docs_root / "configuration.md"
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, m: False if str(p) == str(target) else real_access(p, m))
+    with pytest.raises(DocumentNotFoundError, match="permission denied"):
+        engine.read("configuration.md", "Logging")
+
+
+def test_server_tools_answer_from_edited_files_at_once(docs_root, tmp_path):
+    from markdown_memory.config import Settings
+    from markdown_memory.server_runtime import Runtime
+
+    runtime = Runtime(Settings.load(docs_root, tmp_path / "srv.db", "none"))
+    runtime.engine.index()
+    runtime.search_docs("nightly backups", 5, None, 2000)
+    path = docs_root / "ops" / "troubleshooting.md"
+    path.write_text(path.read_text().replace("Nightly", "Hourly"))
+    bump(path)
+    time.sleep(0.6)  # the stat probe runs at most every REFRESH_TTL_SECONDS (an agent's next call)
+    answer = runtime.search_docs("hourly backups", 5, None, 2000)
+    hit = answer["results"][0]
+    assert hit["file_path"] == "ops/troubleshooting.md" and "Hourly" in hit["content"]
+    assert "stale" not in hit
+    section = runtime.read_section("ops/troubleshooting.md", "Backups", False, None)
+    assert "Hourly" in section["content"]
+    runtime.shutdown()
