@@ -61,3 +61,22 @@ def test_version_and_missing_docs_root(tmp_path):
     bad = run("search", "x", "--docs-dir", str(tmp_path / "nope"), env_db=tmp_path / "v.db", check=False)
     assert bad.returncode == 2 and "does not exist" in bad.stderr
 
+
+
+def test_ambiguous_heading_lists_candidates_on_stderr(tmp_path):
+    root = tmp_path / "amb"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\n## Setup\n\nx\n\n# B\n\n## Setup\n\ny\n")
+    db = tmp_path / "amb.db"
+    run("--embedder", "none", "index", str(root), env_db=db)
+    bad = run("--embedder", "none", "read", "a.md", "Setup", "--docs-dir", str(root), env_db=db, check=False)
+    assert bad.returncode == 2
+    assert "A > Setup" in bad.stderr and "B > Setup" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_out_of_range_numbers_are_usage_errors(docs_root, tmp_path):
+    for flag, value in (("--top-k", "0"), ("--max-tokens", "10")):
+        bad = run("--embedder", "none", "search", "x", "--docs-dir", str(docs_root), flag, value,
+                  env_db=tmp_path / "r.db", check=False)
+        assert bad.returncode == 2 and "must be between" in bad.stderr

@@ -141,3 +141,41 @@ def test_markdown_memory_ignore_file_excludes_tracked_files(docs_root, make_engi
     report = eng.index()
     assert report.added == 3
     assert all(not d["path"].startswith("ops/") for d in eng.list_documents()["documents"])
+
+
+def test_outline_max_depth_counts_tree_depth_not_hash_marks(docs_root, make_engine):
+    (docs_root / "deep.md").write_text("## Top A\n\ntext\n\n### Child\n\ntext\n\n## Top B\n\ntext\n")
+    eng = make_engine(docs_root, embedder="none")
+    eng.index()
+    assert [n["heading_path"] for n in eng.outline("deep.md", max_depth=1)["headings"]] == ["Top A", "Top B"]
+    assert len(eng.outline("deep.md", max_depth=2)["headings"]) == 3
+
+
+def test_folder_arguments_are_confined_and_empty_prefixes_say_so(docs_root, make_engine):
+    eng = make_engine(docs_root, embedder="none")
+    eng.index()
+    for bad in ("../", "../..", "/etc"):
+        with pytest.raises(PathOutsideRootError):
+            eng.list_documents(bad)
+        with pytest.raises(PathOutsideRootError):
+            eng.search("server", path_prefix=bad)
+    assert [d["path"] for d in eng.list_documents("ops")["documents"]] == ["ops/release-notes.md", "ops/troubleshooting.md"]
+    assert eng.list_documents(".")["total"] == 5
+    empty = eng.search("server", path_prefix="nonexistent/")
+    assert empty["results"] == [] and "no indexed documents under 'nonexistent'" in empty["message"]
+    only_ops = eng.search("server", path_prefix="ops")
+    assert only_ops["results"] and all(h["file_path"].startswith("ops/") for h in only_ops["results"])
+
+
+def test_status_after_an_unfinished_first_run_says_so(docs_root, make_engine):
+    eng = make_engine(docs_root, embedder="none")
+    calls = {"n": 0}
+
+    def stop_after_two():
+        calls["n"] += 1
+        return calls["n"] > 2
+
+    report = eng.index(should_stop=stop_after_two)
+    assert report.interrupted
+    message = eng.status()["message"]
+    assert "did not finish" in message or "not been indexed" not in message

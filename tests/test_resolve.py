@@ -47,3 +47,10 @@ def test_miss_lists_nearest():
         resolve_heading("Guide > Uninstall", AVAILABLE)
     assert not err.value.ambiguous
     assert "Guide > Install" in err.value.candidates
+
+
+def test_a_section_and_its_own_parts_resolve_to_the_whole_section():
+    available = ["Guide", "Guide > FAQ", "Guide > FAQ (Part 1)", "Guide > FAQ (Part 2)"]
+    assert resolve_heading("faq", available) == "Guide > FAQ"
+    assert resolve_heading("FQA", available) == "Guide > FAQ"
+    assert resolve_heading("Guide > FAQ (Part 2)", available) == "Guide > FAQ (Part 2)"

@@ -20,6 +20,21 @@ from .errors import MarkdownMemoryError
 log = logging.getLogger("markdown_memory")
 
 
+def _bounded(low: int, high: int):
+    """argparse type: an integer in [low, high] (the MCP tools' bounds, shared by the CLI)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from exc
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {value}")
+        return value
+
+    return parse
+
+
 def _add_docs_dir(p: argparse.ArgumentParser) -> None:
     p.add_argument("--docs-dir", metavar="DIR", help="docs root (default: $MARKDOWN_MEMORY_DOCS_DIR, "
                    "$CLAUDE_PROJECT_DIR, then the working directory)")
@@ -53,9 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="search the docs root")
     p.add_argument("query")
     _add_docs_dir(p)
-    p.add_argument("--top-k", type=int, default=5, help="number of results (1-50, default 5)")
+    p.add_argument("--top-k", type=_bounded(1, 50), default=5, help="number of results (1-50, default 5)")
     p.add_argument("--path-prefix", help="only documents under this folder or path")
-    p.add_argument("--max-tokens", type=int, default=2000, help="budget for result text (default 2000)")
+    p.add_argument("--max-tokens", type=_bounded(200, 20000), default=2000,
+                   help="budget for result text, 200-20000 (default 2000)")
     p.add_argument("--no-refresh", action="store_true", help="do not re-index changed files first")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -189,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return _run_command(args)
     except MarkdownMemoryError as exc:
-        sys.stderr.write(f"markdown-memory: error: {exc}\n")
+        candidates = getattr(exc, "candidates", None)
+        listed = f" (candidates: {' | '.join(candidates[:10])})" if candidates else ""
+        sys.stderr.write(f"markdown-memory: error: {exc}{listed}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("markdown-memory: interrupted\n")

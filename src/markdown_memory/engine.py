@@ -151,8 +151,8 @@ class Engine:
         """Incrementally index the root (or ``directory`` inside it). Raises IndexBusyError
         when another process holds the writer lock longer than ``wait_seconds``."""
         target = None
-        if directory:
-            rel = normalise_request_path(directory, self.root)
+        rel = self.subpath(directory)
+        if rel is not None:
             target = (self.root / rel).resolve()
             if not target.is_dir():
                 raise QueryError(f"{directory!r} is not a directory inside the docs root {str(self.root)!r}")
@@ -276,7 +276,12 @@ class Engine:
                 "(pip install sqlean.py) to enable vector search"
             )
         if self._embedder_error:
-            return f"keyword-only: {self._embedder_error}"
+            # Short on purpose: it rides on every answer; index_status.embedder.error has the detail.
+            if "not installed" in self._embedder_error or "none of its files" in self._embedder_error:
+                return (f"keyword-only: the {self.settings.embedder} model is not installed; run "
+                        "`markdown-memory --download-model`, or use `--embedder minilm` (no download)")
+            cause = self._embedder_error.split(";")[0][:200]
+            return f"keyword-only: {cause} (`markdown-memory status` shows how to fix it)"
         return None
 
     # -- search ---------------------------------------------------------------------------
@@ -296,7 +301,10 @@ class Engine:
             raise QueryError("query is empty; pass words, a phrase or an identifier to search for")
         query = query[:MAX_QUERY_CHARS]
         top_k = max(1, min(int(top_k), 50))
-        prefix = normalise_request_path(path_prefix, self.root) if path_prefix and path_prefix.strip("./") else None
+        prefix = self.subpath(path_prefix)
+        if prefix is not None and not self._has_documents_under(prefix):
+            return {"results": [], "confidence": "none", "keyword_only": False,
+                    "message": f"no indexed documents under {prefix!r}; call list_documents to see the indexed paths"}
         analysed = analyse(query)
         store = self.store
         qvec = None
@@ -329,6 +337,24 @@ class Engine:
             "keyword_only": keyword_only,
             "message": message,
         }
+
+    def subpath(self, raw: str | None) -> str | None:
+        """A folder or path prefix inside the root as a POSIX relative path; None for the root
+        itself. Raises PathOutsideRootError for ``../`` and absolute paths elsewhere."""
+        if raw is None or not raw.strip():
+            return None
+        try:
+            rel = normalise_request_path(raw, self.root).rstrip("/")
+        except DocumentNotFoundError:  # the root itself ("." or its absolute path)
+            return None
+        return rel or None
+
+    def _has_documents_under(self, prefix: str) -> bool:
+        like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+        row = self.store.conn.execute(
+            "SELECT 1 FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' LIMIT 1", (prefix, like)
+        ).fetchone()
+        return row is not None
 
     def _parent_map(self, hits: list[dict[str, Any]]) -> dict[tuple[int, int], int | None]:
         docs = sorted({h["_doc_id"] for h in hits})
@@ -417,8 +443,8 @@ class Engine:
                 total += later["tokens"]
                 node["end_line"] = max(node["end_line"], later["end_line"])
             node["tokens_with_children"] = total
-        if max_depth is not None:
-            nodes = [n for n in nodes if n["level"] <= max_depth]
+        if max_depth is not None:  # depth in the tree (1 = top headings), whatever their # level
+            nodes = [n for n in nodes if n["heading_path"].count(" > ") + 1 <= max_depth]
         meta = json.loads(metadata or "{}")
         return {
             "file_path": rel,
@@ -495,8 +521,8 @@ class Engine:
         limit = max(1, min(int(limit), 200))
         params: list[Any] = []
         where = ""
-        if directory and directory.strip("./"):
-            rel = normalise_request_path(directory, self.root).rstrip("/")
+        rel = self.subpath(directory)
+        if rel is not None:
             where = "WHERE d.path LIKE ? ESCAPE '\\'"
             params.append(rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")
         total = self.store.conn.execute(f"SELECT count(*) FROM documents d {where}", params).fetchone()[0]
@@ -615,6 +641,8 @@ class Engine:
             first = " for the first time" if last_at is None else ""
             return (f"indexing{first} in progress{done}: results may be incomplete until it finishes; "
                     "search again shortly")
+        if last_at is None and counts["documents"]:
+            return f"the last index run did not finish ({counts['documents']} documents indexed so far); {how} to complete it"
         if last_at is None:
             if self.auto_refresh:
                 return "the docs root has not been indexed yet; indexing starts with the first search"

@@ -23,6 +23,7 @@ from pathlib import Path
 from .errors import DocumentNotFoundError, PathOutsideRootError, SectionNotFoundError
 from .walk import is_markdown_name
 
+_PART = re.compile(r" \(Part \d+\)$")
 _SPLIT = re.compile(r"\s*>\s*")
 _WORD = re.compile(r"[^\W_]+")
 
@@ -104,7 +105,7 @@ def resolve_document(raw: str, root: Path, indexed: list[str]) -> str:
             f"{rel!r} matches {len(suffix)} documents; pass one of them", candidates=sorted(suffix)[:10]
         )
     near = difflib.get_close_matches(rel, indexed, n=5, cutoff=0.5)
-    hint = f"; did you mean {', '.join(near)}?" if near else "; call list_documents to see indexed paths"
+    hint = f"; did you mean {', '.join(near)}?" if near else "; list the indexed paths with list_documents (CLI: markdown-memory list)"
     raise DocumentNotFoundError(f"no indexed document {rel!r} under {str(root)!r}{hint}", candidates=near)
 
 
@@ -175,6 +176,9 @@ def resolve_heading(requested: str, available: list[str]) -> str:
 
     def pick(matches: list[str], how: str) -> str | None:
         uniq = list(dict.fromkeys(matches))
+        bases = {_PART.sub("", m) for m in uniq}
+        if len(uniq) > 1 and len(bases) == 1 and bases <= set(available):
+            return bases.pop()  # one section and its own (Part n) pieces: the whole section
         if len(uniq) == 1:
             return uniq[0]
         if len(uniq) > 1:

@@ -16,7 +16,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from .config import Settings
-from .errors import IndexBusyError, MarkdownMemoryError
+from .errors import IndexBusyError, MarkdownMemoryError, QueryError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .server_engine import ServerEngine
@@ -104,6 +104,8 @@ class Runtime:
         full = engine.status()
         status = {k: full[k] for k in STATUS_FIELDS if k in full}
         status["embedder"] = {k: full["embedder"].get(k) for k in ("name", "loaded", "error")}
+        if status["embedder"].get("error"):  # the cause only; the status CLI has the full fix
+            status["embedder"]["error"] = str(status["embedder"]["error"]).split(";")[0][:200]
         if engine.model_loading:
             status["embedder"]["loading"] = True
         if full.get("indexing"):
@@ -224,6 +226,9 @@ class Runtime:
 
     def index_directory(self, directory: str | None, force: bool) -> dict[str, Any]:
         engine = self.engine
+        rel = engine.subpath(directory)  # a bad folder is an error even while a run is going
+        if rel is not None and not (engine.root / rel).is_dir():
+            raise QueryError(f"{directory!r} is not a directory inside the docs root {str(engine.root)!r}")
         if engine.indexing:
             return self._busy("an index run is already in progress in this server")
         try:

