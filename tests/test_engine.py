@@ -179,3 +179,19 @@ def test_status_after_an_unfinished_first_run_says_so(docs_root, make_engine):
     assert report.interrupted
     message = eng.status()["message"]
     assert "did not finish" in message or "not been indexed" not in message
+
+
+def test_a_parser_upgrade_reparses_unchanged_files_and_keeps_vectors(docs_root, make_engine, tmp_path):
+    from markdown_memory import indexer
+
+    eng = make_engine(docs_root, db=tmp_path / "pv.db")
+    eng.index()
+    assert eng.index().updated == 0
+    old = indexer.PARSER_VERSION
+    indexer.PARSER_VERSION = old + "-next"
+    try:
+        report = eng.index()
+    finally:
+        indexer.PARSER_VERSION = old
+    assert report.updated == 5  # every file re-parsed although none changed on disk
+    assert report.vectors_embedded == 0 and report.vectors_reused > 0

@@ -99,3 +99,19 @@ def test_long_passage_is_windowed_without_losing_words():
     assert len(doc.passages) > 1
     assert all(len(p.text) <= 600 for p in doc.passages)
     assert " ".join(p.text for p in doc.passages).split() == words
+
+
+def test_html_headings_start_sections_like_markdown_headings():
+    text = (
+        "## FAQ\n\n* [Config?](#config)\n\n"
+        '<h3 name="config">\nDoes it support configuration files?\n</h3>\n\nYes, see the guide.\n\n'
+        '<h3 name="order">How can I get results in order?</h3>\n\nUse --sort.\n\n'
+        '<h1 align="center"><img src="logo.png"></h1>\n\nNot a heading: only an image.\n'
+    )
+    doc = parse_document(text)
+    assert [(s.start_line, s.heading_path) for s in doc.sections] == [
+        (1, "FAQ"),
+        (5, "FAQ > Does it support configuration files?"),
+        (11, "FAQ > How can I get results in order?"),
+    ]
+    assert any("Use --sort." in p.text for p in doc.passages if doc.sections[p.section].start_line == 11)

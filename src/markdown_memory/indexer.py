@@ -31,6 +31,9 @@ from .walk import WalkEntry, describe_os_error, walk_markdown, walk_one
 log = logging.getLogger("markdown_memory.indexer")
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
+#: Bump when parsing changes what sections or passages a file yields: the next run re-parses
+#: every file (an index built by an older parser would otherwise keep its old sections).
+PARSER_VERSION = "2"
 EMBED_CHUNK = 64  # passages embedded and written per transaction (also the stop granularity: < 1 s)
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -207,6 +210,8 @@ def index_tree(
     started = time.monotonic()
     report = IndexReport(root=str(root))
     stop = should_stop or (lambda: False)
+    if store.get_meta("parser_version") != PARSER_VERSION:
+        force = True  # sections from an older parser: re-parse all (unchanged passages keep vectors)
     walk = walk_markdown(root, exclude, directory)
     prefix = "" if directory is None or directory == root else directory.relative_to(root).as_posix() + "/"
     known = {p: v for p, v in store.documents_by_path().items() if p.startswith(prefix)}
@@ -248,6 +253,7 @@ def index_tree(
                 store.set_meta("last_full_walk", str(now))
                 store.set_meta("walk_complete", "1" if walk.complete else "0")
                 store.set_meta("dir_mtimes", json.dumps(walk.dirs, separators=(",", ":")))
+                store.set_meta("parser_version", PARSER_VERSION)
     report.failed = [{"path": p, "reason": r} for p, k, r in failures if k == "failed"]
     report.warnings.extend({"path": p, "message": r} for p, k, r in failures if k == "warning")
     if embedder is None or not store.vec_available:

@@ -111,6 +111,20 @@ def _heading_title(inline: Token) -> str:
     return " ".join(inline.content.split())
 
 
+_HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(.*?)(?:</h\1\s*>|\Z)", re.S | re.I)
+_TAG = re.compile(r"<[^<>]*>")
+
+
+def _html_heading(block: str) -> tuple[int, str] | None:
+    """(level, title) when an HTML block opens with ``<h1>``..``<h6>`` holding text (READMEs
+    and generated API docs use them as headings); None otherwise (e.g. a logo in an ``<h1>``)."""
+    m = _HTML_HEADING.match(block)
+    if m is None:
+        return None
+    title = " ".join(_TAG.sub(" ", m.group(2)).split())
+    return (int(m.group(1)), title) if title else None
+
+
 def _fence_is_closed(tok: Token, lines: list[str]) -> bool:
     assert tok.map is not None
     start, end = tok.map
@@ -192,6 +206,10 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.level == 0 and tok.map is not None:
             headings.append((tok.map[0], int(tok.tag[1]), _heading_title(tokens[i + 1])))
+        elif tok.type == "html_block" and tok.level == 0 and tok.map is not None:
+            html_heading = _html_heading(tok.content)
+            if html_heading is not None:
+                headings.append((tok.map[0], *html_heading))
 
     n = len(lines)
     first_content = fm.end_line
