@@ -11,11 +11,12 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from . import __version__
 from .config import EMBEDDER_CHOICES, Settings
-from .errors import MarkdownMemoryError
+from .errors import ConfigError, MarkdownMemoryError
 
 log = logging.getLogger("markdown_memory")
 
@@ -199,9 +200,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             from .server import run_server
 
-            settings = Settings.load(args.server_docs_dir, args.db, args.embedder,
-                                     auto_index=False if args.no_auto_index else None)
-            run_server(settings)
+            try:
+                settings = Settings.load(args.server_docs_dir, args.db, args.embedder,
+                                         auto_index=False if args.no_auto_index else None)
+                startup_error = None
+            except ConfigError as exc:
+                # Answer the handshake anyway: the agent then sees the reason as a tool error
+                # (a server that exits before `initialize` only shows "connection closed").
+                log.error("%s", exc)
+                settings = Settings(docs_root=Path.cwd(), db_path=Path(os.devnull), auto_index=False)
+                startup_error = exc
+            run_server(settings, startup_error=startup_error)
             return 0
         return _run_command(args)
     except MarkdownMemoryError as exc:

@@ -81,13 +81,14 @@ class _LinesUntilEof:
             self._on_eof()
 
 
-def run_server(settings: "Settings") -> None:
+def run_server(settings: "Settings", startup_error: Exception | None = None) -> None:
     """Serve the MCP tools for ``settings.docs_root`` on stdin/stdout until stdin closes.
 
     Never writes anything but JSON-RPC to the real stdout. When stdin closes, running tool
     bodies and background work (catch-up indexing) are asked to stop; if they do not finish
     within a few seconds (a model still loading cannot be interrupted) the process exits
-    without waiting for them.
+    without waiting for them. ``startup_error`` (e.g. a refused docs root) is returned by every
+    tool call as an error result, after a normal handshake.
     """
     wire_out = _protect_stdout()
     wire_in = _protect_stdin()
@@ -95,7 +96,7 @@ def run_server(settings: "Settings") -> None:
 
     from .server_runtime import Runtime
 
-    runtime = Runtime(settings)
+    runtime = Runtime(settings, startup_error=startup_error)
     server = build_server(runtime)
     log.info("MCP server for %s (embedder %s, auto-index %s)", settings.docs_root, settings.embedder,
              settings.auto_index)

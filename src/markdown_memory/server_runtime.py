@@ -42,8 +42,10 @@ class Runtime:
     ``CallToolResult``.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, startup_error: Exception | None = None) -> None:
         self.settings = settings
+        #: raised by every tool call (settings could not be resolved, e.g. a refused docs root)
+        self.startup_error = startup_error
         self._engine: ServerEngine | None = None
         self._engine_lock = threading.Lock()
         self._stop = threading.Event()
@@ -53,6 +55,8 @@ class Runtime:
 
     @property
     def engine(self) -> ServerEngine:
+        if self.startup_error is not None:
+            raise self.startup_error
         with self._engine_lock:
             if self._engine is None:
                 from .server_engine import ServerEngine
