@@ -6,6 +6,7 @@ model cache root, so nothing outside ``tmp_path`` is written.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Callable
@@ -13,7 +14,9 @@ from typing import Callable
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+# The workplace's shared material sits beside the checkout; MARKDOWN_MEMORY_SHARED_DIR points
+# elsewhere (e.g. a clone made in another folder).
+SHARED = Path(os.environ.get("MARKDOWN_MEMORY_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")
 EVAL_CORPUS = SHARED / "eval-corpus"
 EVAL_QUERIES = SHARED / "eval-queries-dev.jsonl"
 
