@@ -1,14 +1,21 @@
 """Hybrid ranking: FTS5 BM25 over sections + vector KNN over passages, fused by RRF.
 
 * Keyword side: BM25 over (title + breadcrumb, body) with the breadcrumb column weighted
-  ``HEADING_WEIGHT`` times the body.
+  ``HEADING_WEIGHT`` times the body; query words also match other forms of themselves through
+  stem-prefix terms (see ``query``).
 * Vector side: cosine KNN over passage vectors; a section scores by its best passage.
-* Fusion: reciprocal rank fusion, ``sum(1 / (RRF_K + rank))`` with ``RRF_K = 60`` (Cormack,
-  Clarke and Buettcher, SIGIR 2009). When the query names an identifier that a section contains
-  verbatim, that section also gets an exact-match list of its own, so an exact hit beats
-  semantic look-alikes.
-* Confidence: "high" when the best hit is an exact identifier match or clears both bars, "low"
-  when it clears one, "none" when neither (the caller says nothing confident was found).
+* Fusion: reciprocal rank fusion, ``sum(weight / (RRF_K + rank))`` with ``RRF_K = 60`` (Cormack,
+  Clarke and Buettcher, SIGIR 2009) over up to four lists: keyword, vector, *coverage* (keyword
+  candidates ordered by the IDF share of distinct query words they hold, title and path
+  included; skipped for CJK-heavy queries) and *exact* (sections holding a rare identifier of
+  the query verbatim, counted twice, so an exact hit beats semantic look-alikes).
+* Demotions: a heading-only section sits ``EMPTY_PENALTY`` places lower on the keyword list; a
+  changelog entry sits ``CHANGELOG_PENALTY`` places lower on every list unless the query asks
+  about versions or changes.
+* Confidence: "high" when the best hits include an exact identifier match or clear both bars,
+  "low" when they clear one, "none" when neither, or when the query names an identifier or a
+  multi-word product name that no document contains (the caller says nothing confident was
+  found and names what is absent).
 """
 
 from __future__ import annotations
