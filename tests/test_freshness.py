@@ -88,3 +88,34 @@ def test_server_tools_answer_from_edited_files_at_once(docs_root, tmp_path):
     section = runtime.read_section("ops/troubleshooting.md", "Backups", False, None)
     assert "Hourly" in section["content"]
     runtime.shutdown()
+
+
+def test_rewrite_that_restores_size_and_mtime_is_still_noticed(engine, docs_root):
+    """cp -p / rsync -t / tar keep size and mtime; the inode change time still moves."""
+    path = docs_root / "cli.md"
+    before = path.stat()
+    text = path.read_text()
+    assert "machine-readable" in text
+    path.write_text(text.replace("machine-readable", "machine-parsable"))  # same length
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    report = engine.index()
+    assert report.updated == 1
+    assert "machine-parsable" in engine.read("cli.md", "Flags")["content"]
+
+
+def test_schema_v1_database_is_migrated_in_place(tmp_path, docs_root, make_engine):
+    import sqlite3
+
+    eng = make_engine(docs_root, embedder="none", db=tmp_path / "old.db")
+    eng.index()
+    eng.close()
+    raw = sqlite3.connect(tmp_path / "old.db")
+    raw.execute("ALTER TABLE documents DROP COLUMN ctime_ns")
+    raw.execute("PRAGMA user_version = 1")
+    raw.commit()
+    raw.close()
+    again = make_engine(docs_root, embedder="none", db=tmp_path / "old.db")
+    report = again.index()
+    assert report.added == 0 and report.updated == 0 and report.unchanged == 5  # re-hashed, not re-parsed
+    assert again.index().unchanged == 5

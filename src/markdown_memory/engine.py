@@ -27,6 +27,7 @@ from .resolve import normalise_request_path, resolve_document, resolve_heading
 from .search import analyse, pack_hits, search_sections
 from .store import BUSY_TIMEOUT_MS, Store, is_corruption, move_aside
 from .tokens import count_tokens
+from .walk import stat_signature
 
 log = logging.getLogger("markdown_memory.engine")
 
@@ -386,13 +387,15 @@ class Engine:
                     raise DocumentNotFoundError(f"{rel!r} is not indexed: {row[0]}") from exc
                 raise
         else:
-            stored = self.store.conn.execute("SELECT size, mtime_ns FROM documents WHERE path = ?", (rel,)).fetchone()
+            stored = self.store.conn.execute(
+                "SELECT size, mtime_ns, ctime_ns FROM documents WHERE path = ?", (rel,)
+            ).fetchone()
             try:
                 st = os.stat(self.root / rel)
-                current = (st.st_size, st.st_mtime_ns) if os.access(self.root / rel, os.R_OK) else None
+                current = stat_signature(st) if os.access(self.root / rel, os.R_OK) else None
             except OSError:
                 current = None
-            if stored is None or current != (stored[0], stored[1]):
+            if stored is None or current != tuple(stored):
                 self.refresh([rel])
         row = self.store.conn.execute(
             "SELECT id, path, title, metadata FROM documents WHERE path = ?", (rel,)
@@ -550,13 +553,13 @@ class Engine:
         about 5 us per file): ``[{"path", "change": "modified"|"missing"|"unreadable"}]``,
         at most ``limit`` entries (all when None)."""
         out: list[dict[str, str]] = []
-        for path, (_id, _sha, size, mtime) in self.store.documents_by_path().items():
+        for path, (_id, _sha, signature) in self.store.documents_by_path().items():
             try:
                 st = os.stat(self.root / path)
             except OSError:
                 out.append({"path": path, "change": "missing"})
             else:
-                if st.st_size != size or st.st_mtime_ns != mtime:
+                if stat_signature(st) != signature:
                     out.append({"path": path, "change": "modified"})
                 elif not os.access(self.root / path, os.R_OK):
                     out.append({"path": path, "change": "unreadable"})

@@ -15,20 +15,20 @@ import os
 from pathlib import Path
 
 from .store import Store
-from .walk import is_markdown_name, walk_markdown
+from .walk import is_markdown_name, stat_signature, walk_markdown
 
 
 def stale_paths(store: Store, root: Path, exclude: list[str] | None = None) -> list[str]:
     """POSIX paths (relative to ``root``) that a refresh must look at, sorted. Never raises."""
     known = store.documents_by_path()
     out: set[str] = set()
-    for path, (_id, _sha, size, mtime) in known.items():
+    for path, (_id, _sha, signature) in known.items():
         try:
             st = os.stat(root / path)
         except OSError:
             out.add(path)
             continue
-        if st.st_size != size or st.st_mtime_ns != mtime or not os.access(root / path, os.R_OK):
+        if stat_signature(st) != signature or not os.access(root / path, os.R_OK):
             out.add(path)
     raw = store.get_meta("dir_mtimes")
     if not raw:

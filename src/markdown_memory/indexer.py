@@ -144,7 +144,7 @@ def passage_keys(doc) -> list[str]:
     return keys
 
 
-def write_document(store: Store, rel: str, data: bytes, text: str, size: int, mtime_ns: int,
+def write_document(store: Store, rel: str, data: bytes, text: str, signature: tuple[int, int, int],
                    warnings: list[str], old_id: int | None) -> tuple[int, int, int]:
     """Parse and replace one document in a single transaction.
 
@@ -154,8 +154,9 @@ def write_document(store: Store, rel: str, data: bytes, text: str, size: int, mt
     record = {
         "path": rel,
         "sha256": sha,
-        "size": size,
-        "mtime_ns": mtime_ns,
+        "size": signature[0],
+        "mtime_ns": signature[1],
+        "ctime_ns": signature[2],
         "title": doc.title,
         "metadata": doc.metadata,
         "warnings": warnings + doc.warnings,
@@ -211,7 +212,11 @@ def index_tree(
     report = IndexReport(root=str(root))
     stop = should_stop or (lambda: False)
     if store.get_meta("parser_version") != PARSER_VERSION:
-        force = True  # sections from an older parser: re-parse all (unchanged passages keep vectors)
+        if store.conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
+            with store.transaction():  # nothing parsed by an older parser: a resumable first run
+                store.set_meta("parser_version", PARSER_VERSION)
+        else:
+            force = True  # sections from an older parser: re-parse all (unchanged passages keep vectors)
     walk = walk_markdown(root, exclude, directory)
     prefix = "" if directory is None or directory == root else directory.relative_to(root).as_posix() + "/"
     known = {p: v for p, v in store.documents_by_path().items() if p.startswith(prefix)}
@@ -279,7 +284,7 @@ def index_tree(
 def index_file(
     store: Store,
     entry: WalkEntry,
-    old: tuple[int, str, int, int] | None,
+    old: tuple[int, str, tuple[int, int, int]] | None,
     report: IndexReport,
     failures: list[tuple[str, str, str]],
     *,
@@ -287,11 +292,11 @@ def index_file(
 ) -> None:
     """Bring one file's document up to date (keyword index; vectors are embedded later).
 
-    ``old`` is the stored ``(id, sha256, size, mtime_ns)`` or None. Unchanged size and mtime
-    skip reading; an unchanged sha256 only updates the stat fields. Counts go to ``report``,
+    ``old`` is the stored ``(id, sha256, (size, mtime_ns, ctime_ns))`` or None. An unchanged
+    stat signature skips reading; an unchanged sha256 only updates the stat fields. Counts go to ``report``,
     problems to ``failures`` as ``(path, "failed", reason)``. Never raises for a bad file.
     """
-    if old is not None and not force and old[2] == entry.size and old[3] == entry.mtime_ns:
+    if old is not None and not force and old[2] == entry.signature:
         report.unchanged += 1
         report.warnings.extend({"path": entry.rel, "message": w} for w in _doc_warnings(store, entry.rel))
         return
@@ -306,14 +311,14 @@ def index_file(
         return
     if old is not None and not force and hashlib.sha256(data).hexdigest() == old[1]:
         with store.transaction():
-            store.touch_document(old[0], entry.size, entry.mtime_ns)
+            store.touch_document(old[0], entry.signature)
         report.unchanged += 1
         report.warnings.extend({"path": entry.rel, "message": w} for w in _doc_warnings(store, entry.rel))
         return
     warnings = [decode_warning] if decode_warning else []
     try:
         secs, pas, reused = write_document(
-            store, entry.rel, data, text, entry.size, entry.mtime_ns, warnings, old[0] if old else None
+            store, entry.rel, data, text, entry.signature, warnings, old[0] if old else None
         )
     except Exception as exc:  # a parser bug must not stop the run
         log.exception("failed to index %s", entry.rel)

@@ -30,7 +30,7 @@ from .fts_text import fts_text
 
 log = logging.getLogger("markdown_memory.store")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 
 _SCHEMA = """
@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS documents(
     sha256 TEXT NOT NULL,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL DEFAULT 0,
     title TEXT NOT NULL,
     metadata TEXT NOT NULL DEFAULT '{}',
     warnings TEXT NOT NULL DEFAULT '[]',
@@ -303,9 +304,12 @@ class Store:
         if version == SCHEMA_VERSION:
             return
         with self.transaction():
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    self.conn.execute(statement)
+            if version == 0:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
+            if 0 < version < 2:  # v2: ctime_ns, so a rewrite that restores size and mtime is seen
+                self.conn.execute("ALTER TABLE documents ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0")
             self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def transaction(self) -> "_Transaction":
@@ -358,13 +362,16 @@ class Store:
         return True
 
     # -- documents ------------------------------------------------------------------------
-    def documents_by_path(self) -> dict[str, tuple[int, str, int, int]]:
-        """``{path: (id, sha256, size, mtime_ns)}`` for every indexed document."""
-        rows = self.conn.execute("SELECT path, id, sha256, size, mtime_ns FROM documents")
-        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+    def documents_by_path(self) -> dict[str, tuple[int, str, tuple[int, int, int]]]:
+        """``{path: (id, sha256, (size, mtime_ns, ctime_ns))}`` for every indexed document."""
+        rows = self.conn.execute("SELECT path, id, sha256, size, mtime_ns, ctime_ns FROM documents")
+        return {r[0]: (r[1], r[2], (r[3], r[4], r[5])) for r in rows}
 
-    def touch_document(self, doc_id: int, size: int, mtime_ns: int) -> None:
-        self.conn.execute("UPDATE documents SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, doc_id))
+    def touch_document(self, doc_id: int, signature: tuple[int, int, int]) -> None:
+        """Record a new stat signature for an unchanged (same sha256) document."""
+        self.conn.execute(
+            "UPDATE documents SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE id = ?", (*signature, doc_id)
+        )
 
     def delete_document(self, doc_id: int) -> None:
         """Remove a document and everything derived from it. Call inside a transaction."""
@@ -403,13 +410,14 @@ class Store:
         ``sections``: parse.Section objects; ``passages``: (Passage, embed_key) pairs.
         """
         cur = self.conn.execute(
-            "INSERT INTO documents(path, sha256, size, mtime_ns, title, metadata, warnings, line_count, tokens, indexed_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO documents(path, sha256, size, mtime_ns, ctime_ns, title, metadata, warnings, line_count, "
+            "tokens, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record["path"],
                 record["sha256"],
                 record["size"],
                 record["mtime_ns"],
+                record.get("ctime_ns", 0),
                 record["title"],
                 json.dumps(record.get("metadata", {}), default=str, ensure_ascii=False),
                 json.dumps(record.get("warnings", []), ensure_ascii=False),

@@ -36,6 +36,12 @@ class WalkEntry:
     abs: Path
     size: int
     mtime_ns: int
+    ctime_ns: int = 0  # changes on any write, even one that restores size and mtime (cp -p)
+
+    @property
+    def signature(self) -> tuple[int, int, int]:
+        """(size, mtime_ns, ctime_ns): equal signatures mean the file was not rewritten."""
+        return (self.size, self.mtime_ns, self.ctime_ns)
 
 
 @dataclass
@@ -46,6 +52,11 @@ class WalkResult:
     #: mtime_ns of every folder walked, by POSIX path ("" = the root): a new, deleted or renamed
     #: file changes its folder's mtime, so a later stat of these finds files no index knows yet.
     dirs: dict[str, int] = field(default_factory=dict)
+
+
+def stat_signature(st: os.stat_result) -> tuple[int, int, int]:
+    """(size, mtime_ns, ctime_ns) of a stat result; compare with ``WalkEntry.signature``."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def is_markdown_name(name: str) -> bool:
@@ -178,7 +189,7 @@ def _walk_dir(
             result.problems.append((rel, describe_os_error(PermissionError(errno.EACCES, "permission denied"))))
             continue
         seen_real.add(os.path.realpath(entry.path))
-        result.files.append(WalkEntry(rel, Path(entry.path), st.st_size, st.st_mtime_ns))
+        result.files.append(WalkEntry(rel, Path(entry.path), st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
 def _add_link(root_real: Path, rel: str, path: Path, result: WalkResult, seen_real: set[str]) -> None:
@@ -208,7 +219,7 @@ def _add_link(root_real: Path, rel: str, path: Path, result: WalkResult, seen_re
         result.problems.append((rel, describe_os_error(PermissionError(errno.EACCES, "permission denied"))))
         return
     seen_real.add(target)
-    result.files.append(WalkEntry(rel, path, st.st_size, st.st_mtime_ns))
+    result.files.append(WalkEntry(rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
 def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntry | str:
@@ -256,4 +267,4 @@ def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntr
         return "not a regular file (FIFO, socket or device); skipped"
     if not os.access(path, os.R_OK):
         return "permission denied (EACCES)"
-    return WalkEntry(rel, path, st.st_size, st.st_mtime_ns)
+    return WalkEntry(rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
