@@ -97,8 +97,9 @@ class AnalysedQuery:
 
 #: Suffixes stripped (longest first) to make a stem prefix; the stem keeps >= STEM_MIN letters.
 _SUFFIXES = tuple(sorted(
-    """encies ancies ency ancy ence ance ations ation ically ingly ities ility ously ively fully ements ement ments ment ness ings ing
-    ies ied ily ers er ed ly es s ity ive ally al able ible y e""".split(), key=len, reverse=True))
+    """encies ancies ency ancy ence ance ations ation ically ingly ities ility ously ively fully
+    ements ement ments ment ness ings ing ies ied ily ers er ed ly es s ity ive ally al able ible
+    y e""".split(), key=len, reverse=True))
 STEM_MIN = 4
 _ASCII_WORD = re.compile(r"^[a-z]+$")
 
