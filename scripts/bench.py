@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
 """Benchmark markdown-memory on a docs corpus (default: ../shared/eval-corpus) with one preset.
 
-Prints, from one run: files, sections, passages, vectors embedded, index wall seconds,
-vectors/s, peak RSS of the indexing process (MB), no-change re-index (ms, in process, median of
+Prints, from one run: files, sections, passages, vectors embedded (passages given a fresh
+vector; ``texts_embedded`` counts the model inputs: packed runs and identical texts embed
+once), index wall seconds, vectors/s, peak RSS of the indexing process (MB), no-change re-index (ms, in process, median of
 5), one-file-edited re-index (ms, in process), query latency p50/p95 (ms) keyword-only and
 hybrid over the dev queries, MCP handshake (ms from process start to the ``initialize``
 result, median of 5), and database size (MB). ``--json-out FILE`` writes the same figures.
+
+``mcp_query_p50_ms`` / ``p95``: hybrid ``search_docs`` round trips through the stdio MCP server
+(one session, one untimed warm-up call). scripts/bench_reference.py prints the same figures
+for the reference implementation and the ratios; docs/README-performance.md holds a run and the
+table of measured levers (packing, code heads, batch size, graph optimisation, arena).
 
 Absolute times vary from machine to machine and with load; compare ratios from one run.
 Usage: python scripts/bench.py [--corpus DIR] [--queries FILE] [--embedder minilm] [--json-out F]
@@ -178,6 +184,9 @@ def main() -> int:
             "peak_rss_mb": round(peak_mb, 1),
         }
         engine = Engine(Settings.load(corpus, db, args.embedder))
+        # model inputs: packed runs and identical texts share one embed_key (one model call each)
+        results["texts_embedded"] = engine.store.conn.execute(
+            "SELECT count(DISTINCT embed_key) FROM passages WHERE has_vector = 1").fetchone()[0]
         engine.embedder()  # model load is not part of a re-index measurement
         noop = []
         for _ in range(5):

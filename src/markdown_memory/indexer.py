@@ -16,7 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -34,7 +37,11 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 #: Bump when parsing changes what sections or passages a file yields: the next run re-parses
 #: every file (an index built by an older parser would otherwise keep its old sections).
 PARSER_VERSION = "2"
-EMBED_CHUNK = 64  # passages embedded and written per transaction (also the stop granularity: < 1 s)
+EMBED_CHUNK = 64  # texts embedded and written per transaction (also the stop granularity: < 1 s)
+#: Chunks embedded at once (threads calling the model). With small length-sorted batches one
+#: onnxruntime call keeps ~1 of 2 cores busy; two calls in flight measured 1.15-1.5x the tokens/s
+#: on 2 cores (docs/README-performance.md). The main thread writes while the model runs.
+EMBED_WORKERS = 2
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -395,12 +402,15 @@ def embed_pending(
     """Embed every passage without a vector. Returns (passages given a freshly computed vector,
     passages given the stored vector of an identical key elsewhere).
 
-    Runs of adjacent small list items / table rows of one section (``passages.pack_runs``) are
-    embedded as one text, ``"{breadcrumb}\n{item}\n{item}..."``, and every member gets that
-    vector; their ``embed_key`` is the key of the run's text (see :func:`passage_keys`; re-keyed
-    here when a pending subset packs differently), so identical runs elsewhere (copied READMEs,
-    moved files) reuse it. The number of model inputs is logged at INFO. Texts are embedded in order of length, in chunks of
-    ``EMBED_CHUNK`` written one transaction each (``should_stop`` is polled between chunks).
+    Runs of adjacent small passages of one section (``passages.pack_runs``) are embedded as one
+    text, ``"{breadcrumb}\n{part}\n{part}..."`` (code by its head, ``passages.embed_body``), and
+    every member gets that vector; their ``embed_key`` is the key of the run's text (see
+    :func:`passage_keys`; re-keyed here when a pending subset packs differently), so identical
+    runs elsewhere (copied READMEs, moved files) reuse it. Texts are embedded in order of
+    length, in chunks of ``EMBED_CHUNK``, ``EMBED_WORKERS`` chunks in flight, each written in
+    its own transaction by the calling thread; ``should_stop`` is polled between chunks (a chunk
+    already running finishes in the background and is dropped). Section vectors are computed
+    once, when a section's last pending passage lands. The model input count is logged at INFO.
     """
     stop = should_stop or (lambda: False)
     with store.transaction():
@@ -462,27 +472,47 @@ def embed_pending(
     keys = sorted(texts, key=lambda k: len(texts[k]))
     total = len(keys)
     embedded = calls = 0
-    for start in range(0, total, EMBED_CHUNK):
-        if stop():
-            break
+    chunks = iter(range(0, total, EMBED_CHUNK))
+    workers = max(1, min(EMBED_WORKERS, os.cpu_count() or 1))
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="embed") if workers > 1 else None
+    inflight: deque[tuple[int, list[str], Future | None]] = deque()
+
+    def submit() -> None:
+        start = next(chunks, None)
+        if start is None or stop():
+            return
         chunk = keys[start : start + EMBED_CHUNK]
-        vectors = embedder.embed_texts([texts[k] for k in chunk])
-        pairs: list[tuple[int, bytes]] = []
-        sids: list[int] = []
-        for key, vec in zip(chunk, vectors):
-            blob = vector_blob(vec)
-            for pid, sid in by_key[key]:
-                pairs.append((pid, blob))
-                sids.append(sid)
-        with store.transaction():
-            store.attach_vectors(pairs)
-            store.refresh_section_vectors(_completed(remaining, sids))
-        calls += len(chunk)
-        fresh = sum(own[k] for k in chunk)
-        embedded += fresh
-        reused += len(pairs) - fresh
-        if progress:
-            progress("embed", min(start + EMBED_CHUNK, total), total)
+        batch = [texts[k] for k in chunk]
+        inflight.append((start, chunk, pool.submit(embedder.embed_texts, batch) if pool else None))
+
+    try:
+        for _ in range(workers):
+            submit()
+        while inflight:
+            start, chunk, future = inflight.popleft()
+            vectors = future.result() if future else embedder.embed_texts([texts[k] for k in chunk])
+            submit()  # keep the model busy while this chunk is written
+            pairs: list[tuple[int, bytes]] = []
+            sids: list[int] = []
+            for key, vec in zip(chunk, vectors):
+                blob = vector_blob(vec)
+                for pid, sid in by_key[key]:
+                    pairs.append((pid, blob))
+                    sids.append(sid)
+            with store.transaction():
+                store.attach_vectors(pairs)
+                store.refresh_section_vectors(_completed(remaining, sids))
+            calls += len(chunk)
+            fresh = sum(own[k] for k in chunk)
+            embedded += fresh
+            reused += len(pairs) - fresh
+            if progress:
+                progress("embed", min(start + EMBED_CHUNK, total), total)
+            if stop():
+                break
+    finally:
+        if pool:
+            pool.shutdown(wait=False, cancel_futures=True)
     log.info("embedded %d texts for %d passages (%d reused)", calls, embedded, reused)
     return embedded, reused
 
