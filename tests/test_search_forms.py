@@ -151,3 +151,19 @@ def test_one_stray_word_is_not_a_confident_answer(engine):
     # "weekend" occurs once in the docs; "snowfall" nowhere: a hit on one word of two is stray.
     answer = engine.search("snowfall weekend")
     assert answer["confidence"] == "none"
+
+
+def test_identical_sections_in_several_files_are_returned_once(tmp_path, make_engine):
+    block = "## Copy options\n\nUse `--checksum` to compare files by hash instead of size and time.\n"
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name in ("copy", "move", "sync"):
+        (root / f"{name}.md").write_text(f"# {name}\n\nThe {name} command.\n\n{block}", encoding="utf-8")
+    (root / "hash.md").write_text("# Hashes\n\nWhich hash each backend supports for comparing files.\n",
+                                  encoding="utf-8")
+    engine = make_engine(root, "none")
+    engine.index()
+    results = engine.search("compare files by hash", top_k=5)["results"]
+    texts = [r["content"] for r in results if "content" in r and "--checksum" in r["content"]]
+    assert len(texts) == 1, [r["file_path"] for r in results]
+    assert any(r["file_path"] == "hash.md" for r in results)  # the slot goes to another section

@@ -354,10 +354,25 @@ def rank(
     exact_list.sort(key=lambda sid: (cands[sid].late, -cands[sid].score))
     for i, sid in enumerate(exact_list):
         cands[sid].score += EXACT_WEIGHT / (RRF_K + i + cands[sid].late)
-    ordered = sorted((c for c in cands.values() if c.row), key=lambda c: -c.score)
+    ordered = _unique_text(sorted((c for c in cands.values() if c.row), key=lambda c: -c.score))
     confidence = "none" if absent else _confidence(ordered, embedder_name, qvec is not None, bool(idents),
                                                           min(MIN_COVERED, len(weights)))
     return Ranking(ordered[: max(top_k, 1) * 3], confidence, absent)
+
+
+def _unique_text(ordered: list[Candidate]) -> list[Candidate]:
+    """Drop a candidate whose section text is identical to a better one's: generated reference
+    pages repeat whole option blocks ("Copy Options" in every copy-like command), and seven
+    copies of one text would fill the answer with a single section."""
+    seen: set[str] = set()
+    out = []
+    for c in ordered:
+        key = c.row["text"].strip()
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(c)
+    return out
 
 
 def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors: bool, has_idents: bool,
