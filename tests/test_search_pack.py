@@ -88,16 +88,23 @@ def test_pack_greedy_in_rank_order_then_pointers():
     assert not any(k.startswith("_") for r in out for k in r)
 
 
-def test_pack_keeps_parent_and_child_but_drops_overlapping_lines():
+def test_pack_keeps_parent_and_child_but_only_one_in_full_and_drops_overlapping_lines():
     parent, child = _hit(1, 1, None, 50), _hit(1, 3, 1, 50)
     parent["end_line"], child["start_line"], child["end_line"] = 9, 10, 20
     overlapping = _hit(1, 4, None, 50)
     overlapping["start_line"], overlapping["end_line"] = 15, 30
     out = pack_hits([child, parent, overlapping, _hit(2, 1, None, 50)], top_k=5, max_tokens=1000)
-    # The child ranked first does not hide its parent's own (different) lines; a hit repeating
-    # lines already returned is dropped.
+    # The child ranked first does not hide its parent (different lines), but the parent comes as
+    # a pointer: a parent and its own child are never both returned in full. A hit repeating
+    # lines already returned is dropped; an unrelated later hit still carries its content.
     assert [(r["file_path"], r["start_line"]) for r in out] == [("d1.md", 10), ("d1.md", 1), ("d2.md", 1)]
-    assert all("content" in r for r in out)
+    assert ["content" in r for r in out] == [True, False, True]
+
+
+def test_pack_follows_the_heading_tree_for_grandparents():
+    grand, child = _hit(1, 0, None, 50), _hit(1, 5, 2, 50)
+    out = pack_hits([grand, child], top_k=5, max_tokens=1000, parents={(1, 2): 0, (1, 0): None})
+    assert ["content" in r for r in out] == [True, False]
 
 
 def test_far_weaker_hits_come_as_pointers():
