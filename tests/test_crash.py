@@ -135,7 +135,7 @@ def test_sigkill_loop_leaves_whole_documents_and_the_next_run_completes(tmp_path
         stored = dict(store.conn.execute("SELECT path, sha256 FROM documents").fetchall())
         assert stored == {f"service-{i:04d}.md": sha(content(i, v)) for i, v in current.items()}
         assert store.counts()["vectors"] > 0, "some minilm runs stored vectors before being killed"
-        assert store.get_meta("run_open") == "0"
+        assert not Path(str(db) + ".run").exists(), "a finished run removes its marker"
     finally:
         store.close()
 
@@ -172,9 +172,9 @@ def test_damage_found_after_a_crashed_run_is_moved_aside(docs_root, make_engine,
     engine = make_engine(docs_root, "none", db=db)
     engine.index()
     engine.close()
+    Path(str(db) + ".run").write_text("12345")  # as if the writer died mid-run
     store = Store(db)
     with store.transaction():
-        store.set_meta("run_open", "1")  # as if the writer died mid-run
         # damage the FTS5 shadow data: the database is well-formed, the FTS5 check fails
         store.conn.execute("UPDATE sections_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
     store.close()

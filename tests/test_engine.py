@@ -195,3 +195,19 @@ def test_a_parser_upgrade_reparses_unchanged_files_and_keeps_vectors(docs_root, 
         indexer.PARSER_VERSION = old
     assert report.updated == 5  # every file re-parsed although none changed on disk
     assert report.vectors_embedded == 0 and report.vectors_reused > 0
+
+
+def test_no_change_reindex_writes_nothing(docs_root, make_engine, tmp_path):
+    db = tmp_path / "quiet.db"
+    eng = make_engine(docs_root, embedder="none", db=db)
+    eng.index()
+    eng.index()  # settles anything first-run only
+
+    def files():
+        return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in tmp_path.glob("quiet.db*")
+                if not p.name.endswith(".lock")}
+
+    before = files()
+    report = eng.index()
+    assert report.unchanged == 5 and report.added == report.updated == report.removed == 0
+    assert files() == before

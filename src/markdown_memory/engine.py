@@ -181,9 +181,9 @@ class Engine:
 
         try:
             writer = self._open_writer()
+            marker = self.run_marker()
             try:
-                with writer.transaction():
-                    writer.set_meta("run_open", "1")  # stays "1" if this process dies mid-run
+                marker.write_text(str(os.getpid()))  # stays if this process dies mid-run
                 report = index_tree(
                     writer,
                     self.root,
@@ -195,11 +195,11 @@ class Engine:
                     progress=track,
                     should_stop=should_stop,
                 )
-                with writer.transaction():
-                    writer.set_meta("run_open", "0")
-                    if not report.interrupted and not target:
+                if not report.interrupted and not target and writer.get_meta("moved_aside"):
+                    with writer.transaction():
                         writer.conn.execute("DELETE FROM meta WHERE key IN ('moved_aside', 'moved_aside_reason')")
-                        self.moved_aside = None
+                    self.moved_aside = None
+                marker.unlink(missing_ok=True)  # only a run that returned: a crash leaves it behind
             finally:
                 writer.close()
         finally:
@@ -211,10 +211,15 @@ class Engine:
         self.last_report = report
         return report
 
+    def run_marker(self) -> Path:
+        """A file that exists while an index run is under way (and after one was killed): a
+        file, not a database row, so a run that changes nothing writes nothing to the index."""
+        return Path(str(self.settings.db_path) + ".run")
+
     def _open_writer(self) -> Store:
         """The index run's own connection (caller holds the writer lock). After a run that did
-        not finish (the process was killed: ``run_open`` still set) the database is checked
-        first (``integrity_problem``) and moved aside and rebuilt when damaged."""
+        not finish (the process was killed: its ``run_marker`` file is still there) the database
+        is checked first (``integrity_problem``) and moved aside and rebuilt when damaged."""
         try:
             writer = Store(self.settings.db_path)
         except Exception as exc:
@@ -222,7 +227,7 @@ class Engine:
                 raise
             return self._recover(str(exc))
         try:
-            problem = writer.integrity_problem() if writer.get_meta("run_open") == "1" else None
+            problem = writer.integrity_problem() if self.run_marker().exists() else None
         except Exception as exc:
             if not is_corruption(exc):
                 writer.close()

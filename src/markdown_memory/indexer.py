@@ -253,19 +253,32 @@ def index_tree(
             with store.transaction():
                 store.delete_document(doc_id)
             report.removed += 1
-    with store.transaction():
-        rows = store.conn.execute("SELECT path FROM failures").fetchall()
-        store.clear_failures([r[0] for r in rows if r[0].startswith(prefix)])
-        for rel, kind, reason in failures:
-            store.record_failure(rel, kind, reason, now)
-        if not prefix:
-            if report.interrupted:  # files after the stop point were never looked at
-                store.set_meta("walk_complete", "0")
-            else:
-                store.set_meta("last_full_walk", str(now))
-                store.set_meta("walk_complete", "1" if walk.complete else "0")
-                store.set_meta("dir_mtimes", json.dumps(walk.dirs, separators=(",", ":")))
-                store.set_meta("parser_version", PARSER_VERSION)
+    # Record failures and walk facts, writing only what differs: a run that found nothing new
+    # leaves the database untouched (no write transaction, no WAL growth).
+    stored_failures = {
+        (r[0], r[1], r[2]) for r in store.conn.execute("SELECT path, kind, reason FROM failures")
+        if r[0].startswith(prefix)
+    }
+    changed = bool(report.added or report.updated or report.removed)
+    meta: dict[str, str] = {}
+    if not prefix:
+        if report.interrupted:  # files after the stop point were never looked at
+            meta["walk_complete"] = "0"
+        else:
+            meta["walk_complete"] = "1" if walk.complete else "0"
+            meta["dir_mtimes"] = json.dumps(walk.dirs, separators=(",", ":"))
+            meta["parser_version"] = PARSER_VERSION
+            if changed or store.get_meta("last_full_walk") is None:
+                meta["last_full_walk"] = str(now)
+    meta = {k: v for k, v in meta.items() if store.get_meta(k) != v}
+    if stored_failures != set(failures) or meta:
+        with store.transaction():
+            store.clear_failures([p for p, _k, _r in stored_failures])
+            for rel, kind, reason in failures:
+                store.record_failure(rel, kind, reason, now)
+            for key, value in meta.items():
+                store.set_meta(key, value)
+        changed = True
     report.failed = [{"path": p, "reason": r} for p, k, r in failures if k == "failed"]
     report.warnings.extend({"path": p, "message": r} for p, k, r in failures if k == "warning")
     if embedder is None or not store.vec_available:
@@ -282,9 +295,10 @@ def index_tree(
             report.vectors_reused += reused
             report.interrupted = report.interrupted or stop()
     report.seconds = round(time.monotonic() - started, 3)
-    with store.transaction():
-        store.set_meta("last_run_at", str(now))
-        store.set_meta("last_run_seconds", str(report.seconds))
+    if changed or report.vectors_embedded or report.vectors_reused or store.get_meta("last_run_at") is None:
+        with store.transaction():
+            store.set_meta("last_run_at", str(now))
+            store.set_meta("last_run_seconds", str(report.seconds))
     return report
 
 
@@ -381,10 +395,8 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
 
 
 def _doc_warnings(store: Store, rel: str) -> list[str]:
-    import json
-
     row = store.conn.execute("SELECT warnings FROM documents WHERE path = ?", (rel,)).fetchone()
-    return list(json.loads(row[0])) if row else []
+    return list(json.loads(row[0])) if row and row[0] != "[]" else []
 
 
 def _under_failed_dir(path: str, problems: list[tuple[str, str]]) -> bool:

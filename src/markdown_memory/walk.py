@@ -52,6 +52,7 @@ class WalkResult:
     #: mtime_ns of every folder walked, by POSIX path ("" = the root): a new, deleted or renamed
     #: file changes its folder's mtime, so a later stat of these finds files no index knows yet.
     dirs: dict[str, int] = field(default_factory=dict)
+    root_real: str = ""  # realpath of the docs root
 
 
 def stat_signature(st: os.stat_result) -> tuple[int, int, int]:
@@ -100,8 +101,8 @@ def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:
 def walk_markdown(root: Path, exclude: list[str] | None = None, start: Path | None = None) -> WalkResult:
     """Markdown files under ``start`` (default: ``root``), sorted by path. Never raises for
     filesystem problems: they are returned in ``problems``."""
-    result = WalkResult()
     root_real = Path(os.path.realpath(root))
+    result = WalkResult(root_real=str(root_real))
     extra = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     seen_real: set[str] = set()
     pending_links: list[tuple[str, Path]] = []
@@ -188,7 +189,9 @@ def _walk_dir(
             # indexer would otherwise keep serving the old text of a now-unreadable file.
             result.problems.append((rel, describe_os_error(PermissionError(errno.EACCES, "permission denied"))))
             continue
-        seen_real.add(os.path.realpath(entry.path))
+        # Symlinked folders are never followed, so a walked file's real path is the root's real
+        # path plus its relative path: no realpath() call per file.
+        seen_real.add(os.path.join(result.root_real, rel))
         result.files.append(WalkEntry(rel, Path(entry.path), st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
