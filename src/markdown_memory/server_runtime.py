@@ -59,7 +59,10 @@ class Runtime:
             raise self.startup_error
         with self._engine_lock:
             if self._engine is None:
+                from .search.vectors import enable_cache
                 from .server_engine import ServerEngine
+
+                enable_cache(True)  # a long-lived process: keep passage vectors as one matrix
 
                 self._engine = ServerEngine(self.settings)
             return self._engine

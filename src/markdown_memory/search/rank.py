@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 
 from ..fts_text import fts_text, is_cjk
-from ..store import Store, vector_blob
+from ..store import Store
 from .query import AnalysedQuery, stem_prefix
+from .vectors import knn
 
 RRF_K = 60
 EXACT_WEIGHT = 2.0
@@ -135,9 +136,7 @@ def vector_candidates(store: Store, qvec: np.ndarray, path_prefix: str | None, l
         return []
     limit = limit or CANDIDATES
     k = limit * (8 if path_prefix else VECTOR_FANOUT)
-    rows = store.conn.execute(
-        "SELECT rowid, distance FROM vec_passages WHERE embedding MATCH ? AND k = ?", (vector_blob(qvec), k)
-    ).fetchall()
+    rows = knn(store, qvec, k)
     if not rows:
         return []
     ids = [r[0] for r in rows]
