@@ -119,3 +119,24 @@ def test_identifier_no_document_contains_is_reported_absent(engine):
 def test_answering_queries_are_not_flagged_none(engine):
     for query in ("--no-cache", "why are uploads slow", "how do I undo a sync"):
         assert engine.search(query)["confidence"] != "none", query
+
+
+def test_parent_intro_joins_when_several_of_its_subsections_match(tmp_path, make_engine):
+    """Two subsections of one section match: their parent's own introduction (what they have in
+    common) is ranked beside them, even though its words match the query less."""
+    root = tmp_path / "sib"
+    root.mkdir()
+    (root / "env.md").write_text(
+        "# Environment\n\nEvery variable below can be switched off at once: pass trust_env=False "
+        "to the client.\n\n"
+        "## CERT_FILE\n\nPath of the certificate bundle read from the shell environment.\n\n"
+        "## CERT_DIR\n\nDirectory of certificates read from the shell environment.\n"
+    )
+    for i in range(12):  # unrelated sections that also mention the words, to crowd the ranking
+        (root / f"other{i}.md").write_text(f"# Topic {i}\n\n## Shell {i}\n\nThe shell environment of topic {i}.\n")
+    eng = make_engine(root, embedder="none")
+    eng.index()
+    answer = eng.search("certificate settings from the shell environment", top_k=5)
+    got = [h["heading_path"] for h in answer["results"]]
+    assert "Environment" in got
+    assert got.index("Environment") <= 2

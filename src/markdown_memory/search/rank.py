@@ -33,6 +33,8 @@ from .query import AnalysedQuery, stem_prefix
 from .vectors import knn
 
 RRF_K = 60
+#: How many top candidates are looked at for subsections sharing a parent.
+SIBLING_WINDOW = 8
 EXACT_WEIGHT = 2.0
 #: Weight of the coverage list (keyword candidates ordered by the IDF share of distinct query
 #: words they hold, in any form): BM25 favours repetition and short sections, coverage favours
@@ -354,9 +356,46 @@ def rank(
     for i, sid in enumerate(exact_list):
         cands[sid].score += EXACT_WEIGHT / (RRF_K + i + cands[sid].late)
     ordered = _unique_text(sorted((c for c in cands.values() if c.row), key=lambda c: -c.score))
+    ordered = _with_shared_parents(store, ordered)
     confidence = "none" if absent else _confidence(ordered, embedder_name, qvec is not None, bool(idents),
                                                           min(MIN_COVERED, len(weights)))
     return Ranking(ordered[: max(top_k, 1) * 3], confidence, absent)
+
+
+def _with_shared_parents(store: Store, ordered: list[Candidate]) -> list[Candidate]:
+    """When two or more subsections of one section rank in the top ``SIBLING_WINDOW``, the
+    question is probably about what they have in common, which their parent's own text (its
+    introduction) states: the parent joins the ranking just below the second of them, unless it
+    is already there or has no text of its own."""
+    top = ordered[:SIBLING_WINDOW]
+    present = {(c.row["doc_id"], c.row["ordinal"]): c for c in ordered}
+    groups: dict[tuple[int, int], list[Candidate]] = {}
+    for c in top:
+        if c.row.get("parent_ordinal") is not None:
+            groups.setdefault((c.row["doc_id"], c.row["parent_ordinal"]), []).append(c)
+    added: list[Candidate] = []
+    for (doc_id, ordinal), kids in groups.items():
+        if len(kids) < 2:
+            continue
+        known = present.get((doc_id, ordinal))
+        if known is not None:
+            if not _bodyless(known.row["text"]):
+                known.score = max(known.score, kids[1].score * 0.999)
+                added.append(known)
+            continue
+        row = store.conn.execute("SELECT id FROM sections WHERE doc_id = ? AND ordinal = ?", (doc_id, ordinal)).fetchone()
+        if row is None:
+            continue
+        parent_row = hydrate(store, [int(row[0])]).get(int(row[0]))
+        if parent_row is None or _bodyless(parent_row["text"]):
+            continue
+        parent = Candidate(int(row[0]), row=parent_row)
+        parent.score = kids[1].score * 0.999
+        parent.coverage = max(k.coverage for k in kids)
+        added.append(parent)
+    if not added:
+        return ordered
+    return sorted({id(c): c for c in ordered + added}.values(), key=lambda c: -c.score)
 
 
 def _unique_text(ordered: list[Candidate]) -> list[Candidate]:
