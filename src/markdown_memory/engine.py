@@ -22,9 +22,10 @@ from .embed.base import Embedder
 from .errors import DocumentNotFoundError, EmbedderUnavailableError, IndexBusyError, QueryError, SectionNotFoundError
 from .freshness import remember_folders, stale_paths
 from .indexer import IndexReport, Progress, index_tree, refresh_paths
-from .markdown.parse import PREAMBLE, WHOLE_DOCUMENT
+from .markdown.parse import PREAMBLE
 from .resolve import normalise_request_path, resolve_document, resolve_heading
 from .search import analyse, pack_hits, search_sections
+from .status import REFRESH_TTL_SECONDS, StatusMixin
 from .store import BUSY_TIMEOUT_MS, Store, is_corruption, move_aside
 from .tokens import count_tokens
 from .walk import stat_signature
@@ -33,12 +34,9 @@ log = logging.getLogger("markdown_memory.engine")
 
 MAX_QUERY_CHARS = 10_000
 READ_PAGE_TOKENS = 8_000
-#: A stat probe of the indexed files is reused for this long by ``refresh`` (seconds).
-REFRESH_TTL_SECONDS = 0.5
-DOWNLOAD_HINT = "run `markdown-memory --download-model` (or copy the model files, see README)"
 
 
-class Engine:
+class Engine(StatusMixin):
     """Index and query one docs root (see module docstring). Thread-safe for reads through
     per-thread database connections; index runs take a cross-process writer lock."""
 
@@ -555,134 +553,3 @@ class Engine:
         ]
         nxt = offset + len(docs)
         return {"documents": docs, "total": total, "next_offset": nxt if nxt < total else None}
-
-    # -- status ---------------------------------------------------------------------------
-    def changed_files(self, limit: int | None = 20) -> list[dict[str, str]]:
-        """Indexed files whose size/mtime differ on disk, are gone, or unreadable (stat only,
-        about 5 us per file): ``[{"path", "change": "modified"|"missing"|"unreadable"}]``,
-        at most ``limit`` entries (all when None)."""
-        out: list[dict[str, str]] = []
-        for path, (_id, _sha, signature) in self.store.documents_by_path().items():
-            try:
-                st = os.stat(self.root / path)
-            except OSError:
-                out.append({"path": path, "change": "missing"})
-            else:
-                if stat_signature(st) != signature:
-                    out.append({"path": path, "change": "modified"})
-                elif not os.access(self.root / path, os.R_OK):
-                    out.append({"path": path, "change": "unreadable"})
-            if limit is not None and len(out) >= limit:
-                break
-        return out
-
-    def indexing_elsewhere(self) -> bool:
-        """True when another process (or thread of this one) holds the writer lock right now.
-        Probes with a non-blocking acquire that is released at once."""
-        lock = self.writer_lock()
-        try:
-            lock.acquire(timeout=0)
-        except filelock.Timeout:
-            return True
-        except OSError:
-            return False
-        lock.release()
-        return False
-
-    def _status_facts(self) -> tuple[dict[str, int], list[dict[str, str]], int, list[dict[str, str]]]:
-        """(counts, first 20 failures, failed files, changed files): the costly part of status
-        (row counts and a stat of every indexed file, ~10 ms for 700 files), reused for
-        ``REFRESH_TTL_SECONDS`` unless this process changed the index meanwhile."""
-        key = (self._index_generation, self.indexing)
-        cached = self._status_cache
-        if cached is not None and cached[0] == key and time.monotonic() - cached[1] < REFRESH_TTL_SECONDS:
-            return cached[2]
-        store = self.store
-        facts = (
-            store.counts(),
-            [
-                {"path": r[0], "kind": r[1], "reason": r[2]}
-                for r in store.conn.execute("SELECT path, kind, reason FROM failures ORDER BY path LIMIT 20")
-            ],
-            store.conn.execute("SELECT count(*) FROM failures WHERE kind = 'failed'").fetchone()[0],
-            self.changed_files(),
-        )
-        self._status_cache = (key, time.monotonic(), facts)
-        return facts
-
-    def status(self) -> dict[str, Any]:
-        """Index health: root, counts, embedder, indexing (+ progress: phase, done, total files
-        or passages), coverage ("verified" | "unknown"), changed files (first 20), failures
-        (first 20), last run ({at: epoch s, when: ISO 8601 UTC, seconds}), ``moved_aside``
-        (where a damaged database went, until the rebuild completes) and one actionable
-        ``message`` (or None)."""
-        store = self.store
-        counts, failures, failed_files, changed = self._status_facts()
-        last_at = store.get_meta("last_run_at")
-        walked = store.get_meta("last_full_walk")
-        indexing = self.indexing or self.indexing_elsewhere()
-        coverage = "verified" if (walked and store.get_meta("walk_complete") == "1" and not changed
-                                  and not failed_files and not indexing) else "unknown"
-        moved = store.get_meta("moved_aside")
-        wid, _ = store.vector_space()
-        keyword_only = self.settings.embedder == "none" or not store.vec_available or counts["vectors"] == 0
-        emb_name = self.settings.embedder
-        progress = dict(self.progress) if self.indexing and self.progress else None
-        return {
-            "root": str(self.root),
-            "database": str(self.settings.db_path),
-            **counts,
-            "embedder": {
-                "name": emb_name,
-                "loaded": self._embedder is not None,
-                "weights_id": wid,
-                "error": self._embedder_error,
-            },
-            "keyword_only": keyword_only,
-            "indexing": indexing,
-            "progress": progress,
-            "coverage": coverage,
-            "changed_files": changed,
-            "failures": failures,
-            "last_run": {
-                "at": float(last_at),
-                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(last_at))),
-                "seconds": float(store.get_meta("last_run_seconds") or 0),
-            } if last_at else None,
-            "moved_aside": moved,
-            "message": self._status_message(counts, changed, indexing, progress, last_at, keyword_only, moved),
-        }
-
-    def _status_message(self, counts: dict[str, int], changed: list[dict[str, str]], indexing: bool,
-                        progress: dict[str, int] | None, last_at: str | None, keyword_only: bool,
-                        moved: str | None) -> str | None:
-        """The one sentence an agent should act on, most urgent first (None when healthy)."""
-        how = "call index_directory (or run `markdown-memory index`)"
-        if moved and (indexing or self.auto_refresh):
-            return (f"the index database was damaged and was moved aside to {moved}; it is being rebuilt, "
-                    "so results are incomplete until that finishes")
-        if moved:
-            return f"the index database was damaged and was moved aside to {moved}; {how} to rebuild it"
-        if indexing:
-            done = f" ({progress['done']}/{progress['total']} {'files' if progress.get('phase') == 'parse' else 'passages embedded'})" if progress else ""
-            first = " for the first time" if last_at is None else ""
-            return (f"indexing{first} in progress{done}: results may be incomplete until it finishes; "
-                    "search again shortly")
-        if last_at is None and counts["documents"]:
-            return f"the last index run did not finish ({counts['documents']} documents indexed so far); {how} to complete it"
-        if last_at is None:
-            if self.auto_refresh:
-                return "the docs root has not been indexed yet; indexing starts with the first search"
-            return f"the docs root has not been indexed yet; {how}"
-        if changed:
-            if self.auto_refresh:
-                return (f"{len(changed)} indexed file(s) changed on disk and are re-indexed automatically "
-                        "within seconds; hits from them may be outdated until then")
-            return f"{len(changed)} indexed file(s) changed on disk; {how} to refresh them"
-        if keyword_only:
-            return self._keyword_only_message() or (
-                f"no vectors yet: load the {self.settings.embedder} model ({DOWNLOAD_HINT}) and re-index"
-            )
-        if counts["pending_vectors"]:
-            return f"{counts['pending_vectors']} passages still wait for vectors; search is partly keyword-only"
-        return None
