@@ -101,10 +101,12 @@ def test_pack_keeps_parent_and_child_but_only_one_in_full_and_drops_overlapping_
     assert ["content" in r for r in out] == [True, False, True]
 
 
-def test_pack_follows_the_heading_tree_for_grandparents():
+def test_a_grandchild_keeps_its_content_beside_the_document_intro():
+    """Only a direct parent/child pair is limited: a document's H1 intro (an ancestor of every
+    section) must not turn the answering subsection into a pointer."""
     grand, child = _hit(1, 0, None, 50), _hit(1, 5, 2, 50)
-    out = pack_hits([grand, child], top_k=5, max_tokens=1000, parents={(1, 2): 0, (1, 0): None})
-    assert ["content" in r for r in out] == [True, False]
+    out = pack_hits([grand, child], top_k=5, max_tokens=1000)
+    assert ["content" in r for r in out] == [True, True]
 
 
 def test_far_weaker_hits_come_as_pointers():

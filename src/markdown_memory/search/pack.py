@@ -9,7 +9,7 @@ heading_path, lines, tokens and the <= 100-character preview, no content.
 A section's content is its own text only (its heading down to the next heading of any level),
 so a parent and its child never repeat each other's text; both stay in the answer (a parent's
 introduction often answers what its child's detail does not), but never both in full: when a
-section's ancestor or descendant already carries its content, the section comes as a pointer
+section's parent or direct child already carries its content, the section comes as a pointer
 (an agent reads it, or the parent with ``include_subsections``, with ``read_section``). A hit
 whose line range overlaps one already chosen in the same file is dropped. Token counts use
 ``markdown_memory.tokens.count_tokens``.
@@ -37,9 +37,9 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
               parents: dict[tuple[int, int], int | None] | None = None) -> list[dict[str, Any]]:
     """Choose up to ``top_k`` hits and decide which carry content. Private ``_`` keys are
     removed from the returned dicts. A hit whose lines overlap a better hit's in the same file
-    is skipped. ``parents`` maps (doc_id, ordinal) -> parent ordinal; with it, a section whose
-    ancestor or descendant already carries content comes as a pointer."""
-    parents = parents or {}
+    is skipped. A section whose parent or direct child already carries content comes as a
+    pointer. ``parents`` is accepted for compatibility (each hit carries its own parent)."""
+    del parents
     chosen: list[dict[str, Any]] = []
     spans: dict[str, list[tuple[int, int]]] = {}
     for hit in hits:
@@ -61,18 +61,18 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
     full = True
     out = []
     floor = CONTENT_SCORE_SHARE * max((float(h.get("score", 0.0)) for h in chosen), default=0.0)
-    with_content: list[tuple[tuple[int, int], set[tuple[int, int]]]] = []
+    with_content: list[tuple[tuple[object, object], tuple[object, object]]] = []
     for hit in chosen:
         item = {k: v for k, v in hit.items() if not k.startswith("_")}
         extra = int(item["tokens"])
         key = (hit.get("_doc_id"), hit.get("_ordinal"))
-        lineage = _ancestors(hit, parents)
-        related = any(k in lineage or key in anc for k, anc in with_content)
+        parent = (hit.get("_doc_id"), hit.get("_parent"))
+        related = any(k == parent or key == p for k, p in with_content)
         if full and float(item.get("score", 0.0)) < floor:
             full = False
         if full and not related and used + extra <= max_tokens:
             used += extra
-            with_content.append((key, lineage))  # type: ignore[arg-type]
+            with_content.append((key, parent))  # type: ignore[arg-type]
         else:
             if not related:
                 full = False
@@ -80,13 +80,3 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
         out.append(item)
     return out
 
-
-def _ancestors(hit: dict[str, Any], parents: dict[tuple[int, int], int | None]) -> set[tuple[int, int]]:
-    """(doc_id, ordinal) of every section above ``hit`` in its document's heading tree."""
-    doc = hit.get("_doc_id")
-    out: set[tuple[int, int]] = set()
-    parent = hit.get("_parent")
-    while parent is not None and (doc, parent) not in out and len(out) < 64:
-        out.add((doc, parent))  # type: ignore[arg-type]
-        parent = parents.get((doc, parent))  # type: ignore[arg-type]
-    return out
