@@ -80,3 +80,28 @@ def test_out_of_range_numbers_are_usage_errors(docs_root, tmp_path):
         bad = run("--embedder", "none", "search", "x", "--docs-dir", str(docs_root), flag, value,
                   env_db=tmp_path / "r.db", check=False)
         assert bad.returncode == 2 and "must be between" in bad.stderr
+
+
+def test_read_hint_can_be_pasted_into_a_shell(tmp_path):
+    root = tmp_path / "hint"
+    root.mkdir()
+    body = "\n".join(f"line {i} of the guide" for i in range(30))
+    (root / "guide.md").write_text(f"# Guide — “quoted” $HOME\n\n## Setup & Run\n\n{body}\n")
+    db = tmp_path / "h.db"
+    out = run("--embedder", "none", "search", "guide line", "--docs-dir", str(root), env_db=db)
+    hint = next(line for line in out.stdout.splitlines() if "more lines: markdown-memory read" in line)
+    command = hint.split("more lines: ", 1)[1].rstrip(")")
+    import os
+    import shlex
+
+    argv = shlex.split(command)
+    assert argv[:2] == ["markdown-memory", "read"]
+    again = run("--embedder", "none", "read", *argv[2:], "--docs-dir", str(root), env_db=db)
+    assert "line 29 of the guide" in again.stdout
+
+
+def test_index_accepts_docs_dir_like_every_other_command(docs_root, tmp_path):
+    import json as _json
+
+    out = run("--embedder", "none", "index", "--docs-dir", str(docs_root), "--json", env_db=tmp_path / "i.db")
+    assert _json.loads(out.stdout)["added"] == 5

@@ -119,3 +119,19 @@ def test_schema_v1_database_is_migrated_in_place(tmp_path, docs_root, make_engin
     report = again.index()
     assert report.added == 0 and report.updated == 0 and report.unchanged == 5  # re-hashed, not re-parsed
     assert again.index().unchanged == 5
+
+
+def test_stray_utf16_mark_on_utf8_text_is_ignored_with_a_warning(docs_root, make_engine):
+    (docs_root / "odd.md").write_bytes(b"\xff\xfe# Head\n\nplain words here\n")
+    eng = make_engine(docs_root, embedder="none")
+    report = eng.index()
+    assert any("byte-order mark" in w["message"] for w in report.warnings if w["path"] == "odd.md")
+    assert [n["heading_path"] for n in eng.outline("odd.md")["headings"]] == ["Head"]
+    assert eng.search("plain words")["results"][0]["file_path"] == "odd.md"
+
+
+def test_real_utf16_file_is_decoded(docs_root, make_engine):
+    (docs_root / "wide.md").write_bytes("# Wide\n\nutf sixteen text\n".encode("utf-16"))
+    eng = make_engine(docs_root, embedder="none")
+    eng.index()
+    assert eng.search("sixteen")["results"][0]["heading_path"] == "Wide"

@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("index", help="index (incrementally) a docs root")
     p.add_argument("docs_root", nargs="?", help="docs root (default as for --docs-dir)")
+    p.add_argument("--docs-dir", dest="docs_dir_flag", metavar="DIR", help="same as DOCS_ROOT")
     p.add_argument("--force", action="store_true", help="re-parse and re-embed every file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -145,6 +147,16 @@ def _render_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _clip(line: str, width: int = 300) -> str:
+    """One displayed line, cut at ``width`` characters (``read`` prints the section whole)."""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _printable(path: str) -> str:
+    """A path as one line: control characters (a newline in a file name) are escaped."""
+    return path if path.isprintable() else json.dumps(path, ensure_ascii=False)[1:-1]
+
+
 def _render_search(answer: dict[str, Any]) -> str:
     out = []
     for i, hit in enumerate(answer["results"], start=1):
@@ -156,10 +168,10 @@ def _render_search(answer: dict[str, Any]) -> str:
         else:
             text_lines = body.split("\n")
             shown = text_lines[:12]
-            out.extend("   " + line for line in shown)
+            out.extend("   " + _clip(line) for line in shown)
             if len(text_lines) > len(shown):
                 out.append(f"   … ({len(text_lines) - len(shown)} more lines: markdown-memory read "
-                           f"{json.dumps(hit['file_path'])} {json.dumps(hit['heading_path'])})")
+                           f"{shlex.quote(hit['file_path'])} {shlex.quote(hit['heading_path'])})")
         out.append("")
     if not answer["results"]:
         out.append("no results")
@@ -214,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return _run_command(args)
     except MarkdownMemoryError as exc:
-        candidates = getattr(exc, "candidates", None)
+        candidates = [c for c in (getattr(exc, "candidates", None) or []) if c not in str(exc)]
         listed = f" (candidates: {' | '.join(candidates[:10])})" if candidates else ""
         sys.stderr.write(f"markdown-memory: error: {exc}{listed}\n")
         return 2
@@ -231,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run_command(args: argparse.Namespace) -> int:
     from .engine import Engine
 
-    root = args.docs_root if args.command == "index" else args.docs_dir
+    root = (args.docs_root or args.docs_dir_flag) if args.command == "index" else args.docs_dir
     settings = Settings.load(root, args.db, args.embedder)
     engine = Engine(settings)
     try:
@@ -279,7 +291,8 @@ def _run_command(args: argparse.Namespace) -> int:
                 _emit(docs)
             else:
                 for d in docs["documents"]:
-                    print(f"{d['path']}  ({d['sections']} sections, {d['tokens']} tokens)  {d['title']}")
+                    print(f"{_printable(d['path'])}  ({d['sections']} sections, {d['tokens']} tokens)  "
+                          f"{_printable(d['title'])}")
             return 0
     finally:
         engine.close()

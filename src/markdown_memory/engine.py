@@ -123,7 +123,9 @@ class Engine(StatusMixin):
                     self._embedder = get_embedder(self.settings.embedder, self.settings.threads)
                 except EmbedderUnavailableError as exc:
                     self._embedder_error = str(exc)
-                    log.warning("keyword-only search: %s", exc)
+                    # the cause on stderr; the full fix is in `status` and `--download-model`
+                    log.warning("keyword-only search: %s", str(exc).split(";")[0][:300])
+                    log.info("%s", exc)
                 except Exception as exc:  # onnxruntime/tokenizers failures on verified files
                     self._embedder_error = f"the {self.settings.embedder} model failed to load: {exc}"
                     log.warning("keyword-only search: %s", self._embedder_error)

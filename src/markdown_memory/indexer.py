@@ -83,21 +83,28 @@ class IndexReport:
 
 def decode_markdown(data: bytes) -> tuple[str, str | None]:
     """Bytes -> (text, warning or None). Raises FileRefused for binary content."""
-    if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    has_nul = b"\x00" in data[:8192]
+    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff")) and has_nul  # Markdown in UTF-16 has NULs
+    if has_nul and not utf16:
         raise FileRefused("binary file (contains NUL bytes); not indexed")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if utf16:
         try:
             return data.decode("utf-16"), None
         except UnicodeDecodeError as exc:
             raise FileRefused(f"invalid UTF-16: {exc.reason} at byte {exc.start}") from exc
+    note = None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # a UTF-16 byte-order mark on text that is not
+        data = data[2:]
+        note = "starts with a UTF-16 byte-order mark but is not UTF-16; the mark was ignored"
     try:
-        return data.decode("utf-8-sig"), None
+        return data.decode("utf-8-sig"), note
     except UnicodeDecodeError as exc:
         offset = exc.start
     chars = []
     for byte in data:
         chars.append(bytes([byte]).decode("cp1252", errors="strict") if byte not in (0x81, 0x8D, 0x8F, 0x90, 0x9D) else chr(byte))
-    return "".join(chars), f"not valid UTF-8 (first bad byte at offset {offset}); decoded as Windows-1252"
+    warning = f"not valid UTF-8 (first bad byte at offset {offset}); decoded as Windows-1252"
+    return "".join(chars), f"{note}; {warning}" if note else warning
 
 
 def read_markdown(path: Path) -> tuple[bytes, str, str | None]:

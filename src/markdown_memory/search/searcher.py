@@ -14,6 +14,7 @@ from .query import AnalysedQuery
 from .rank import rank
 
 PREVIEW_CHARS = 100
+_TAG = re.compile(r"<[^<>]*>")
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -43,6 +44,15 @@ def _best_passage(passages: list[tuple[int, str, int, int]], query: AnalysedQuer
         if score > best_score:
             best, best_score = (text, a, b), score
     return best
+
+
+def _first_text_line(text: str) -> str:
+    """The first line of a section that has words once HTML tags are removed."""
+    for line in text.split("\n"):
+        plain = _TAG.sub(" ", line).strip()
+        if plain:
+            return plain
+    return ""
 
 
 def _preview(text: str) -> str:
@@ -77,7 +87,7 @@ def search_sections(
     for c in cands:
         row = c.row
         best = _best_passage(by_section.get(c.section_id, []), query, c.best_passage)
-        preview_src = best[0] if best else row["text"].split("\n", 1)[0]
+        preview_src = best[0] if best else _first_text_line(row["text"])
         hits.append(
             {
                 "file_path": row["file_path"],
