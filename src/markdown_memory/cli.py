@@ -290,6 +290,9 @@ def _run_command(args: argparse.Namespace) -> int:
             if args.json:
                 _emit(docs)
             else:
+                if not docs["documents"]:
+                    where = f" under {args.directory!r}" if args.directory else ""
+                    print(f"no indexed documents{where}")
                 for d in docs["documents"]:
                     print(f"{_printable(d['path'])}  ({d['sections']} sections, {d['tokens']} tokens)  "
                           f"{_printable(d['title'])}")

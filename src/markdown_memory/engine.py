@@ -314,7 +314,8 @@ class Engine(StatusMixin):
         prefix = self.subpath(path_prefix)
         if prefix is not None and not self._has_documents_under(prefix):
             return {"results": [], "confidence": "none", "keyword_only": False,
-                    "message": f"no indexed documents under {prefix!r}; call list_documents to see the indexed paths"}
+                    "message": f"no indexed documents under {prefix!r}; list the indexed paths with list_documents "
+                               "(CLI: markdown-memory list)"}
         analysed = analyse(query)
         store = self.store
         qvec = None
