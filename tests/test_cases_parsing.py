@@ -9,7 +9,6 @@ module builds one engine per case folder.
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest

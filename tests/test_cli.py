@@ -91,7 +91,6 @@ def test_read_hint_can_be_pasted_into_a_shell(tmp_path):
     out = run("--embedder", "none", "search", "guide line", "--docs-dir", str(root), env_db=db)
     hint = next(line for line in out.stdout.splitlines() if "more lines: markdown-memory read" in line)
     command = hint.split("more lines: ", 1)[1].rstrip(")")
-    import os
     import shlex
 
     argv = shlex.split(command)

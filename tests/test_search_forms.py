@@ -4,7 +4,6 @@ that documents an identifier, and a parent section is returned beside its better
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

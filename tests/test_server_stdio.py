@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
 SERVER = [sys.executable, "-m", "markdown_memory.cli"]

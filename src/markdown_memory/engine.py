@@ -329,8 +329,7 @@ class Engine(StatusMixin):
         outcome = search_sections(
             store, analysed, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=prefix
         )
-        parents = self._parent_map(outcome.hits)
-        results = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens, parents=parents)
+        results = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens)
         keyword_only = qvec is None
         message = None
         if keyword_only:
@@ -367,17 +366,6 @@ class Engine(StatusMixin):
         ).fetchone()
         return row is not None
 
-    def _parent_map(self, hits: list[dict[str, Any]]) -> dict[tuple[int, int], int | None]:
-        docs = sorted({h["_doc_id"] for h in hits})
-        if not docs:
-            return {}
-        marks = ",".join("?" * len(docs))
-        rows = self.store.conn.execute(
-            f"SELECT doc_id, ordinal, parent_ordinal FROM sections WHERE doc_id IN ({marks})", docs
-        )
-        return {(r[0], r[1]): r[2] for r in rows}
-
-    # -- documents ------------------------------------------------------------------------
     def _indexed_paths(self) -> list[str]:
         return [r[0] for r in self.store.conn.execute("SELECT path FROM documents ORDER BY path")]
 

@@ -137,40 +137,6 @@ class Runtime:
         if self._auto.on_call(kind) == "first":
             self._catch_up = self._auto.thread  # search_docs waits briefly for its keyword index
 
-    def _first_run_catch_up(self) -> None:
-        """(Superseded by the AutoIndexer) first-run catch-up when the index was never built."""
-        if not self.settings.auto_index or self._catch_up is not None:
-            return
-        engine = self.engine
-        if engine.store.get_meta("last_run_at") is not None:
-            return
-        with self._catch_up_lock:
-            if self._catch_up is not None:
-                return
-            engine.indexing = True  # visible to this very answer; index() sets it again
-            self._catch_up = threading.Thread(target=self._catch_up_run, name="mm-catch-up", daemon=True)
-            self._catch_up.start()
-
-    def _catch_up_run(self) -> None:
-        engine = self.engine
-        try:
-            report = engine.index(should_stop=self._stop.is_set)
-            for warning in report.warnings[:50]:
-                log.warning("%s: %s", warning["path"], warning["message"])
-            for failure in report.failed[:50]:
-                log.warning("not indexed: %s: %s", failure["path"], failure["reason"])
-            log.info("catch-up indexing done: %d added, %d failed, %.2f s", report.added, len(report.failed),
-                     report.seconds)
-        except IndexBusyError:
-            engine.indexing = False
-            log.info("catch-up indexing skipped: another process is indexing this docs root")
-        except Exception:
-            engine.indexing = False
-            log.exception("catch-up indexing failed")
-        finally:
-            engine.parsed.set()
-            engine.close()
-
     # -- tools ------------------------------------------------------------------------------
     def _refresh(self) -> None:
         """Re-index files changed on disk since they were indexed before answering (stat probe,

@@ -33,13 +33,11 @@ def entry_cost(hit: dict[str, Any]) -> int:
     return POINTER_TOKENS + count_tokens(f"{hit['file_path']} {hit['heading_path']} {hit.get('preview', '')}")
 
 
-def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
-              parents: dict[tuple[int, int], int | None] | None = None) -> list[dict[str, Any]]:
+def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int) -> list[dict[str, Any]]:
     """Choose up to ``top_k`` hits and decide which carry content. Private ``_`` keys are
     removed from the returned dicts. A hit whose lines overlap a better hit's in the same file
     is skipped. A section whose parent or direct child already carries content comes as a
-    pointer. ``parents`` is accepted for compatibility (each hit carries its own parent)."""
-    del parents
+    pointer (each hit carries its ``_doc_id``, ``_ordinal`` and ``_parent`` ordinal)."""
     chosen: list[dict[str, Any]] = []
     spans: dict[str, list[tuple[int, int]]] = {}
     for hit in hits:
