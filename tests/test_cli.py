@@ -104,3 +104,14 @@ def test_index_accepts_docs_dir_like_every_other_command(docs_root, tmp_path):
 
     out = run("--embedder", "none", "index", "--docs-dir", str(docs_root), "--json", env_db=tmp_path / "i.db")
     assert _json.loads(out.stdout)["added"] == 5
+
+
+def test_status_reads_like_a_report(docs_root, tmp_path):
+    db = tmp_path / "s.db"
+    (docs_root / "bad.md").write_bytes(b"\x00\x01binary")
+    run("--embedder", "none", "index", str(docs_root), env_db=db)
+    out = run("--embedder", "none", "status", "--docs-dir", str(docs_root), env_db=db).stdout
+    assert "indexed    5 documents" in out
+    assert "keyword-only" in out
+    assert "bad.md: binary file" in out
+    assert not out.lstrip().startswith("{")

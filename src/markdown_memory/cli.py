@@ -192,6 +192,29 @@ def _render_outline(outline: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _render_status(status: dict[str, Any]) -> str:
+    """``status`` for a person: the counts, model, freshness and problems on a few lines."""
+    emb = status["embedder"]
+    mode = "keyword-only" if status["keyword_only"] else "hybrid (keyword + vectors)"
+    last = status.get("last_run")
+    lines = [
+        f"docs root  {status['root']}",
+        f"database   {status['database']}",
+        f"indexed    {status['documents']} documents, {status['sections']} sections, "
+        f"{status['passages']} passages, {status['vectors']} with vectors",
+        f"search     {mode}; embedder {emb['name']}" + (f" ({emb['error']})" if emb.get("error") else ""),
+        f"coverage   {status['coverage']}" + ("; indexing now" if status["indexing"] else "")
+        + (f"; last run {last.get('when', last['at'])} took {last['seconds']:.2f} s" if last else "; never indexed"),
+    ]
+    for change in status["changed_files"]:
+        lines.append(f"changed    {change['path']} ({change['change']})")
+    for failure in status["failures"]:
+        lines.append(f"{failure['kind']:<10} {failure['path']}: {failure['reason']}")
+    if status.get("message"):
+        lines.append(f"note       {status['message']}")
+    return "\n".join(lines)
+
+
 def _configure_logging(level: str) -> None:
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, str(level).upper(), logging.WARNING),
                         format="markdown-memory: %(message)s")
@@ -283,7 +306,7 @@ def _run_command(args: argparse.Namespace) -> int:
             if args.json:
                 _emit(status)
             else:
-                print(json.dumps(status, indent=2, ensure_ascii=False))
+                print(_render_status(status))
             return 0
         if args.command == "list":
             docs = engine.list_documents(args.directory, limit=200)
