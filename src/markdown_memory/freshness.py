@@ -18,18 +18,32 @@ from .store import Store
 from .walk import is_markdown_name, stat_signature, walk_markdown
 
 
-def stale_paths(store: Store, root: Path, exclude: list[str] | None = None) -> list[str]:
-    """POSIX paths (relative to ``root``) that a refresh must look at, sorted. Never raises."""
-    known = store.documents_by_path()
-    out: set[str] = set()
+def changed_documents(
+    root: Path, known: dict[str, tuple[int, str, tuple[int, int, int]]], limit: int | None = None
+) -> list[dict[str, str]]:
+    """Indexed files (``known`` = ``Store.documents_by_path()``) that differ on disk, one
+    ``stat`` each: ``[{"path", "change": "modified"|"missing"|"unreadable"}]``, at most
+    ``limit`` entries (all when None). Never raises."""
+    out: list[dict[str, str]] = []
     for path, (_id, _sha, signature) in known.items():
         try:
             st = os.stat(root / path)
         except OSError:
-            out.add(path)
-            continue
-        if stat_signature(st) != signature or not os.access(root / path, os.R_OK):
-            out.add(path)
+            out.append({"path": path, "change": "missing"})
+        else:
+            if stat_signature(st) != signature:
+                out.append({"path": path, "change": "modified"})
+            elif not os.access(root / path, os.R_OK):
+                out.append({"path": path, "change": "unreadable"})
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def stale_paths(store: Store, root: Path, exclude: list[str] | None = None) -> list[str]:
+    """POSIX paths (relative to ``root``) that a refresh must look at, sorted. Never raises."""
+    known = store.documents_by_path()
+    out: set[str] = {c["path"] for c in changed_documents(root, known)}
     raw = store.get_meta("dir_mtimes")
     if not raw:
         return sorted(out)

@@ -4,13 +4,13 @@ sentence an agent should act on (``Engine.status``). A mixin of :class:`~markdow
 
 from __future__ import annotations
 
-import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import filelock
 
-from .walk import stat_signature
+from .freshness import changed_documents
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store import Store
@@ -24,25 +24,13 @@ class StatusMixin:
     """``changed_files``, ``indexing_elsewhere`` and ``status`` over the engine's state."""
 
     store: "Store"
+    root: Path
 
     def changed_files(self, limit: int | None = 20) -> list[dict[str, str]]:
         """Indexed files whose size/mtime differ on disk, are gone, or unreadable (stat only,
         about 5 us per file): ``[{"path", "change": "modified"|"missing"|"unreadable"}]``,
         at most ``limit`` entries (all when None)."""
-        out: list[dict[str, str]] = []
-        for path, (_id, _sha, signature) in self.store.documents_by_path().items():
-            try:
-                st = os.stat(self.root / path)
-            except OSError:
-                out.append({"path": path, "change": "missing"})
-            else:
-                if stat_signature(st) != signature:
-                    out.append({"path": path, "change": "modified"})
-                elif not os.access(self.root / path, os.R_OK):
-                    out.append({"path": path, "change": "unreadable"})
-            if limit is not None and len(out) >= limit:
-                break
-        return out
+        return changed_documents(self.root, self.store.documents_by_path(), limit)
 
     def indexing_elsewhere(self) -> bool:
         """True when another process (or thread of this one) holds the writer lock right now.
