@@ -223,12 +223,17 @@ def main() -> int:
         results["db_mb"] = round(_db_size(db) / 1e6, 1)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    report(results, args.json_out)
+    return 0
+
+
+def report(results: dict[str, object], json_out: Path | None) -> None:
+    """Print ``results`` as an aligned two-column table; also write them as JSON to ``json_out``."""
     width = max(len(k) for k in results)
     for key, value in results.items():
         print(f"{key:<{width}}  {value}")
-    if args.json_out:
-        args.json_out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    return 0
+    if json_out:
+        json_out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -154,11 +154,7 @@ def driver(args: argparse.Namespace) -> int:
             a, b = ours.get(key), results.get(key)
             if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b:
                 results[f"ratio_{key}"] = round(a / b, 2)
-    width = max(len(k) for k in results)
-    for key, value in results.items():
-        print(f"{key:<{width}}  {value}")
-    if args.json_out:
-        args.json_out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    bench.report(results, args.json_out)
     return 0
 
 
