@@ -10,7 +10,7 @@ result, median of 5), and database size (MB). ``--json-out FILE`` writes the sam
 
 ``mcp_query_p50_ms`` / ``p95``: hybrid ``search_docs`` round trips through the stdio MCP server
 (one session, one untimed warm-up call). scripts/bench_reference.py prints the same figures
-for the reference implementation and the ratios; docs/README-performance.md holds a run and the
+for the reference implementation and the ratios; README.md, "Performance" holds a run and the
 table of measured levers (packing, code heads, batch size, graph optimisation, arena).
 
 Absolute times vary from machine to machine and with load; compare ratios from one run.

@@ -21,12 +21,21 @@ EVAL_CORPUS = SHARED / "eval-corpus"
 EVAL_QUERIES = SHARED / "eval-queries-dev.jsonl"
 
 
+@pytest.fixture(scope="session")
+def _derived_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder of derived graphs (the int8-arithmetic MiniLM, ~2 s to build) for the session."""
+    return tmp_path_factory.mktemp("derived-models")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+                  _derived_models: Path) -> None:
     home = tmp_path_factory.mktemp("mm-home")
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     monkeypatch.setenv("MARKDOWN_MEMORY_MODEL_CACHE", str(home / "models"))
+    (home / "models").mkdir()
+    (home / "models" / "derived").symlink_to(_derived_models, target_is_directory=True)
     for name in ("MARKDOWN_MEMORY_DB", "MARKDOWN_MEMORY_DOCS_DIR", "CLAUDE_PROJECT_DIR", "MARKDOWN_MEMORY_EMBEDDER",
                  "MARKDOWN_MEMORY_EXCLUDE", "MARKDOWN_MEMORY_AUTO_INDEX"):
         monkeypatch.delenv(name, raising=False)

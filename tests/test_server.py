@@ -29,7 +29,8 @@ def server_env(root: Path, db: Path, home: Path, embedder: str, **extra: str) ->
         "MARKDOWN_MEMORY_EMBEDDER": embedder,
         "XDG_DATA_HOME": str(home / "data"),
         "XDG_CACHE_HOME": str(home / "cache"),
-        "MARKDOWN_MEMORY_MODEL_CACHE": str(home / "models"),
+        # the test's own model cache (it shares the session's derived int8 graph)
+        "MARKDOWN_MEMORY_MODEL_CACHE": os.environ["MARKDOWN_MEMORY_MODEL_CACHE"],
         "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
     }
     env.update(extra)

