@@ -170,17 +170,17 @@ def main() -> int:
         corpus = work / "corpus"
         shutil.copytree(args.corpus, corpus, symlinks=True)
         db = work / "index.db"
-        report, wall, peak_mb = index_subprocess(corpus, db, args.embedder)
+        indexed, wall, peak_mb = index_subprocess(corpus, db, args.embedder)
         results: dict[str, object] = {
             "embedder": args.embedder,
             "cores": os.cpu_count(),
-            "files": report["scanned"],
-            "sections": report["sections"],
-            "passages": report["passages"],
-            "vectors_embedded": report["vectors_embedded"],
-            "vectors_reused": report["vectors_reused"],
+            "files": indexed["scanned"],
+            "sections": indexed["sections"],
+            "passages": indexed["passages"],
+            "vectors_embedded": indexed["vectors_embedded"],
+            "vectors_reused": indexed["vectors_reused"],
             "index_seconds": round(wall, 2),
-            "vectors_per_second": round(report["vectors_embedded"] / wall, 1) if wall else None,
+            "vectors_per_second": round(indexed["vectors_embedded"] / wall, 1) if wall else None,
             "peak_rss_mb": round(peak_mb, 1),
         }
         engine = Engine(Settings.load(corpus, db, args.embedder))

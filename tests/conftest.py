@@ -1,13 +1,16 @@
 """Shared fixtures: a temp docs root, an engine over it, and the real MiniLM model.
 
 Every test gets its own database (``MARKDOWN_MEMORY_DB`` is never the user's) and its own
-model cache root, so nothing outside ``tmp_path`` is written.
+model cache root, so nothing outside pytest's temp folders is written (the int8 MiniLM graph,
+derived once per session, is shared through a symlink).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -21,21 +24,28 @@ EVAL_CORPUS = SHARED / "eval-corpus"
 EVAL_QUERIES = SHARED / "eval-queries-dev.jsonl"
 
 
-@pytest.fixture(scope="session")
-def _derived_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One folder of derived graphs (the int8-arithmetic MiniLM, ~2 s to build) for the session."""
-    return tmp_path_factory.mktemp("derived-models")
+# One folder of derived graphs (the int8-arithmetic MiniLM, ~2 s to build) for the whole session.
+DERIVED_MODELS = Path(tempfile.mkdtemp(prefix="mm-test-derived-"))
+atexit.register(shutil.rmtree, DERIVED_MODELS, True)
+
+
+def link_derived(models: Path) -> Path:
+    """Create model cache root ``models`` whose ``derived/`` folder is the session's shared one;
+    returns ``models``."""
+    models.mkdir(parents=True, exist_ok=True)
+    link = models / "derived"
+    if not link.exists():
+        link.symlink_to(DERIVED_MODELS, target_is_directory=True)
+    return models
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
-                  _derived_models: Path) -> None:
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path_factory.mktemp("mm-home")
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     monkeypatch.setenv("MARKDOWN_MEMORY_MODEL_CACHE", str(home / "models"))
-    (home / "models").mkdir()
-    (home / "models" / "derived").symlink_to(_derived_models, target_is_directory=True)
+    link_derived(home / "models")
     for name in ("MARKDOWN_MEMORY_DB", "MARKDOWN_MEMORY_DOCS_DIR", "CLAUDE_PROJECT_DIR", "MARKDOWN_MEMORY_EMBEDDER",
                  "MARKDOWN_MEMORY_EXCLUDE", "MARKDOWN_MEMORY_AUTO_INDEX"):
         monkeypatch.delenv(name, raising=False)

@@ -140,3 +140,19 @@ def test_parent_intro_joins_when_several_of_its_subsections_match(tmp_path, make
     got = [h["heading_path"] for h in answer["results"]]
     assert "Environment" in got
     assert got.index("Environment") <= 2
+
+
+def test_vectors_alone_must_clear_a_higher_bar_when_no_query_word_occurs_anywhere():
+    # regression (case 019 after the int8 switch): a made-up name no section contains scored
+    # 0.452 against an unrelated edited note and was reported as a "low" answer, not "none"
+    from markdown_memory.search.rank import NO_KEYWORD_VECTOR_BAR, VECTOR_BAR, Candidate, _confidence
+
+    near_miss = [Candidate(1, vector_rank=0, cosine=0.452)]
+    assert _confidence(near_miss, "minilm", True, False) == "none"
+    strong = [Candidate(1, vector_rank=0, cosine=NO_KEYWORD_VECTOR_BAR + 0.05)]
+    assert _confidence(strong, "minilm", True, False) == "low"
+    # with any keyword candidate in the list the usual bar applies
+    mixed = [Candidate(1, vector_rank=0, cosine=0.452), Candidate(2, keyword_rank=0)]
+    assert VECTOR_BAR["minilm"] < 0.452 and _confidence(mixed, "minilm", True, False) == "low"
+    # a multilingual model answers queries in another language than the docs: no keyword by nature
+    assert _confidence(near_miss, "embeddinggemma", True, False) == "low"

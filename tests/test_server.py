@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from conftest import link_derived
+
 FIXTURES = Path(__file__).parent / "fixtures"
 TOOLS = {"search_docs", "read_section", "get_document_outline", "list_documents", "index_directory"}
 
@@ -29,8 +31,8 @@ def server_env(root: Path, db: Path, home: Path, embedder: str, **extra: str) ->
         "MARKDOWN_MEMORY_EMBEDDER": embedder,
         "XDG_DATA_HOME": str(home / "data"),
         "XDG_CACHE_HOME": str(home / "cache"),
-        # the test's own model cache (it shares the session's derived int8 graph)
-        "MARKDOWN_MEMORY_MODEL_CACHE": os.environ["MARKDOWN_MEMORY_MODEL_CACHE"],
+        # a model cache of its own that shares the session's derived int8 graph
+        "MARKDOWN_MEMORY_MODEL_CACHE": str(link_derived(home / "models")),
         "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
     }
     env.update(extra)

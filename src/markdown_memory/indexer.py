@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from .embed.base import Embedder
+from .embed.onnx_runtime import CALLS_IN_FLIGHT
 from .markdown import parse_document
 from .markdown.passages import embed_body, pack_runs
 from .store import Store, vector_blob
@@ -41,7 +42,7 @@ EMBED_CHUNK = 64  # texts embedded and written per transaction (also the stop gr
 #: Chunks embedded at once (threads calling the model). With small length-sorted batches one
 #: onnxruntime call keeps ~1 of 2 cores busy; two calls in flight measured 1.15-1.5x the tokens/s
 #: on 2 cores (README.md, "Performance"). The main thread writes while the model runs.
-EMBED_WORKERS = 2
+EMBED_WORKERS = CALLS_IN_FLIGHT  # 2
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 

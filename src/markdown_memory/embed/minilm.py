@@ -135,7 +135,7 @@ class MiniLMEmbedder:
                  max_batch_tokens: int = MAX_BATCH_TOKENS,
                  graph_sha256: str | None = None) -> None:
         self.tokenizer = rt.load_tokenizer(tokenizer_path, MAX_LENGTH, "minilm")
-        self.session = rt.create_session(model_path, threads or call_threads(), "minilm")
+        self.session = rt.create_session(model_path, threads, "minilm")
         # int8 arithmetic quantizes activations with one scale per call, so a text's vector would
         # depend on the other texts (and padding) of its batch: each text runs alone
         self.batch_size = batch_size or (1 if graph_sha256 else BATCH_SIZE)
@@ -170,18 +170,9 @@ class MiniLMEmbedder:
         return self.embed_texts([query])[0]
 
 
-def call_threads() -> int:
-    """Intra-op threads per onnxruntime call when none are configured (either arithmetic): ``default_threads() //
-    indexer.EMBED_WORKERS`` (at least 1), since the indexer keeps that many calls in flight.
-    Measured on 2 cores (2,560 eval-corpus texts, int8 graph, one text per call): 1 thread x 2
-    calls 21.8k tokens/s, 2 threads x 2 calls 18.7k; shipped graph 1 x 2: 11.9k."""
-    from ..indexer import EMBED_WORKERS
-
-    return max(1, rt.default_threads() // EMBED_WORKERS)
-
-
 def load_minilm(threads: int | None = None, *, int8_arithmetic: bool = True) -> MiniLMEmbedder:
-    """Verify and load the minilm preset with ``threads`` intra-op threads (default :func:`call_threads`).
+    """Verify and load the minilm preset with ``threads`` intra-op threads (default
+    :func:`.onnx_runtime.default_threads`).
 
     With ``int8_arithmetic`` (default; off when ``MARKDOWN_MEMORY_INT8_COMPUTE=0``) the graph run is
     the int8-arithmetic one derived from the verified file (:func:`.int8.int8_compute_graph`,
