@@ -91,3 +91,18 @@ def make_engine(tmp_path: Path, minilm) -> Callable[..., "object"]:
 def require_eval_corpus() -> None:
     if not EVAL_CORPUS.is_dir() or not EVAL_QUERIES.is_file():
         pytest.skip(f"shared eval corpus not found at {EVAL_CORPUS} (only present beside the project checkout)")
+
+
+def _minilm_installed() -> bool:
+    from markdown_memory.embed.minilm import verify_minilm_files
+    from markdown_memory.errors import EmbedderUnavailableError
+
+    try:
+        verify_minilm_files()
+        return True
+    except EmbedderUnavailableError:
+        return False
+
+
+#: Marks a test module or test that needs the real MiniLM files installed (skips otherwise).
+requires_minilm = pytest.mark.skipif(not _minilm_installed(), reason="minilm packages not installed")

@@ -9,17 +9,12 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import requires_minilm
+
 from markdown_memory.embed import int8, minilm
 from markdown_memory.embed.download import models_root
-from markdown_memory.errors import EmbedderUnavailableError
 
-try:
-    minilm.verify_minilm_files()
-    HAVE_MINILM = True
-except EmbedderUnavailableError:
-    HAVE_MINILM = False
-
-pytestmark = pytest.mark.skipif(not HAVE_MINILM, reason="minilm packages not installed")
+pytestmark = requires_minilm
 
 DOCS = [
     "Install on Linux: download the tarball, extract it and add the bin folder to your PATH.",

@@ -7,17 +7,13 @@ import shutil
 import numpy as np
 import pytest
 
+from conftest import requires_minilm
+
 from markdown_memory.embed import minilm
 from markdown_memory.embed.base import Embedder, get_embedder
 from markdown_memory.errors import EmbedderUnavailableError
 
-try:
-    minilm.verify_minilm_files()
-    HAVE_MINILM = True
-except EmbedderUnavailableError:
-    HAVE_MINILM = False
-
-pytestmark = pytest.mark.skipif(not HAVE_MINILM, reason="minilm packages not installed")
+pytestmark = requires_minilm
 
 
 @pytest.fixture(scope="module")
