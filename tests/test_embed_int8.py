@@ -3,6 +3,8 @@ and close enough to the shipped graph that it ranks the same (real model, no moc
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import sys
 
@@ -115,3 +117,100 @@ def test_int8_vector_of_a_text_does_not_depend_on_its_batch():
     alone = emb.embed_texts([DOCS[0]])[0]
     with_others = emb.embed_texts([DOCS[1], DOCS[0], "x", DOCS[2] * 5])[1]
     np.testing.assert_array_equal(alone, with_others)
+
+
+def _docs(root):
+    root.mkdir()
+    (root / "install.md").write_text("# Install\n\n## Linux\n\nDownload the tarball and add bin to PATH.\n")
+    (root / "ops.md").write_text("# Operations\n\n## Retention\n\nKeep metrics for thirty days with the retention flag.\n")
+    return root
+
+
+def _engine(root, db):
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    return Engine(Settings.load(root, db, "minilm"))
+
+
+def test_switching_arithmetic_re_embeds_and_a_no_change_run_does_not_load_the_model(tmp_path, monkeypatch):
+    # regression: the skip-the-model shortcut compared only the preset name, so after a switch
+    # nothing was re-embedded and every search fell back to keyword-only, saying vectors were
+    # "still being computed" while nothing ran
+    root, db = _docs(tmp_path / "docs"), tmp_path / "index.db"
+    first = _engine(root, db)
+    assert first.index().vectors_embedded > 0
+    q8_id = first.store.vector_space()[0]
+    assert ":q8-" in q8_id
+    first.close()
+
+    again = _engine(root, db)
+    report = again.index()
+    assert report.vectors_embedded == 0 and again._embedder is None  # nothing changed: model not loaded
+    again.close()
+
+    monkeypatch.setenv(int8.ENV_SWITCH, "0")
+    plain = _engine(root, db)
+    passages = plain.store.conn.execute("SELECT count(*) FROM passages").fetchone()[0]
+    report = plain.index()
+    assert report.vectors_embedded + report.vectors_reused == passages and report.vectors_embedded > 0
+    assert plain.store.vector_space()[0] == minilm.SHIPPED_WEIGHTS_ID
+    answer = plain.search("keep metrics for a month")
+    assert answer["keyword_only"] is False and answer["results"][0]["file_path"] == "ops.md"
+    plain.close()
+
+    monkeypatch.delenv(int8.ENV_SWITCH)
+    back = _engine(root, db)
+    assert back.index().vectors_embedded > 0
+    assert back.store.vector_space()[0] == q8_id
+    back.close()
+
+
+def test_search_over_vectors_of_another_build_says_so_and_asks_for_a_run(tmp_path, monkeypatch):
+    root, db = _docs(tmp_path / "docs"), tmp_path / "index.db"
+    first = _engine(root, db)
+    first.index()
+    first.close()
+    monkeypatch.setenv(int8.ENV_SWITCH, "0")
+    plain = _engine(root, db)
+    answer = plain.search("retention")  # no index run in between (the server's case)
+    assert answer["keyword_only"] is True
+    assert "another build of the model" in answer["message"] and "still being computed" not in answer["message"]
+    assert plain.vectors_due is True  # the server's auto-indexer starts a run on the next call
+    plain.close()
+
+
+def test_expected_weights_id_without_loading(monkeypatch):
+    assert minilm.expected_minilm_weights_id() is None  # nothing built yet: unknown
+    loaded = minilm.load_minilm(threads=1)
+    assert minilm.expected_minilm_weights_id() == loaded.weights_id
+    monkeypatch.setenv(int8.ENV_SWITCH, "0")
+    assert minilm.expected_minilm_weights_id() == minilm.SHIPPED_WEIGHTS_ID
+
+
+def test_derived_graph_onnxruntime_refuses_falls_back_with_the_fix(caplog):
+    minilm.load_minilm(threads=1)
+    (path,) = (models_root() / "derived").glob("*.onnx")
+    path.write_bytes(b"not an onnx graph at all" * 1000)
+    side = path.with_suffix(".json")
+    record = json.loads(side.read_text())
+    record["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()  # passes the hash check
+    side.write_text(json.dumps(record))
+    with caplog.at_level(logging.WARNING, logger="markdown_memory.embed.int8"):
+        emb = minilm.load_minilm(threads=1)
+    assert emb.arithmetic == "float32"
+    (warning,) = [r.getMessage() for r in caplog.records if r.name == "markdown_memory.embed.int8"]
+    assert "MARKDOWN_MEMORY_INT8_COMPUTE=0" in warning and str(models_root() / "derived") in warning
+
+
+def test_leftovers_of_a_killed_build_are_removed_and_the_graph_is_readable_by_others():
+    folder = models_root() / "derived"
+    folder.mkdir(parents=True)
+    stem = int8._stem(minilm.MODEL_SPEC.sha256)
+    (folder / f".{stem}-dead1.onnx").write_bytes(b"")
+    build = folder / f".{stem}-dead1.onnx-build-x"
+    build.mkdir()
+    (build / "folded.onnx").write_bytes(b"x" * 1000)
+    minilm.load_minilm(threads=1)
+    assert sorted(p.name for p in folder.iterdir()) == [f"{stem}.json", f"{stem}.lock", f"{stem}.onnx"]
+    assert (folder / f"{stem}.onnx").stat().st_mode & 0o044 == 0o044

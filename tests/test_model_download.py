@@ -403,4 +403,7 @@ def test_download_model_none_and_minilm():
         verify_minilm_files()
     except EmbedderUnavailableError:
         pytest.skip("minilm packages not installed")
-    assert "minilm: verified" in dl.download_model("minilm")
+    summary = dl.download_model("minilm")
+    assert "minilm: verified" in summary
+    # it says which graph runs: the int8 one derived into the cache, with its size
+    assert "int8 arithmetic" in summary and str(dl.models_root() / "derived") in summary and "MB)" in summary

@@ -190,7 +190,7 @@ class Engine(StatusMixin):
                     writer,
                     self.root,
                     embedder=None if self.settings.embedder == "none" else self._embedder_for_index,
-                    embedder_name=self.settings.embedder,
+                    weights_id=self._expected_weights_id(),
                     exclude=self.settings.exclude,
                     directory=target,
                     force=force,
@@ -244,6 +244,17 @@ class Engine(StatusMixin):
 
     def _embedder_for_index(self) -> Embedder | None:
         return self.embedder()
+
+    def _expected_weights_id(self) -> str | None:
+        """``weights_id`` of the loaded embedder, else what the preset would load when that is
+        known without loading it (None: unknown, or keyword-only)."""
+        if self._embedder is not None:
+            return self._embedder.weights_id
+        if self.settings.embedder == "none":
+            return None
+        from .embed.base import expected_weights_id
+
+        return expected_weights_id(self.settings.embedder)
 
     def refresh(self, paths: list[str] | None = None, *, ttl: float = REFRESH_TTL_SECONDS) -> IndexReport | None:
         """Re-index, now, the files that changed since they were indexed (edited, deleted,
@@ -320,12 +331,16 @@ class Engine(StatusMixin):
         store = self.store
         qvec = None
         embedder_name = None
+        other_build: str | None = None
         wid, _dim = store.vector_space()
         if store.vec_available and store.has_vec_tables():
             emb = self.embedder()
             if emb is not None and emb.weights_id == wid:
                 qvec = emb.embed_query(query)
                 embedder_name = emb.name
+            elif emb is not None and wid is not None:
+                other_build = wid
+                self.vectors_due = True  # the server's next index run re-embeds with this model
         outcome = search_sections(
             store, analysed, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=prefix
         )
@@ -334,6 +349,10 @@ class Engine(StatusMixin):
         message = None
         if keyword_only:
             message = self._keyword_only_message()
+            if message is None and other_build is not None:
+                message = (f"keyword-only: the index's vectors were made by another build of the model "
+                           f"({other_build}); the next index run re-embeds them with the loaded one "
+                           "(CLI: markdown-memory index)")
             if message is None and self.settings.embedder != "none":
                 message = "keyword-only: vectors are still being computed for this index"
         if outcome.confidence == "none":

@@ -208,7 +208,7 @@ def index_tree(
     root: Path,
     *,
     embedder: Callable[[], Embedder | None] | None,
-    embedder_name: str | None = None,
+    weights_id: str | None = None,
     exclude: list[str] | None = None,
     directory: Path | None = None,
     force: bool = False,
@@ -218,8 +218,10 @@ def index_tree(
     """Bring the index of ``root`` (or of ``directory`` inside it) up to date.
 
     ``embedder`` is called (once) only when passages need vectors; None, or a provider that
-    returns None, means keyword-only. ``embedder_name`` (the preset) lets a run with nothing
-    pending skip loading the model. ``should_stop`` is polled
+    returns None, means keyword-only. ``weights_id`` is the id of the vectors that embedder would
+    make, when known without loading it (``embed.base.expected_weights_id``): a run with nothing
+    pending skips loading the model only when the stored vectors carry that id; otherwise the
+    model is loaded and vectors of another build are replaced. ``should_stop`` is polled
     between documents and between embedding batches; a stopped run is resumable.
     Never raises for a bad file: it is reported in ``failed`` and the run goes on.
     """
@@ -293,7 +295,7 @@ def index_tree(
         report.keyword_only = True
     elif not report.interrupted:
         pending = store.counts()["pending_vectors"]
-        same_model = embedder_name is not None and store.get_meta("embedder_name") == embedder_name
+        same_model = weights_id is not None and store.vector_space()[0] == weights_id
         emb = None if (pending == 0 and same_model and store.has_vec_tables()) else embedder()
         if emb is None and not (pending == 0 and same_model):
             report.keyword_only = True

@@ -47,3 +47,24 @@ def get_embedder(name: str, threads: int | None = None) -> Embedder:
 
         return load_gemma(threads=threads)
     raise ValueError(f"unknown embedder preset {name!r}")
+
+
+def expected_weights_id(name: str) -> str | None:
+    """The ``weights_id`` preset ``name`` would load, when that is known without loading the
+    model (a few stats and a small JSON read, no onnxruntime session); None when it is not known
+    (the preset must be loaded to find out) or for an unknown preset.
+
+    The indexer compares it with the stored vectors' id: a run with nothing pending may skip
+    loading the model only when they match, so vectors of another build (the other MiniLM
+    arithmetic, other weights) are never kept under a model that did not make them.
+    """
+    if name == "minilm":
+        from .minilm import expected_minilm_weights_id
+
+        return expected_minilm_weights_id()
+    if name == "embeddinggemma":
+        from .download import GEMMA_MANIFEST
+        from .gemma import gemma_weights_id
+
+        return gemma_weights_id(GEMMA_MANIFEST)
+    return None

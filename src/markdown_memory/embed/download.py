@@ -351,9 +351,15 @@ def download_model(preset: str, *, manifest: Manifest | None = None, endpoint: s
         emb = load_minilm()
         paths = minilm_files()
         size = sum(p.stat().st_size for p in paths)
+        if emb.arithmetic == "int8":
+            graph = emb.model_path
+            arithmetic = (f"; runs with int8 arithmetic from the graph derived into {graph} "
+                          f"({graph.stat().st_size / 1e6:.1f} MB)")
+        else:
+            arithmetic = "; runs the shipped graph (float32 arithmetic)"
         return (
             f"minilm: verified (sha256) and loaded {', '.join(str(p) for p in paths)} "
-            f"({size / 1e6:.1f} MB); weights {emb.weights_id}"
+            f"({size / 1e6:.1f} MB){arithmetic}; weights {emb.weights_id}"
         )
     info = ensure_model(preset, download=True, manifest=manifest, endpoint=endpoint)
     from .gemma import GemmaEmbedder

@@ -44,7 +44,7 @@ class GemmaEmbedder:
     def __init__(self, info: ModelInfo, manifest: Manifest = GEMMA_MANIFEST, threads: int | None = None,
                  batch_size: int = rt.DEFAULT_BATCH_SIZE,
                  max_batch_tokens: int = rt.DEFAULT_MAX_BATCH_TOKENS) -> None:
-        self.weights_id = manifest.weights_prefix + "".join(":" + s.sha256[:12] for s in manifest.files)
+        self.weights_id = gemma_weights_id(manifest)
         self.tokenizer = rt.load_tokenizer(info.files[manifest.tokenizer_file], MAX_LENGTH, self.name)
         self.session = rt.create_session(info.files[manifest.onnx_file], threads, self.name)
         inputs = {i.name for i in self.session.get_inputs()}
@@ -80,6 +80,11 @@ class GemmaEmbedder:
     def embed_query(self, query: str) -> np.ndarray:
         """float32 ``[768]`` unit vector of ``QUERY_PREFIX + query``."""
         return self.embed_texts([QUERY_PREFIX + query])[0]
+
+
+def gemma_weights_id(manifest: Manifest) -> str:
+    """``weights_id`` of the preset: the manifest's prefix and each pinned file's sha256 head."""
+    return manifest.weights_prefix + "".join(":" + s.sha256[:12] for s in manifest.files)
 
 
 def load_gemma(threads: int | None = None, *, manifest: Manifest = GEMMA_MANIFEST) -> GemmaEmbedder:

@@ -79,7 +79,9 @@ def _fold_and_quantize(source: Path, target: Path) -> None:
     import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    with tempfile.TemporaryDirectory(prefix="mm-int8-") as tmp:
+    # the intermediate (~90 MB) sits beside the target, named with a leading ".", so a build
+    # killed midway leaves it where the next build (under the lock) removes it
+    with tempfile.TemporaryDirectory(prefix=f"{target.name}-build-", dir=target.parent) as tmp:
         folded = Path(tmp) / "folded.onnx"
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
@@ -91,21 +93,41 @@ def _fold_and_quantize(source: Path, target: Path) -> None:
         )
 
 
+def _stem(source_sha256: str) -> str:
+    """File stem of the derived graph: source hash, recipe and onnxruntime version (read from the
+    installed package's metadata, so no onnxruntime import is needed to find the file)."""
+    from importlib.metadata import version
+
+    return f"{source_sha256[:16]}-{RECIPE}-ort{version('onnxruntime')}"
+
+
+def cached_graph_sha256(source_sha256: str) -> str | None:
+    """The recorded sha256 of the derived graph for ``source_sha256`` when it is in the cache
+    (its side file read, the graph only stat-ed, not hashed), else None. Raises nothing."""
+    try:
+        stem = _stem(source_sha256)
+        folder = _derived_dir()
+        if not (folder / f"{stem}.onnx").is_file():
+            return None
+        return str(json.loads((folder / f"{stem}.json").read_text())["sha256"])
+    except Exception:  # missing package metadata, unreadable or malformed side file
+        return None
+
+
 def int8_compute_graph(source: Path, source_sha256: str) -> tuple[Path, str] | None:
     """``(path, sha256)`` of the int8-arithmetic graph derived from ``source`` (whose verified
-    sha256 is ``source_sha256``), building it on first use; None when disabled
+    sha256 is ``source_sha256``), building it on first use (~2 s); None when disabled
     (``MARKDOWN_MEMORY_INT8_COMPUTE=0``) or when it cannot be built or stored (missing ``onnx``
-    package, read-only cache, onnxruntime error), after one warning on stderr naming the reason:
-    the caller then runs the shipped graph. Raises nothing.
+    package, read-only cache, onnxruntime error), after one warning on stderr naming the reason
+    and the fix: the caller then runs the shipped graph. Raises nothing.
     """
     if not int8_compute_enabled():
         return None
     try:
-        import onnxruntime as ort
         from filelock import FileLock
 
         folder = _derived_dir()
-        stem = f"{source_sha256[:16]}-{RECIPE}-ort{ort.__version__}"
+        stem = _stem(source_sha256)
         target = folder / f"{stem}.onnx"
         side = folder / f"{stem}.json"
         known = _verified(target, side)
@@ -116,10 +138,12 @@ def int8_compute_graph(source: Path, source_sha256: str) -> tuple[Path, str] | N
             known = _verified(target, side)  # another process may have built it meanwhile
             if known:
                 return target, known
+            _remove_leftovers(folder, stem)
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{stem}-", suffix=".onnx")
             os.close(fd)
             try:
                 _build(source, Path(tmp))
+                os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache may be shared
                 digest = sha256_file(Path(tmp))
                 os.replace(tmp, target)
             finally:
@@ -129,12 +153,31 @@ def int8_compute_graph(source: Path, source_sha256: str) -> tuple[Path, str] | N
             log.info("built the int8-arithmetic graph %s", target)
             return target, digest
     except Exception as exc:  # any failure means: run the shipped graph
-        fix = " (install the 'onnx' package to enable it)" if isinstance(exc, ImportError) else ""
-        log.warning(
-            "int8 arithmetic unavailable (%s: %s); embedding with the shipped float32 arithmetic, "
-            "about half as fast%s", type(exc).__name__, exc, fix,
-        )
+        warn_fallback(exc)
         return None
+
+
+def warn_fallback(exc: BaseException) -> None:
+    """One warning: int8 arithmetic is off because of ``exc``, and how to fix or silence it."""
+    fix = "install the 'onnx' package to enable it" if isinstance(exc, ImportError) else (
+        f"delete {_derived_dir()} and make it writable to rebuild it")
+    log.warning(
+        "int8 arithmetic unavailable (%s: %s); embedding with the shipped float32 arithmetic, about "
+        "half as fast (%s, or set %s=0 to choose float32 and silence this)",
+        type(exc).__name__, str(exc)[:300], fix, ENV_SWITCH,
+    )
+
+
+def _remove_leftovers(folder: Path, stem: str) -> None:
+    """Delete temporary files and folders (``.<stem>-*``) of builds that died midway. Called
+    under the build lock, so no live build owns them."""
+    import shutil
+
+    for path in folder.glob(f".{stem}-*"):
+        try:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        except OSError:
+            pass
 
 
 def _verified(target: Path, side: Path) -> str | None:

@@ -135,6 +135,7 @@ class MiniLMEmbedder:
                  max_batch_tokens: int = MAX_BATCH_TOKENS,
                  graph_sha256: str | None = None) -> None:
         self.tokenizer = rt.load_tokenizer(tokenizer_path, MAX_LENGTH, "minilm")
+        self.model_path = Path(model_path)  # the graph that runs (shipped or derived)
         self.session = rt.create_session(model_path, threads, "minilm")
         # int8 arithmetic quantizes activations with one scale per call, so a text's vector would
         # depend on the other texts (and padding) of its batch: each text runs alone
@@ -170,6 +171,18 @@ class MiniLMEmbedder:
         return self.embed_texts([query])[0]
 
 
+def expected_minilm_weights_id() -> str | None:
+    """The ``weights_id`` :func:`load_minilm` would return, without loading: the shipped id when
+    int8 arithmetic is switched off, the int8 id when its derived graph is already in the cache,
+    else None (whether it can be built is only known by trying)."""
+    from .int8 import cached_graph_sha256, int8_compute_enabled
+
+    if not int8_compute_enabled():
+        return SHIPPED_WEIGHTS_ID
+    digest = cached_graph_sha256(MODEL_SPEC.sha256)
+    return SHIPPED_WEIGHTS_ID + f":q8-{digest[:12]}" if digest else None
+
+
 def load_minilm(threads: int | None = None, *, int8_arithmetic: bool = True) -> MiniLMEmbedder:
     """Verify and load the minilm preset with ``threads`` intra-op threads (default
     :func:`.onnx_runtime.default_threads`).
@@ -180,10 +193,13 @@ def load_minilm(threads: int | None = None, *, int8_arithmetic: bool = True) -> 
     warning). Raises EmbedderUnavailableError (missing package/file, sha256 mismatch, onnxruntime
     failure); the message carries the fix.
     """
-    from .int8 import int8_compute_graph
+    from .int8 import int8_compute_graph, warn_fallback
 
     model, tok = verify_minilm_files()
     derived = int8_compute_graph(model, MODEL_SPEC.sha256) if int8_arithmetic else None
-    if derived is None:
-        return MiniLMEmbedder(model, tok, threads=threads)
-    return MiniLMEmbedder(derived[0], tok, threads=threads, graph_sha256=derived[1])
+    if derived is not None:
+        try:
+            return MiniLMEmbedder(derived[0], tok, threads=threads, graph_sha256=derived[1])
+        except EmbedderUnavailableError as exc:  # intact by its hash, yet onnxruntime refuses it
+            warn_fallback(exc)
+    return MiniLMEmbedder(model, tok, threads=threads)
