@@ -7,16 +7,17 @@ the same weights that multiplies in int8 (onnxruntime's dynamic quantization: ``
 with per-output-channel int8 weights, activations quantized per call), which onnxruntime runs on
 the CPU's integer dot-product instructions (AVX-512 VNNI / AVX2 on x86, SDOT on ARM).
 
-Measured on the eval corpus's 18.5k embedded texts (2-core container, AVX-512 VNNI; 2,560
-length-sorted texts, 1 intra-op thread x 2 calls in flight, ``scripts/bench.py`` for the full
-index): 12.7k tokens/s for the shipped graph, 24.3k tokens/s for the derived one (1.9x); the two
-graphs' vectors agree to a cosine of 0.994 on average (minimum 0.964). Retrieval quality on the
-dev set is in README ("Performance").
+Measured on 2,560 texts sampled from the eval corpus's 18.5k model inputs (2-core container with
+AVX-512 VNNI, 1 intra-op thread x 2 calls in flight; table in README "Performance"): 21.8k
+tokens/s for the derived graph at one text per call, against 11.9k-13.2k for the shipped one
+(one text or 8 per call), 1.7-1.8x; the whole eval-corpus index went from 128 s to 66 s. The two
+graphs' vectors agree to a cosine of 0.994 on average (minimum 0.964); retrieval quality on the
+dev set did not drop (README).
 
 The derived file lives in the model cache (``download.models_root()/derived``), named by the
 source file's sha256 and the onnxruntime version, written atomically under a file lock, with
 its own sha256 in a side file that is checked on every load (a corrupt or edited file is
-rebuilt). Building it takes ~3 s and needs the ``onnx`` package (in the ``minilm`` extra).
+rebuilt). Building it takes ~2 s and needs the ``onnx`` package (in the ``minilm`` extra).
 ``MARKDOWN_MEMORY_INT8_COMPUTE=0`` keeps the shipped float32 arithmetic.
 """
 

@@ -16,7 +16,7 @@ Sources (both installed locally, nothing is downloaded at run time):
 
 Arithmetic: the graph stores int8 weights but multiplies in float32. By default the graph that
 runs is one derived from it once per machine with int8 arithmetic (:mod:`.int8`: same weights,
-1.9x the tokens/s on the eval corpus, vectors within cosine ~0.994 of the shipped graph's);
+1.7-1.8x the tokens/s on the eval corpus, vectors within cosine ~0.994 of the shipped graph's);
 ``MARKDOWN_MEMORY_INT8_COMPUTE=0`` runs the shipped graph as is. ``weights_id`` tells the two
 apart, so an index never mixes their vectors.
 
