@@ -352,7 +352,7 @@ class Engine(StatusMixin):
             if message is None and other_build is not None:
                 message = (f"keyword-only: the index's vectors were made by another build of the model "
                            f"({other_build}); the next index run re-embeds them with the loaded one "
-                           "(CLI: markdown-memory index)")
+                           "(index_directory; CLI: markdown-memory index)")
             if message is None and self.settings.embedder != "none":
                 message = "keyword-only: vectors are still being computed for this index"
         if outcome.confidence == "none":

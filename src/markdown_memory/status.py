@@ -81,7 +81,10 @@ class StatusMixin:
                                   and not failed_files and not indexing) else "unknown"
         moved = store.get_meta("moved_aside")
         wid, _ = store.vector_space()
-        keyword_only = self.settings.embedder == "none" or not store.vec_available or counts["vectors"] == 0
+        expected = self._expected_weights_id()
+        other_build = wid if (wid and expected and counts["vectors"] and expected != wid) else None
+        keyword_only = (self.settings.embedder == "none" or not store.vec_available or counts["vectors"] == 0
+                        or other_build is not None)
         emb_name = self.settings.embedder
         progress = dict(self.progress) if self.indexing and self.progress else None
         return {
@@ -106,12 +109,13 @@ class StatusMixin:
                 "seconds": float(store.get_meta("last_run_seconds") or 0),
             } if last_at else None,
             "moved_aside": moved,
-            "message": self._status_message(counts, changed, indexing, progress, last_at, keyword_only, moved),
+            "message": self._status_message(counts, changed, indexing, progress, last_at, keyword_only, moved,
+                                            other_build),
         }
 
     def _status_message(self, counts: dict[str, int], changed: list[dict[str, str]], indexing: bool,
                         progress: dict[str, int] | None, last_at: str | None, keyword_only: bool,
-                        moved: str | None) -> str | None:
+                        moved: str | None, other_build: str | None = None) -> str | None:
         """The one sentence an agent should act on, most urgent first (None when healthy)."""
         how = "call index_directory (or run `markdown-memory index`)"
         if moved and (indexing or self.auto_refresh):
@@ -135,6 +139,10 @@ class StatusMixin:
                 return (f"{len(changed)} indexed file(s) changed on disk and are re-indexed automatically "
                         "within seconds; hits from them may be outdated until then")
             return f"{len(changed)} indexed file(s) changed on disk; {how} to refresh them"
+        if other_build and not self._keyword_only_message():
+            return (f"the vectors were made by another build of the {self.settings.embedder} model ({other_build}); "
+                    f"searches are keyword-only until they are re-embedded: {how}"
+                    + (" (the server starts it by itself)" if self.auto_refresh else ""))
         if keyword_only:
             return self._keyword_only_message() or (
                 f"no vectors yet: load the {self.settings.embedder} model ({DOWNLOAD_HINT}) and re-index"

@@ -23,6 +23,7 @@ rebuilt). Building it takes ~2 s and needs the ``onnx`` package (in the ``minilm
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -94,6 +95,7 @@ def _fold_and_quantize(source: Path, target: Path) -> None:
         )
 
 
+@functools.lru_cache(maxsize=8)
 def _stem(source_sha256: str) -> str:
     """File stem of the derived graph: source hash, recipe and onnxruntime version (read from the
     installed package's metadata, so no onnxruntime import is needed to find the file)."""
@@ -161,7 +163,7 @@ def int8_compute_graph(source: Path, source_sha256: str) -> tuple[Path, str] | N
 def warn_fallback(exc: BaseException) -> None:
     """One warning: int8 arithmetic is off because of ``exc``, and how to fix or silence it."""
     fix = "install the 'onnx' package to enable it" if isinstance(exc, ImportError) else (
-        f"delete {_derived_dir()} and make it writable to rebuild it")
+        f"make {_derived_dir()} a writable folder, deleting what is there, to rebuild it")
     log.warning(
         "int8 arithmetic unavailable (%s: %s); embedding with the shipped float32 arithmetic, about "
         "half as fast (%s, or set %s=0 to choose float32 and silence this)",
