@@ -160,8 +160,9 @@ def passage_keys(doc) -> list[str]:
 
 
 def write_document(store: Store, rel: str, data: bytes, text: str, signature: tuple[int, int, int],
-                   warnings: list[str], old_id: int | None) -> tuple[int, int, int]:
-    """Parse and replace one document in a single transaction.
+                   warnings: list[str], old_id: int | None, *, reuse_vectors: bool = True) -> tuple[int, int, int]:
+    """Parse and replace one document in a single transaction; with ``reuse_vectors`` its
+    unchanged passages (same embed key) keep their vectors.
 
     Returns (sections, passages, vectors reused from the old version)."""
     doc = parse_document(text, rel)
@@ -188,7 +189,7 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
         row = store.conn.execute("SELECT id FROM documents WHERE path = ?", (rel,)).fetchone()
         old_id = int(row[0]) if row else None
         if old_id is not None:
-            old_vectors = store.old_vectors(old_id)
+            old_vectors = store.old_vectors(old_id) if reuse_vectors else {}
             store.delete_document(old_id)
         doc_id = store.insert_document(record, doc.sections, keyed)
         if old_vectors:
@@ -245,6 +246,8 @@ def index_tree(
         failures.append((rel, kind, reason))
     seen: set[str] = set()
     total = len(walk.files)
+    stored_id = store.vector_space()[0]
+    reuse = weights_id is None or stored_id is None or stored_id == weights_id  # else: replaced below
     for n, entry in enumerate(walk.files, start=1):
         if stop():
             report.interrupted = True
@@ -252,7 +255,7 @@ def index_tree(
         if progress and (n == 1 or n % 25 == 0):
             progress("parse", n - 1, total)
         seen.add(entry.rel)
-        index_file(store, entry, known.get(entry.rel), report, failures, force=force)
+        index_file(store, entry, known.get(entry.rel), report, failures, force=force, reuse_vectors=reuse)
         if progress:
             progress("parse", n, total)
     if progress and not report.interrupted:
@@ -320,8 +323,11 @@ def index_file(
     failures: list[tuple[str, str, str]],
     *,
     force: bool = False,
+    reuse_vectors: bool = True,
 ) -> None:
     """Bring one file's document up to date (keyword index; vectors are embedded later).
+    ``reuse_vectors=False`` leaves every passage of a rewritten document without a vector (the
+    stored ones belong to another model build and are about to be replaced).
 
     ``old`` is the stored ``(id, sha256, (size, mtime_ns, ctime_ns))`` or None. An unchanged
     stat signature skips reading; an unchanged sha256 only updates the stat fields. Counts go to ``report``,
@@ -349,7 +355,8 @@ def index_file(
     warnings = [decode_warning] if decode_warning else []
     try:
         secs, pas, reused = write_document(
-            store, entry.rel, data, text, entry.signature, warnings, old[0] if old else None
+            store, entry.rel, data, text, entry.signature, warnings, old[0] if old else None,
+            reuse_vectors=reuse_vectors,
         )
     except Exception as exc:  # a parser bug must not stop the run
         log.exception("failed to index %s", entry.rel)
