@@ -59,6 +59,27 @@ def docs_root(tmp_path: Path) -> Path:
     return root
 
 
+def indexed_engine(root: Path, embedder: str, minilm=None):
+    """An Engine over the docs already in ``root``, its database beside it
+    (``root.parent / "index.db"``), indexed with no failed file. With ``embedder="minilm"`` the
+    session's model (the ``minilm`` fixture) is shared instead of loaded again."""
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    eng = Engine(Settings.load(root, root.parent / "index.db", embedder))
+    if embedder == "minilm":
+        eng._embedder = minilm
+    report = eng.index()
+    assert not report.failed, report.failed
+    return eng
+
+
+def top(answer: dict) -> tuple[str, str]:
+    """``(file_path, heading_path)`` of a search answer's first hit."""
+    hit = answer["results"][0]
+    return hit["file_path"], hit["heading_path"]
+
+
 @pytest.fixture(scope="session")
 def minilm():
     """The real all-MiniLM-L6-v2 int8 embedder (loaded once per test session)."""

@@ -4,8 +4,9 @@ that documents an identifier, and a parent section is returned beside its better
 
 from __future__ import annotations
 
-
 import pytest
+
+from conftest import indexed_engine, top
 
 from markdown_memory.search.query import analyse, stem_prefix
 
@@ -61,24 +62,13 @@ Set `autoColor: false` to keep every tag grey, automatic colours disabled.
 
 @pytest.fixture(scope="module", params=["none", "minilm"])
 def engine(request, tmp_path_factory, minilm):
-    from markdown_memory.config import Settings
-    from markdown_memory.engine import Engine
-
     root = tmp_path_factory.mktemp(f"forms-{request.param}") / "docs"
     root.mkdir()
     for name, text in DOCS.items():
         (root / name).write_text(text, encoding="utf-8")
-    eng = Engine(Settings.load(root, root.parent / "index.db", request.param))
-    if request.param == "minilm":
-        eng._embedder = minilm
-    eng.index()
+    eng = indexed_engine(root, request.param, minilm)
     yield eng
     eng.close()
-
-
-def top(answer):
-    hit = answer["results"][0]
-    return hit["file_path"], hit["heading_path"]
 
 
 def test_stem_prefix_reaches_other_forms():

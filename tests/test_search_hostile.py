@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from markdown_memory.config import Settings
-from markdown_memory.engine import Engine
+from conftest import indexed_engine
 from markdown_memory.search.query import analyse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
@@ -29,11 +28,7 @@ def engines(tmp_path_factory, minilm):
     for embedder in ("none", "minilm"):
         root = tmp_path_factory.mktemp(f"hostile-{embedder}") / "docs"
         shutil.copytree(FIXTURES, root)
-        eng = Engine(Settings.load(root, root.parent / "index.db", embedder))
-        if embedder == "minilm":
-            eng._embedder = minilm
-        eng.index()
-        out.append(eng)
+        out.append(indexed_engine(root, embedder, minilm))
     yield out
     for eng in out:
         eng.close()

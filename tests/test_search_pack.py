@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from markdown_memory.config import Settings
-from markdown_memory.engine import Engine
+from conftest import indexed_engine
 from markdown_memory.search.pack import entry_cost, pack_hits
 from markdown_memory.tokens import count_tokens
 
@@ -21,8 +20,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "search"
 def engine(tmp_path_factory):
     root = tmp_path_factory.mktemp("pack-docs") / "docs"
     shutil.copytree(FIXTURES, root)
-    eng = Engine(Settings.load(root, root.parent / "index.db", "none"))
-    eng.index()
+    eng = indexed_engine(root, "none")
     yield eng
     eng.close()
 

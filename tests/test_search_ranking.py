@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from markdown_memory.config import Settings
-from markdown_memory.engine import Engine
+from conftest import indexed_engine, top
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
 
@@ -18,10 +17,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "search"
 def engine(tmp_path_factory, minilm):
     root = tmp_path_factory.mktemp("search-docs") / "docs"
     shutil.copytree(FIXTURES, root)
-    eng = Engine(Settings.load(root, root.parent / "index.db", "minilm"))
-    eng._embedder = minilm
-    report = eng.index()
-    assert not report.failed and report.vectors_embedded > 0
+    eng = indexed_engine(root, "minilm", minilm)
+    assert eng.status()["vectors"] > 0
     yield eng
     eng.close()
 
@@ -30,15 +27,9 @@ def engine(tmp_path_factory, minilm):
 def keyword_engine(tmp_path_factory):
     root = tmp_path_factory.mktemp("search-docs-kw") / "docs"
     shutil.copytree(FIXTURES, root)
-    eng = Engine(Settings.load(root, root.parent / "index.db", "none"))
-    eng.index()
+    eng = indexed_engine(root, "none")
     yield eng
     eng.close()
-
-
-def top(answer):
-    hit = answer["results"][0]
-    return hit["file_path"], hit["heading_path"]
 
 
 IDENTIFIERS = [
