@@ -180,14 +180,13 @@ def test_case_026_indexing_warnings_reach_stderr_not_stdout(tmp_path: Path) -> N
     assert "unclosed.md" in server.stderr_text and "latin1.md" in server.stderr_text
 
 
-def test_server_exits_when_stdin_closes_during_background_work(tmp_path: Path) -> None:
-    root = tmp_path / "docs"
-    shutil.copytree(Path(__file__).parent / "fixtures" / "guide", root)
-    server = RawServer([], _env(tmp_path, root, "minilm"))
+def _assert_exits_promptly_mid_call(server: RawServer, tool: str, arguments: dict, busy_seconds: float) -> None:
+    """Call ``tool``, let it work ``busy_seconds``, close stdin: the server exits with 0 within
+    10 s, stdout carried only JSON-RPC and stderr holds no traceback."""
     try:
         server.initialize()
-        server.send("tools/call", {"name": "list_documents", "arguments": {}})  # starts catch-up + model load
-        time.sleep(0.2)
+        server.send("tools/call", {"name": tool, "arguments": arguments})
+        time.sleep(busy_seconds)
         started = time.monotonic()
         assert server.close_stdin_and_wait(10) == 0
         assert time.monotonic() - started < 10
@@ -195,6 +194,13 @@ def test_server_exits_when_stdin_closes_during_background_work(tmp_path: Path) -
         server.kill()
     server.assert_stdout_is_jsonrpc()
     assert "Traceback" not in server.stderr_text
+
+
+def test_server_exits_when_stdin_closes_during_background_work(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "guide", root)
+    # starts catch-up + model load
+    _assert_exits_promptly_mid_call(RawServer([], _env(tmp_path, root, "minilm")), "list_documents", {}, 0.2)
 
 
 # Source: shared/cases/027-mcp-startup-model-load (jdocmunch-mcp#110, rune#72, mcp-memory-service#474/#537,
@@ -244,14 +250,4 @@ def test_server_exits_promptly_when_stdin_closes_during_index_directory(tmp_path
     subprocess.run([sys.executable, str(CASES / "027-mcp-startup-model-load" / "gen_docs.py"), str(root), "2000"],
                    check=True, capture_output=True, timeout=60)
     server = RawServer([], _env(tmp_path, root, "minilm", MARKDOWN_MEMORY_AUTO_INDEX="0"))
-    try:
-        server.initialize()
-        server.send("tools/call", {"name": "index_directory", "arguments": {"force": True}})  # ~30 s of work
-        time.sleep(2)
-        started = time.monotonic()
-        assert server.close_stdin_and_wait(10) == 0
-        assert time.monotonic() - started < 10
-    finally:
-        server.kill()
-    server.assert_stdout_is_jsonrpc()
-    assert "Traceback" not in server.stderr_text
+    _assert_exits_promptly_mid_call(server, "index_directory", {"force": True}, 2)  # ~30 s of work
