@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -198,7 +200,8 @@ def test_derived_graph_onnxruntime_refuses_falls_back_with_the_fix(caplog):
     path.write_bytes(b"not an onnx graph at all" * 1000)
     side = path.with_suffix(".json")
     record = json.loads(side.read_text())
-    record["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()  # passes the hash check
+    record["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()  # passes the integrity check
+    record["size"] = path.stat().st_size
     side.write_text(json.dumps(record))
     with caplog.at_level(logging.WARNING, logger="markdown_memory.embed.int8"):
         emb = minilm.load_minilm(threads=1)
@@ -216,5 +219,21 @@ def test_leftovers_of_a_killed_build_are_removed_and_the_graph_is_readable_by_ot
     build.mkdir()
     (build / "folded.onnx").write_bytes(b"x" * 1000)
     minilm.load_minilm(threads=1)
-    assert sorted(p.name for p in folder.iterdir()) == [f"{stem}.json", f"{stem}.lock", f"{stem}.onnx"]
+    names = [f"{stem}.json", f"{stem}.json.stamp", f"{stem}.lock", f"{stem}.onnx"]
+    assert sorted(p.name for p in folder.iterdir()) == names
     assert (folder / f"{stem}.onnx").stat().st_mode & 0o044 == 0o044
+
+
+def test_derived_graph_is_hashed_once_then_checked_by_its_stat_stamp(monkeypatch):
+    from markdown_memory.embed import files
+
+    first = minilm.load_minilm(threads=1)
+    (path,) = (models_root() / "derived").glob("*.onnx")
+    hashed = []
+    real = files.sha256_file
+    monkeypatch.setattr(files, "sha256_file", lambda p: hashed.append(Path(p).name) or real(p))
+    minilm.load_minilm(threads=1)
+    assert path.name not in hashed  # the stamp spared the ~60 ms hash
+    os.utime(path, None)  # any change to the file's stat: hash it again
+    again = minilm.load_minilm(threads=1)
+    assert path.name in hashed and again.weights_id == first.weights_id

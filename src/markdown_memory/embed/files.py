@@ -77,8 +77,9 @@ def _fingerprint(path: Path) -> dict[str, int]:
     }
 
 
-def write_stamp(folder: Path, specs: Sequence[FileSpec]) -> bool:
-    """Record the current stat fingerprint of every file in ``specs`` (call only after hashing).
+def write_stamp(folder: Path, specs: Sequence[FileSpec], name: str = STAMP_NAME) -> bool:
+    """Record the current stat fingerprint of every file in ``specs`` (call only after hashing)
+    in ``folder / name`` (a folder holding several independently verified sets uses one name each).
 
     Written atomically (temp file + ``os.replace``). Returns False, without raising, when the
     folder is read-only: verification then simply happens on every load.
@@ -92,16 +93,17 @@ def write_stamp(folder: Path, specs: Sequence[FileSpec]) -> bool:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=1, sort_keys=True)
         os.chmod(tmp, 0o644)
-        os.replace(tmp, folder / STAMP_NAME)
+        os.replace(tmp, folder / name)
         return True
     except OSError:
         return False
 
 
-def stamp_is_current(folder: Path, specs: Sequence[FileSpec]) -> bool:
-    """True when the stamp exists and every file's hash pin and stat fingerprint are unchanged."""
+def stamp_is_current(folder: Path, specs: Sequence[FileSpec], name: str = STAMP_NAME) -> bool:
+    """True when the stamp ``folder / name`` exists and every file's hash pin and stat
+    fingerprint are unchanged."""
     try:
-        data = json.loads((folder / STAMP_NAME).read_text(encoding="utf-8"))
+        data = json.loads((folder / name).read_text(encoding="utf-8"))
         files = data["files"]
         if set(files) != {s.path for s in specs}:
             return False

@@ -16,8 +16,9 @@ dev set did not drop (README).
 
 The derived file lives in the model cache (``download.models_root()/derived``), named by the
 source file's sha256 and the onnxruntime version, written atomically under a file lock, with
-its own sha256 in a side file that is checked on every load (a corrupt or edited file is
-rebuilt). Building it takes ~2 s and needs the ``onnx`` package (in the ``minilm`` extra).
+its own size and sha256 in a side file, checked on every load (hashed once, then through a stat
+stamp as for downloaded models; a corrupt or edited file is rebuilt). Building it takes ~2 s and
+needs the ``onnx`` package (in the ``minilm`` extra).
 ``MARKDOWN_MEMORY_INT8_COMPUTE=0`` keeps the shipped float32 arithmetic.
 """
 
@@ -30,7 +31,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .files import sha256_file
+from .files import FileSpec, check_file, sha256_file, stamp_is_current, write_stamp
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +153,10 @@ def int8_compute_graph(source: Path, source_sha256: str) -> tuple[Path, str] | N
             finally:
                 if os.path.exists(tmp):
                     os.unlink(tmp)
-            side.write_text(json.dumps({"sha256": digest, "source_sha256": source_sha256, "recipe": RECIPE}))
+            spec = FileSpec(target.name, target.stat().st_size, digest)
+            side.write_text(json.dumps({"sha256": digest, "size": spec.size,
+                                        "source_sha256": source_sha256, "recipe": RECIPE}))
+            write_stamp(folder, [spec], name=_stamp_name(side))  # just hashed: later loads only stat
             log.info("built the int8-arithmetic graph %s", target)
             return target, digest
     except Exception as exc:  # any failure means: run the shipped graph
@@ -183,10 +187,24 @@ def _remove_leftovers(folder: Path, stem: str) -> None:
             pass
 
 
+def _stamp_name(side: Path) -> str:
+    return side.name + ".stamp"
+
+
 def _verified(target: Path, side: Path) -> str | None:
-    """The recorded sha256 when ``target`` exists and hashes to it, else None."""
+    """The recorded sha256 when ``target`` has the recorded size and sha256, else None. The hash
+    (~60 ms for this file) is computed once; later loads compare a stat stamp
+    (``files.stamp_is_current``, beside the file as ``<side>.stamp``), so a touched, rewritten
+    or replaced file is hashed again."""
     try:
-        recorded = json.loads(side.read_text())["sha256"]
-        return recorded if sha256_file(target) == recorded else None
+        record = json.loads(side.read_text())
+        spec = FileSpec(target.name, int(record["size"]), str(record["sha256"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    stamp = _stamp_name(side)
+    if stamp_is_current(target.parent, [spec], name=stamp):
+        return spec.sha256
+    if check_file(target, spec) is not None:
+        return None
+    write_stamp(target.parent, [spec], name=stamp)  # False on a read-only cache: hashed each load
+    return spec.sha256
