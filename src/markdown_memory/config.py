@@ -34,7 +34,7 @@ def resolve_docs_root(explicit: str | os.PathLike[str] | None = None) -> Path:
         raise ConfigError(f"docs root {str(root)!r} does not exist")
     if not root.is_dir():
         raise ConfigError(f"docs root {str(root)!r} is not a directory")
-    if not chosen and not _flag_from_env("MARKDOWN_MEMORY_ALLOW_HOME", False) and _too_broad(root):
+    if not chosen and not flag_from_env("MARKDOWN_MEMORY_ALLOW_HOME", False) and _too_broad(root):
         raise ConfigError(
             f"refusing to index {str(root)!r} (the home directory or filesystem root, picked up from the "
             "working directory or CLAUDE_PROJECT_DIR); pass the project folder with --docs-dir or "
@@ -86,7 +86,9 @@ def _threads_from_env() -> int | None:
     return value
 
 
-def _flag_from_env(name: str, default: bool) -> bool:
+def flag_from_env(name: str, default: bool) -> bool:
+    """Boolean environment switch: ``default`` when unset or empty, False for ``0``/``false``/
+    ``no``/``off`` (any case), True otherwise."""
     raw = _env(name)
     if raw is None:
         return default
@@ -133,5 +135,5 @@ class Settings:
             embedder=name,
             threads=_threads_from_env(),
             exclude=exclude,
-            auto_index=_flag_from_env("MARKDOWN_MEMORY_AUTO_INDEX", True) if auto_index is None else auto_index,
+            auto_index=flag_from_env("MARKDOWN_MEMORY_AUTO_INDEX", True) if auto_index is None else auto_index,
         )

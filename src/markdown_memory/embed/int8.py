@@ -42,7 +42,9 @@ RECIPE = "q8dyn-pc-1"
 
 def int8_compute_enabled() -> bool:
     """False when ``MARKDOWN_MEMORY_INT8_COMPUTE`` is ``0``/``false``/``no``/``off``; else True."""
-    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in {"0", "false", "no", "off"}
+    from ..config import flag_from_env
+
+    return flag_from_env(ENV_SWITCH, True)
 
 
 def _derived_dir() -> Path:
