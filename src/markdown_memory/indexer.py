@@ -444,7 +444,6 @@ def embed_pending(
     stop = should_stop or (lambda: False)
     with store.transaction():
         store.ensure_vector_space(embedder.weights_id, embedder.dimension)
-        store.set_meta("embedder_name", embedder.name)
     rows = store.conn.execute(
         "SELECT p.id, p.section_id, p.kind, p.text, p.start_line, p.end_line, p.embed_key, s.base_path, s.level, d.title "
         "FROM passages p JOIN sections s ON s.id = p.section_id JOIN documents d ON d.id = p.doc_id "
