@@ -156,12 +156,15 @@ def test_case_020_cli_lists_links_and_finishes(tree_020, tmp_path):
 def _can_drop_privileges() -> bool:
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         return False
-    probe = subprocess.run([*NOBODY, "true"], capture_output=True)
+    # nobody must also be able to run this interpreter and import the project: a checkout in a
+    # private folder (e.g. `git clone . "$(mktemp -d)"`, mode 0700) is out of its reach
+    probe = subprocess.run([*NOBODY, sys.executable, "-c", "import markdown_memory.cli"], capture_output=True)
     return probe.returncode == 0
 
 
-needs_setpriv = pytest.mark.skipif(not _can_drop_privileges(),
-                                   reason="needs root and setpriv to run the indexer as an unprivileged user")
+needs_setpriv = pytest.mark.skipif(
+    not _can_drop_privileges(),
+    reason="needs root, setpriv, and a checkout and interpreter the unprivileged user can read")
 
 
 @pytest.fixture
