@@ -32,6 +32,7 @@ log = logging.getLogger("markdown_memory.store")
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
+JOURNAL_SWITCH_RETRY_SECONDS = 0.02  # between tries of a journal-mode switch another connection blocks
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -260,20 +261,28 @@ class Store:
     def _set_journal_mode(self) -> str:
         """WAL when the filesystem allows it (readers never wait for the writer); otherwise a
         rollback journal with a warning (network and FAT filesystems: WAL needs shared memory).
-        Reading the mode of a database already in WAL takes no lock; switching waits for other
-        connections like any write (busy_timeout)."""
-        current = str(self.conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
-        if current == "wal":
-            return current
-        try:
-            mode = str(self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
-        except self.driver.module.OperationalError as exc:
-            if "disk i/o" not in str(exc).lower():
-                raise
-            log.warning("WAL mode failed for %s (%s: the filesystem may not support shared memory, e.g. a "
-                        "network or FAT drive); continuing with a rollback journal", self.path, exc)
-            mode = str(self.conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]).lower()
-            return mode
+        Reading the mode of a database already in WAL takes no lock. Switching needs the
+        database to itself, and SQLite answers "database is locked" at once, without waiting
+        out busy_timeout, when two connections try it together (each holds the shared lock the
+        other must lose): so a locked switch is retried until BUSY_TIMEOUT_MS has passed; by
+        then the other connection has usually switched it and the first check returns."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            current = str(self.conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+            if current == "wal":
+                return current
+            try:
+                mode = str(self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+                break
+            except self.driver.module.OperationalError as exc:
+                if is_transient(exc) and time.monotonic() < deadline:
+                    time.sleep(JOURNAL_SWITCH_RETRY_SECONDS)
+                    continue
+                if "disk i/o" not in str(exc).lower():
+                    raise
+                log.warning("WAL mode failed for %s (%s: the filesystem may not support shared memory, e.g. "
+                            "a network or FAT drive); continuing with a rollback journal", self.path, exc)
+                return str(self.conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]).lower()
         if mode != "wal":
             log.warning("WAL mode unavailable for %s (journal_mode=%s); continuing with a rollback journal",
                         self.path, mode)
@@ -304,6 +313,10 @@ class Store:
         if version == SCHEMA_VERSION:
             return
         with self.transaction():
+            # another connection may have migrated while this one waited for the write lock
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            if version == SCHEMA_VERSION:
+                return
             if version == 0:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
