@@ -211,3 +211,40 @@ def test_no_change_reindex_writes_nothing(docs_root, make_engine, tmp_path):
     report = eng.index()
     assert report.unchanged == 5 and report.added == report.updated == report.removed == 0
     assert files() == before
+
+
+def test_read_with_subsections_is_verbatim_and_its_line_numbers_match_the_file(tmp_path, make_engine):
+    """Regression (tester): joined subsections lost the blank lines between sections (the
+    parser trims them from each section's end), so content was not verbatim and every later
+    line number drifted (ripgrep's GUIDE: 'lines 1-999' for a section ending at 1025; page 2's
+    start_line pointed at another line). Every page must be exactly the file's lines
+    start_line..end_line, and the pages together the whole section."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    parts = ["# Title", "", "Intro.", "", "", "## Install", "", "Run x.", "   ", "### Linux", "apt install x"]
+    for n in range(40):
+        parts += ["", "", f"## Topic {n}", "", f"Body of topic {n} with enough words to cost tokens.", ""]
+        parts += ["```", f"code {n}", "", "more code", "```", "", f"### Sub {n}", "", f"detail {n}"]
+    parts += ["", "", "# Other", "", "not part of Title"]
+    text = "\n".join(parts) + "\n"
+    (root / "a.md").write_text(text)
+    # the one documented difference: a line of only spaces between two sections comes back empty
+    file_lines = ["" if not line.strip() else line for line in text.split("\n")]
+    engine = make_engine(root, "none")
+    engine.index()
+
+    whole = engine.read("a.md", "Title", include_subsections=True, page_tokens=100_000)
+    assert whole["next_cursor"] is None
+    assert whole["start_line"] == 1 and whole["end_line"] == whole["section_end_line"]
+    assert whole["content"] == "\n".join(file_lines[: whole["end_line"]])
+    assert whole["content"].rstrip().endswith("detail 39") and "not part of Title" not in whole["content"]
+
+    pages, cursor = [], 0
+    while cursor is not None:
+        page = engine.read("a.md", "Title", include_subsections=True, cursor=cursor, page_tokens=60)
+        assert page["content"] == "\n".join(file_lines[page["start_line"] - 1 : page["end_line"]])
+        pages.append(page)
+        cursor = page["next_cursor"]
+    assert len(pages) > 3
+    assert "\n".join(p["content"] for p in pages) == whole["content"]
+    assert [p["start_line"] for p in pages[1:]] == [p["end_line"] + 1 for p in pages[:-1]]

@@ -510,8 +510,7 @@ class Engine(StatusMixin):
                 if r[2] <= level and r[1] != wanted:
                     break
                 picked.append(r)
-        text = "\n".join(r[6] for r in picked)
-        lines = text.split("\n")
+        lines = _verbatim_lines(picked)
         start_line = picked[0][4]
         out_lines: list[str] = []
         used = 0
@@ -563,3 +562,20 @@ class Engine(StatusMixin):
         ]
         nxt = offset + len(docs)
         return {"documents": docs, "total": total, "next_offset": nxt if nxt < total else None}
+
+
+def _verbatim_lines(picked: list[Any]) -> list[str]:
+    """The file's lines from the first picked section's start to the last one's end. A
+    section's text is exactly its lines; the parser trims blank lines from a section's end, so
+    the gaps between consecutive sections are blank lines and are put back here (without them,
+    joined subsections lose those lines and every later line number drifts; a gap line of only
+    spaces comes back empty, which Markdown reads the same). ``picked`` rows
+    are (heading_path, base_path, level, part, start_line, end_line, text, ordinal)."""
+    lines: list[str] = []
+    previous_end: int | None = None
+    for row in picked:
+        if previous_end is not None:
+            lines.extend([""] * max(0, row[4] - previous_end - 1))
+        lines.extend(row[6].split("\n"))
+        previous_end = row[5]
+    return lines
