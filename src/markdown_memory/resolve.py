@@ -7,7 +7,8 @@ another absolute path, a symlink leaving the root) raises PathOutsideRootError n
 Breadcrumbs, in order: exact; spacing around ``>`` ignored; case-insensitive; trailing
 fragment (``Child > Sub`` or a bare title); fuzzy (each requested part is an abbreviation or
 word prefix of the matching heading part: ``db`` -> ``Database``, ``deploy`` -> ``Deployment``);
-close spelling (``restrat`` -> ``Restart``).
+close spelling (``restrat`` -> ``Restart``). The fuzzy and close-spelling steps never change a
+number: ``Same [3]`` does not pick ``Same [2]`` (duplicate headings), nor ``Step 4`` ``Step 5``.
 An ambiguous request lists the exact candidates; a miss lists the nearest ones.
 """
 
@@ -26,6 +27,7 @@ from .walk import is_markdown_name
 _PART = re.compile(r" \(Part \d+\)$")
 _SPLIT = re.compile(r"\s*>\s*")
 _WORD = re.compile(r"[^\W_]+")
+_NUMBER = re.compile(r"\d+")
 
 
 def _windows_like(raw: str) -> bool:
@@ -118,7 +120,7 @@ def _abbrev_match(want: str, have: str) -> bool:
     order, or ``want`` is a prefix/subsequence-of-initials (``db`` ~ ``Database``)."""
     w = want.lower().strip()
     h = have.lower().strip()
-    if not w:
+    if not w or not _keeps_numbers(w, h):
         return False
     if h.startswith(w):
         return True
@@ -157,9 +159,16 @@ def _is_typo(want: str, have: str) -> bool:
     """A misspelling: one edit per 8 characters (at least one), same first letter.
     ``restrat`` ~ ``Restart``; ``Uninstall`` is not ``Install`` (two edits in 9)."""
     w, h = want.lower().strip(), have.lower().strip()
-    if not w or not h or w[0] != h[0]:
+    if not w or not h or w[0] != h[0] or _NUMBER.findall(w) != _NUMBER.findall(h):
         return False
     return _edit_distance(w, h) <= max(1, len(h) // 8)
+
+
+def _keeps_numbers(want: str, have: str) -> bool:
+    """Every number written in ``want`` occurs in ``have`` (as a whole number, in order): an
+    abbreviation may leave numbers out but never change one."""
+    have_numbers = iter(_NUMBER.findall(have))
+    return all(number in have_numbers for number in _NUMBER.findall(want))
 
 
 def resolve_heading(requested: str, available: list[str]) -> str:
