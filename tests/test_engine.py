@@ -248,3 +248,16 @@ def test_read_with_subsections_is_verbatim_and_its_line_numbers_match_the_file(t
     assert len(pages) > 3
     assert "\n".join(p["content"] for p in pages) == whole["content"]
     assert [p["start_line"] for p in pages[1:]] == [p["end_line"] + 1 for p in pages[:-1]]
+
+
+def test_vectors_of_another_preset_are_named_with_the_flag_that_uses_them(docs_root, make_engine, tmp_path):
+    """Regression (tester): after indexing with --embedder minilm, `status` without the flag
+    said the vectors came from 'another build of the embeddinggemma model' and advised a
+    re-index, which fails without that model; the fix the user needs is --embedder minilm."""
+    db = tmp_path / "shared.db"
+    make_engine(docs_root, "minilm", db=db).index()
+    default = make_engine(docs_root, "embeddinggemma", db=db)
+    status = default.status()
+    assert status["keyword_only"] is True
+    assert "made by the minilm model" in status["message"] and "not the configured embeddinggemma" in status["message"]
+    assert "--embedder minilm" in status["message"] and "another build" not in status["message"]

@@ -350,9 +350,7 @@ class Engine(StatusMixin):
         if keyword_only:
             message = self._keyword_only_message()
             if message is None and other_build is not None:
-                message = (f"keyword-only: the index's vectors were made by another build of the model "
-                           f"({other_build}); the next index run re-embeds them with the loaded one "
-                           "(index_directory; CLI: markdown-memory index)")
+                message = self._other_vectors_message(other_build)
             if message is None and self.settings.embedder != "none":
                 message = "keyword-only: vectors are still being computed for this index"
         if outcome.confidence == "none":

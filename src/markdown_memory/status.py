@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import filelock
 
+from .embed.base import preset_of_weights_id
 from .freshness import changed_documents
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -113,6 +114,21 @@ class StatusMixin:
                                             other_build),
         }
 
+    def _other_vectors_message(self, other: str) -> str:
+        """Why search is keyword-only when the stored vectors (``weights_id`` ``other``) are not
+        the configured model's, and the fix: another preset's vectors name the flag that uses
+        them as well as the re-index that replaces them."""
+        how = "call index_directory (or run `markdown-memory index`)"
+        configured = self.settings.embedder
+        itself = " (the server starts it by itself)" if self.auto_refresh else ""
+        maker = preset_of_weights_id(other)
+        if maker and maker != configured:
+            return (f"keyword-only: the index's vectors were made by the {maker} model ({other}), not the configured "
+                    f"{configured}; run with `--embedder {maker}` (MARKDOWN_MEMORY_EMBEDDER={maker}) to use them, "
+                    f"or {how} to re-embed them with {configured}{itself}")
+        return (f"keyword-only: the index's vectors were made by another build of the {configured} model "
+                f"({other}); {how} to re-embed them{itself}")
+
     def _status_message(self, counts: dict[str, int], changed: list[dict[str, str]], indexing: bool,
                         progress: dict[str, int] | None, last_at: str | None, keyword_only: bool,
                         moved: str | None, other_build: str | None = None) -> str | None:
@@ -140,9 +156,7 @@ class StatusMixin:
                         "within seconds; hits from them may be outdated until then")
             return f"{len(changed)} indexed file(s) changed on disk; {how} to refresh them"
         if other_build and not self._keyword_only_message():
-            return (f"the vectors were made by another build of the {self.settings.embedder} model ({other_build}); "
-                    f"searches are keyword-only until they are re-embedded: {how}"
-                    + (" (the server starts it by itself)" if self.auto_refresh else ""))
+            return self._other_vectors_message(other_build)
         if keyword_only:
             return self._keyword_only_message() or (
                 f"no vectors yet: load the {self.settings.embedder} model ({DOWNLOAD_HINT}) and re-index"

@@ -68,3 +68,12 @@ def expected_weights_id(name: str) -> str | None:
 
         return gemma_weights_id(GEMMA_MANIFEST)
     return None
+
+
+def preset_of_weights_id(weights_id: str) -> str | None:
+    """The preset ("minilm" or "embeddinggemma") whose vectors carry ``weights_id``, from its
+    prefix; None for an id no preset writes."""
+    for prefix, name in (("minilm-", "minilm"), ("embeddinggemma-", "embeddinggemma")):
+        if weights_id.startswith(prefix):
+            return name
+    return None
