@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from markdown_memory.errors import PathOutsideRootError, QueryError, SectionNotFoundError
+from markdown_memory.errors import DocumentNotFoundError, PathOutsideRootError, QueryError, SectionNotFoundError
 
 
 def first(answer):
@@ -261,3 +261,23 @@ def test_vectors_of_another_preset_are_named_with_the_flag_that_uses_them(docs_r
     assert status["keyword_only"] is True
     assert "made by the minilm model" in status["message"] and "not the configured embeddinggemma" in status["message"]
     assert "--embedder minilm" in status["message"] and "another build" not in status["message"]
+
+
+def test_document_paths_resolve_across_unicode_forms_symlinks_and_say_what_a_folder_is(tmp_path, make_engine):
+    """Regressions (tester): a file stored as NFD 'café.md' was not found when typed as NFC
+    (the error suggested an identical-looking name); a symlink inside the root was answered
+    'did you mean ...' instead of with its target; a folder named 'dir.md' was called a FIFO."""
+    import unicodedata
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / unicodedata.normalize("NFD", "café.md")).write_text("# Cafe\n\nbeans\n")
+    (root / "a.md").write_text("# A\n\ntext\n")
+    (root / "link_in.md").symlink_to("a.md")
+    (root / "dir.md").mkdir()
+    engine = make_engine(root, "none")
+    engine.index()
+    assert engine.outline(unicodedata.normalize("NFC", "café.md"))["headings"][0]["heading_path"] == "Cafe"
+    assert engine.outline("link_in.md")["file_path"] == "a.md"
+    with pytest.raises(DocumentNotFoundError, match="a folder, not a file"):
+        engine.outline("dir.md")

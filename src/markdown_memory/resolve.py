@@ -19,6 +19,7 @@ import ntpath
 import os
 import posixpath
 import re
+import unicodedata
 from pathlib import Path
 
 from .errors import DocumentNotFoundError, PathOutsideRootError, SectionNotFoundError
@@ -81,7 +82,8 @@ def normalise_request_path(raw: str, root: Path, root_text: str | None = None) -
 
 
 def resolve_document(raw: str, root: Path, indexed: list[str]) -> str:
-    """An indexed document path for ``raw`` (exact, case-insensitive, or a unique suffix).
+    """An indexed document path for ``raw``: exact, case-insensitive, the same name in another
+    Unicode normal form (NFC/NFD), the target of a symlink inside the root, or a unique suffix.
 
     Raises PathOutsideRootError, or DocumentNotFoundError listing close candidates; refuses
     non-Markdown names.
@@ -99,6 +101,15 @@ def resolve_document(raw: str, root: Path, indexed: list[str]) -> str:
     lowered = {p.lower(): p for p in indexed}
     if rel.lower() in lowered:
         return lowered[rel.lower()]
+    # The same name in another Unicode normal form (macOS writes NFD, keyboards type NFC).
+    composed = {unicodedata.normalize("NFC", p).casefold(): p for p in indexed}
+    if unicodedata.normalize("NFC", rel).casefold() in composed:
+        return composed[unicodedata.normalize("NFC", rel).casefold()]
+    # A symlink inside the root: its target is indexed under the target's own path.
+    if os.path.islink(root / rel) and real.startswith(root_real + os.sep):
+        target = os.path.relpath(real, root_real).replace(os.sep, "/")
+        if target in indexed:
+            return target
     suffix = [p for p in indexed if p.endswith("/" + rel) or p.lower().endswith("/" + rel.lower())]
     if len(suffix) == 1:
         return suffix[0]

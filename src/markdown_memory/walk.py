@@ -182,7 +182,7 @@ def _walk_dir(
             result.problems.append((rel, describe_os_error(exc)))
             continue
         if not stat.S_ISREG(st.st_mode):
-            result.problems.append((rel, "not a regular file (FIFO, socket or device); skipped"))
+            result.problems.append((rel, special_file_reason(st.st_mode)))
             continue
         if not os.access(entry.path, os.R_OK):
             # Caught here, not only at open(): a chmod leaves size and mtime alone, so the
@@ -216,13 +216,27 @@ def _add_link(root_real: Path, rel: str, path: Path, result: WalkResult, seen_re
     if target in seen_real:
         return  # the real file is indexed under its own path
     if not stat.S_ISREG(st.st_mode):
-        result.problems.append((rel, "not a regular file (FIFO, socket or device); skipped"))
+        result.problems.append((rel, special_file_reason(st.st_mode)))
         return
     if not os.access(path, os.R_OK):
         result.problems.append((rel, describe_os_error(PermissionError(errno.EACCES, "permission denied"))))
         return
     seen_real.add(target)
     result.files.append(WalkEntry(rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+
+
+def special_file_reason(mode: int) -> str:
+    """Why a Markdown-named path that is not a regular file is skipped, naming what it is
+    (``mode`` from ``os.stat``): a folder, a FIFO, a socket or a device."""
+    if stat.S_ISDIR(mode):
+        what = "a folder, not a file"
+    elif stat.S_ISFIFO(mode):
+        what = "a FIFO (named pipe), not a regular file"
+    elif stat.S_ISSOCK(mode):
+        what = "a socket, not a regular file"
+    else:
+        what = "a device or other special file, not a regular file"
+    return f"{what}; skipped"
 
 
 def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntry | str:
@@ -267,7 +281,7 @@ def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntr
     if stat.S_ISLNK(st.st_mode):
         return ""  # links are judged by a full walk (target inside the root, not indexed twice)
     if not stat.S_ISREG(st.st_mode):
-        return "not a regular file (FIFO, socket or device); skipped"
+        return special_file_reason(st.st_mode)
     if not os.access(path, os.R_OK):
         return "permission denied (EACCES)"
     return WalkEntry(rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
