@@ -227,3 +227,43 @@ def test_store_opening_a_current_schema_takes_no_write_lock(docs_root, make_engi
         other.execute("ROLLBACK")
         other.close()
     assert os.path.exists(db)
+
+
+def test_status_after_a_killed_run_never_claims_verified_coverage(tmp_path, make_engine):
+    """Regression (tester): after a first run SIGKILLed while embedding, `status` read
+    'coverage verified; never indexed': the walk and parse had completed, the run had not.
+    Coverage is verified only by a run that finished; the next finished run verifies it."""
+    import sqlite3
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(N_DOCS):
+        (root / f"service-{i:04d}.md").write_text(content(i, 0), encoding="utf-8")
+    db = tmp_path / "index.db"
+
+    def walk_recorded() -> bool:
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
+            try:
+                return conn.execute("SELECT value FROM meta WHERE key = 'walk_complete'").fetchone() == ("1",)
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return False
+
+    proc = start_index(root, db, "minilm", force=False)
+    deadline = time.monotonic() + 120
+    while not walk_recorded() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if proc.poll() is not None:
+        proc.stderr.close()
+        pytest.skip("the run finished before the kill")
+    proc.send_signal(signal.SIGKILL)  # parsed and walked, now embedding
+    proc.wait(10)
+    proc.stderr.close()
+    engine = make_engine(root, "none", db=db)
+    status = engine.status()
+    assert status["documents"] == N_DOCS and status["last_run"] is None
+    assert status["coverage"] == "unknown" and "did not finish" in status["message"]
+    engine.index()
+    assert engine.status()["coverage"] == "verified"

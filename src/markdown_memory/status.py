@@ -78,8 +78,9 @@ class StatusMixin:
         last_at = store.get_meta("last_run_at")
         walked = store.get_meta("last_full_walk")
         indexing = self.indexing or self.indexing_elsewhere()
-        coverage = "verified" if (walked and store.get_meta("walk_complete") == "1" and not changed
-                                  and not failed_files and not indexing) else "unknown"
+        killed_run = not indexing and self.run_marker().exists()  # a run died before it finished
+        coverage = "verified" if (walked and last_at and store.get_meta("walk_complete") == "1" and not changed
+                                  and not failed_files and not indexing and not killed_run) else "unknown"
         moved = store.get_meta("moved_aside")
         wid, _ = store.vector_space()
         expected = self._expected_weights_id()
