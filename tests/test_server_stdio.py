@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
 SERVER = [sys.executable, "-m", "markdown_memory.cli"]
@@ -55,13 +57,19 @@ class RawServer:
         self.proc.stdin.flush()
         return ident
 
-    def wait_for(self, ident: int, timeout: float) -> dict[str, Any]:
+    def send_line(self, line: bytes) -> None:
+        """Write ``line`` (no newline) as one raw input line, as a broken client would."""
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def wait_for(self, ident: int | None, timeout: float) -> dict[str, Any]:
+        """The next message with ``id == ident`` (``None``: the next error reply with a null id)."""
         deadline = time.monotonic() + timeout
         while True:
             raw = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
             assert raw, "server closed stdout"
             msg = json.loads(raw)
-            if msg.get("id") == ident:
+            if msg.get("id") == ident and (ident is not None or "error" in msg):
                 return msg
 
     def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> dict[str, Any]:
@@ -251,3 +259,96 @@ def test_server_exits_promptly_when_stdin_closes_during_index_directory(tmp_path
                    check=True, capture_output=True, timeout=60)
     server = RawServer([], _env(tmp_path, root, "minilm", MARKDOWN_MEMORY_AUTO_INDEX="0"))
     _assert_exits_promptly_mid_call(server, "index_directory", {"force": True}, 2)  # ~30 s of work
+
+
+def _guide_server(tmp_path: Path) -> RawServer:
+    root = tmp_path / "docs"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "guide", root)
+    (root / "escapes.md").write_text("# Escapes\n\n## Surrogates\n\nLogs show the literal text \\ud800 "
+                                     "when a client half-encodes an emoji.\n", encoding="utf-8")
+    return RawServer([], _env(tmp_path, root, "none"))
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    (r'{"q":"\ud800"}', r'{"q":"\ufffd"}'),  # lone high surrogate
+    (r'{"q":"a\uDC00b"}', r'{"q":"a\ufffdb"}'),  # lone low surrogate
+    (r'{"q":"\ud83d\ude00"}', r'{"q":"\ud83d\ude00"}'),  # a valid pair stays
+    (r'{"q":"\ud800\ud83d\ude00"}', r'{"q":"\ufffd\ud83d\ude00"}'),
+    (r'{"q":"\ude00\ud83d"}', r'{"q":"\ufffd\ufffd"}'),  # low before high is no pair
+    (r'{"q":"\\ud800"}', r'{"q":"\\ud800"}'),  # escaped backslash, then plain text
+    (r'{"q":"\\\ud800"}', r'{"q":"\\\ufffd"}'),  # escaped backslash, then an escape
+    (r'{"q":"\"\ud800\u0041"}', r'{"q":"\"\ufffd\u0041"}'),
+])
+def test_lone_surrogate_escapes_become_replacement_characters(line: str, expected: str) -> None:
+    from pydantic_core import from_json
+
+    from markdown_memory.server_wire import replace_lone_surrogates
+
+    fixed = replace_lone_surrogates(line)
+    assert fixed == expected
+    assert from_json(fixed) == json.loads(fixed)  # the SDK's parser (jiter) now takes it
+
+
+# A client that JSON-encodes half a surrogate pair (json.dumps("\ud800") writes the escape) must
+# still get an answer: the SDK's parser refuses the escape and used to drop the request silently.
+def test_requests_with_lone_surrogate_escapes_are_answered(tmp_path: Path) -> None:
+    server = _guide_server(tmp_path)
+    try:
+        server.initialize()
+        is_error, answer = server.tool("search_docs", {"query": "restart \ud800"}, timeout=20)
+        assert not is_error and "results" in answer
+        is_error, answer = server.tool("read_section", {"file_path": "install.md", "heading_path": "\udc00"},
+                                       timeout=20)
+        assert is_error and answer["error"]
+        is_error, answer = server.tool("get_document_outline", {"file_path": "\ud800.md"}, timeout=20)
+        assert is_error and "\ufffd.md" in answer["error"]
+        # an escaped backslash before "ud800" is text, not an escape: the literal query finds it
+        is_error, answer = server.tool("search_docs", {"query": "\\ud800"}, timeout=20)
+        assert not is_error
+        assert answer["results"][0]["file_path"] == "escapes.md"
+        assert server.close_stdin_and_wait() == 0
+    finally:
+        server.kill()
+    server.assert_stdout_is_jsonrpc()
+    assert "Traceback" not in server.stderr_text
+
+
+def test_unreadable_lines_get_a_jsonrpc_error_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    server = _guide_server(tmp_path)
+    try:
+        server.initialize()
+        server.send_line(b"this is not JSON")
+        reply = server.wait_for(None, timeout=20)
+        assert reply["error"]["code"] == -32700
+        assert reply["error"]["message"].startswith("Parse error")
+        server.send_line(b'{"jsonrpc":"2.0","id":"bad-1","method":"tools/call","params":"oops"}')
+        reply = server.wait_for("bad-1", timeout=20)
+        assert reply["error"]["code"] == -32600 and "params" in reply["error"]["message"]
+        server.send_line(b"")  # blank lines are skipped, without an answer
+        tools = server.request("tools/list", timeout=20)["result"]["tools"]
+        assert len(tools) == 5
+        assert server.close_stdin_and_wait() == 0
+    finally:
+        server.kill()
+    server.assert_stdout_is_jsonrpc()
+    assert len(server.stdout) == 4  # initialize, two errors, tools/list: nothing for the blank line
+
+
+def test_burst_of_unreadable_lines_and_requests_is_answered_line_by_line(tmp_path: Path) -> None:
+    """Error replies written from the input side share stdout with the SDK's replies: a burst of
+    both yields one whole JSON-RPC line per message, none torn or lost."""
+    server = _guide_server(tmp_path)
+    try:
+        server.initialize()
+        burst = b"".join(b'not json %d\n{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n' % (i, 1000 + i)
+                         for i in range(100))
+        server.proc.stdin.write(burst)
+        server.proc.stdin.flush()
+        assert "result" in server.wait_for(1099, timeout=30)
+        assert server.close_stdin_and_wait() == 0
+    finally:
+        server.kill()
+    server.assert_stdout_is_jsonrpc()
+    replies = [json.loads(raw) for raw in server.stdout[1:]]
+    assert sorted(r["id"] for r in replies if "result" in r) == list(range(1000, 1100))
+    assert [r["error"]["code"] for r in replies if r["id"] is None] == [-32700] * 100

@@ -4,7 +4,9 @@ Start-up does no model load, no database work and no indexing: the engine is cre
 first tool call (see :mod:`markdown_memory.server_runtime`). stdout carries only JSON-RPC: at
 start the real stdout is kept as a private file descriptor for the transport and fd 1 (plus
 ``sys.stdout``) is pointed at stderr (fd 0 likewise at the null device), so stray writes from any library, including native code
-writing to fd 1, land on stderr. Tool bodies run in worker threads so the event loop stays
+writing to fd 1, land on stderr. Input lines pass through :mod:`markdown_memory.server_wire`, which
+repairs lone surrogate escapes and answers unparsable lines with a JSON-RPC error instead of
+letting the SDK drop them unanswered. Tool bodies run in worker threads so the event loop stays
 responsive. The server returns when stdin closes.
 
 Every tool answers one compact JSON text block; errors are tool results with ``is_error`` set
@@ -64,23 +66,6 @@ def _protect_stdin() -> BinaryIO:
     return os.fdopen(wire_fd, "rb")
 
 
-class _LinesUntilEof:
-    """Async iteration over the protocol's input lines that calls ``on_eof`` when stdin closes
-    (so long-running tool bodies are told to stop while the transport winds down)."""
-
-    def __init__(self, source: Any, on_eof: Callable[[], None]) -> None:
-        self._source = source
-        self._on_eof = on_eof
-
-    async def __aiter__(self):  # type: ignore[override]
-        try:
-            async for line in self._source:
-                yield line
-        finally:
-            log.debug("stdin closed; stopping")
-            self._on_eof()
-
-
 def run_server(settings: "Settings", startup_error: Exception | None = None) -> None:
     """Serve the MCP tools for ``settings.docs_root`` on stdin/stdout until stdin closes.
 
@@ -113,9 +98,12 @@ async def _serve(server: Any, wire_in: BinaryIO, wire_out: BinaryIO, on_eof: Cal
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from .server_wire import SerialWriter, WireLines
+
     lines = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace", newline=None))
-    out = anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8", newline="\n"))
-    async with stdio_server(stdin=_LinesUntilEof(lines, on_eof), stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
+    out = SerialWriter(io.TextIOWrapper(wire_out, encoding="utf-8", newline="\n"))
+    stdin = WireLines(lines, reply=out.send, on_eof=on_eof)  # answers lines the SDK would drop
+    async with stdio_server(stdin=stdin, stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
         low = server._lowlevel_server
         await low.run(read_stream, write_stream, low.create_initialization_options())
 

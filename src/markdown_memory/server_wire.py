@@ -1,0 +1,151 @@
+"""The server's JSON-RPC lines on stdin/stdout, made safe around the MCP SDK's stdio transport.
+
+The SDK's transport parses each stdin line with pydantic (jiter) and, when that fails, only logs
+``transport yielded exception`` and drops the line; a client waiting for the answer to its
+request then waits forever. So every line passes through :class:`WireLines` first:
+
+* JSON-escaped lone surrogates (``"\\ud800"``: Python's ``json.dumps`` writes one for a string
+  holding half a surrogate pair, and jiter refuses it while Python's json accepts it) are
+  rewritten to ``\\ufffd`` (U+FFFD, the replacement character) by :func:`replace_lone_surrogates`,
+  so the request is served with U+FFFD in place of the broken character;
+* a line the SDK still cannot take is answered here with a JSON-RPC error (-32700 parse error
+  for a line that is not JSON, -32600 invalid request for JSON that is no JSON-RPC message, with
+  the request's ``id`` when it has one) and not passed on. Blank lines are skipped.
+
+Replies go to stdout through :class:`SerialWriter`, the one writer the SDK writes through too, so
+an error reply never interleaves with the SDK's own writes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+log = logging.getLogger("markdown_memory.server")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+# One escape token, scanned left to right: an escaped backslash (kept, so the text after it is
+# never read as an escape), a surrogate pair (kept), or a lone high or low surrogate (replaced).
+_ESCAPE = re.compile(
+    r"\\\\"
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+)
+
+
+def _fix_escape(match: re.Match[str]) -> str:
+    token = match.group()
+    return token if token == "\\\\" or len(token) == 12 else "\\ufffd"
+
+
+def replace_lone_surrogates(line: str) -> str:
+    """``line`` (one JSON text) with every JSON escape of a lone surrogate (``\\uD800``-``\\uDBFF``
+    not followed by a ``\\uDC00``-``\\uDFFF`` escape, or a lone ``\\uDC00``-``\\uDFFF``) replaced
+    by ``\\ufffd``. Valid pairs and escaped backslashes (``\\\\ud800`` is text) stay as they are."""
+    if "\\u" not in line:
+        return line
+    return _ESCAPE.sub(_fix_escape, line)
+
+
+def _error_reply(line: str, exc: Exception) -> dict[str, Any] | None:
+    """The JSON-RPC error answering ``line`` that the SDK refused with ``exc`` (a pydantic
+    ``ValidationError``), or None when no answer is due (the line is a malformed response)."""
+    errors = exc.errors(include_url=False) if hasattr(exc, "errors") else []
+    first = errors[0] if errors else {"type": "", "loc": (), "msg": str(exc)}
+    if first["type"] == "json_invalid":
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": f"Parse error: {first['msg']}"}}
+    try:
+        data = json.loads(line)
+    except ValueError:
+        data = None
+    ident = None
+    if isinstance(data, dict):
+        if "method" not in data and ("result" in data or "error" in data):
+            return None  # a response is never answered
+        candidate = data.get("id")
+        if isinstance(candidate, str) or (isinstance(candidate, int) and not isinstance(candidate, bool)):
+            ident = candidate
+    where = ".".join(str(part) for part in first["loc"])
+    detail = f"{where}: {first['msg']}" if where else first["msg"]
+    return {"jsonrpc": "2.0", "id": ident,
+            "error": {"code": INVALID_REQUEST, "message": f"Invalid Request: not a JSON-RPC message ({detail})"}}
+
+
+class WireLines:
+    """Async iteration over the protocol's input lines, as the SDK's ``stdio_server`` reads them.
+
+    Lines come back with lone surrogate escapes replaced; lines the SDK would drop are answered
+    with ``reply`` (an awaitable taking the JSON-RPC error object) instead of being yielded.
+    ``on_eof`` is called when the input ends (stdin closed), so long-running tool bodies can be
+    told to stop while the transport winds down."""
+
+    def __init__(self, source: Any, reply: Callable[[dict[str, Any]], Awaitable[None]],
+                 on_eof: Callable[[], None]) -> None:
+        self._source = source
+        self._reply = reply
+        self._on_eof = on_eof
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        from mcp_types import jsonrpc_message_adapter
+
+        try:
+            async for line in self._source:
+                if not line.strip():
+                    continue
+                fixed = replace_lone_surrogates(line)
+                if fixed != line:
+                    log.info("replaced lone surrogate escape(s) in a request with U+FFFD")
+                try:  # the transport's own parse, so anything passing here passes there
+                    jsonrpc_message_adapter.validate_json(fixed, by_name=False)
+                except Exception as exc:
+                    answer = _error_reply(fixed, exc)
+                    log.warning("unreadable JSON-RPC line %r: %s", fixed.rstrip("\r\n")[:200],
+                                answer["error"]["message"] if answer else exc)
+                    if answer is not None:
+                        await self._reply(answer)
+                    continue
+                yield fixed
+        finally:
+            log.debug("stdin closed; stopping")
+            self._on_eof()
+
+
+class SerialWriter:
+    """The transport's stdout: an ``anyio`` async text file whose writes and flushes run one at
+    a time (in a worker thread, as ``anyio.wrap_file`` does), so :meth:`send` from the input
+    side can share it with the SDK's writer task. Every write the SDK makes is one whole line."""
+
+    def __init__(self, text_file: Any) -> None:
+        import anyio
+
+        self._file = text_file
+        self._lock = anyio.Lock()
+
+    async def write(self, text: str) -> None:
+        import anyio
+
+        async with self._lock:
+            await anyio.to_thread.run_sync(self._file.write, text)
+
+    async def flush(self) -> None:
+        import anyio
+
+        async with self._lock:
+            await anyio.to_thread.run_sync(self._file.flush)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Write ``message`` as one JSON line and flush it, with no other write in between."""
+        import anyio
+
+        line = json.dumps(message, separators=(",", ":")) + "\n"
+
+        def write_and_flush() -> None:
+            self._file.write(line)
+            self._file.flush()
+
+        async with self._lock:
+            await anyio.to_thread.run_sync(write_and_flush)
