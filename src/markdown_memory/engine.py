@@ -166,8 +166,8 @@ class Engine(StatusMixin):
             except filelock.Timeout:
                 if wait_seconds <= 0:
                     raise
-                log.warning("another process is indexing %s; waiting up to %.0f s for it to finish",
-                            self.root, wait_seconds)
+                log.warning("another process is indexing %s; waiting up to %g s for it to finish",
+                            self.root, round(wait_seconds, 1))
                 lock.acquire(timeout=wait_seconds)
         except filelock.Timeout as exc:
             raise IndexBusyError(
