@@ -139,9 +139,10 @@ class Runtime:
 
     # -- tools ------------------------------------------------------------------------------
     def _refresh(self) -> None:
-        """Re-index files changed on disk since they were indexed before answering (stat probe,
-        cached 0.5 s), so no answer quotes text that is no longer in the file. Off with auto-index
-        off: then hits from changed files are only flagged ``stale``."""
+        """Re-index files changed on disk since they were indexed before answering (stat probe
+        of every indexed file and folder, at most every 0.5 s: an edit made just after a probe is
+        caught by ``_fresh_hits`` instead). Off with auto-index off: then hits from changed files
+        are flagged ``stale``."""
         if not self.settings.auto_index:
             return
         try:
@@ -176,10 +177,21 @@ class Runtime:
 
     def _fresh_hits(self, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """Run the search (``run``) and make sure no hit from a file that differs on disk from
-        what was indexed passes for current: such hits (one ``stat`` per hit file) are flagged
-        ``hit["stale"]`` and the answer's ``message`` says how to refresh."""
+        what was indexed passes for current: with auto-index on, such files (found by one
+        ``stat`` per hit file, not the throttled probe) are re-indexed and the search runs
+        again; whatever still differs (auto-index off, a failed refresh, an edit meanwhile) is
+        flagged ``hit["stale"]`` and the answer's ``message`` says how to refresh."""
         engine = self.engine
         answer = run()
+        if self.settings.auto_index:
+            changed = engine.changed_among(h["file_path"] for h in answer["results"])
+            if changed:
+                try:
+                    engine.refresh(sorted(changed))
+                except Exception:  # flagged stale below; the background run retries
+                    log.warning("refreshing the files of search hits failed", exc_info=True)
+                else:
+                    answer = run()
         stale = engine.mark_stale(answer["results"])
         if stale:
             flagged = sum(1 for h in answer["results"] if "stale" in h)
