@@ -78,13 +78,14 @@ def test_two_processes_indexing_and_searching_at_once(tmp_path):
         conn.close()
 
 
-def test_second_writer_answers_that_a_run_is_in_progress(docs_root, make_engine, tmp_path):
+def test_second_writer_answers_that_a_run_is_in_progress(docs_root, make_engine, tmp_path, caplog):
     engine = make_engine(docs_root, "none", db=tmp_path / "w.db")
     engine.index()
     other = filelock.FileLock(str(engine.settings.db_path) + ".lock")
     with other.acquire(timeout=5):  # another process's index run
         with pytest.raises(IndexBusyError, match="in progress"):
             engine.index(wait_seconds=0.2)
+        assert "waiting up to 0.2 s" in caplog.text  # not "up to 0 s"
         status = engine.status()
         assert status["indexing"] is True and "in progress" in status["message"]
         assert engine.search("install")["results"], "readers go on while another process writes"

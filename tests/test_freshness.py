@@ -90,6 +90,38 @@ def test_server_tools_answer_from_edited_files_at_once(docs_root, tmp_path):
     runtime.shutdown()
 
 
+def test_server_search_soon_after_an_edit_answers_from_the_new_text(docs_root, tmp_path, monkeypatch):
+    """Regression: a search within the probe throttle (0.5 s) of the previous call returned the
+    old text and lines of an edited file as fresh (no re-index, no ``stale`` flag). The
+    throttle is stretched here so the edit always lands inside it, however slow the machine."""
+    import functools
+
+    from markdown_memory.config import Settings
+    from markdown_memory.server_runtime import Runtime
+
+    runtime = Runtime(Settings.load(docs_root, tmp_path / "srv.db", "none", auto_index=True))
+    runtime.engine.index()
+    before = runtime.search_docs("backups kept for days", 5, None, 2000)["results"][0]
+    assert runtime._auto.wait(30)  # the first call's catch-up run (nothing to do) is over
+    engine = runtime.engine
+    monkeypatch.setattr(engine, "refresh", functools.partial(type(engine).refresh, engine, ttl=3600))
+    runtime.search_docs("backups kept for days", 5, None, 2000)  # the probe this edit follows
+    path = docs_root / "ops" / "troubleshooting.md"
+    text = path.read_text().replace("## Backups\n", "A new note.\n\nAnother line.\n\n## Backups\n")
+    path.write_text(text.replace("kept for 14 days", "kept for 30 days"))
+    bump(path)
+    (docs_root / "cli.md").unlink()
+    answer = runtime.search_docs("backups kept for days", 5, None, 2000)
+    hit = answer["results"][0]
+    assert hit["file_path"] == "ops/troubleshooting.md" and "stale" not in hit
+    assert "30 days" in hit["content"] and "14 days" not in hit["content"]
+    assert hit["start_line"] == before["start_line"] + 4
+    assert path.read_text().split("\n")[hit["start_line"] - 1] == "## Backups"
+    gone = runtime.search_docs("machine-readable output flag", 5, None, 2000)["results"]
+    assert all(h["file_path"] != "cli.md" for h in gone)
+    runtime.shutdown()
+
+
 def test_rewrite_that_restores_size_and_mtime_is_still_noticed(engine, docs_root):
     """cp -p / rsync -t / tar keep size and mtime; the inode change time still moves."""
     path = docs_root / "cli.md"

@@ -144,7 +144,7 @@ def test_edited_file_is_reindexed_on_the_next_call_after_the_gap(tmp_path, make_
     clock.now += 2  # within the gap: no run, but hits from the edited file are flagged stale
     assert auto.on_call("search") is None
     answer = engine.search("WIDGET_3_QUOTA")
-    assert auto.mark_stale(answer["results"]) >= 1
+    assert engine.mark_stale(answer["results"]) == {"widget-0003.md": "modified"}
     assert answer["results"][0]["file_path"] == "widget-0003.md" and answer["results"][0]["stale"] == "modified"
     assert "re-indexed automatically" in engine.status()["message"]
     clock.now += 10
@@ -229,7 +229,9 @@ def test_auto_index_off_never_runs_and_tells_the_agent_to_index(tmp_path, make_e
     (root / "widget-0001.md").write_text("# Widget 1\n\nrewritten\n", encoding="utf-8")
     assert auto.on_call("search") is None
     assert "index_directory" in engine.status()["message"]
-    assert auto.mark_stale([{"file_path": "widget-0001.md"}]) == 0
+    hits = [{"file_path": "widget-0001.md"}, {"file_path": "widget-0002.md"}]
+    assert engine.mark_stale(hits) == {"widget-0001.md": "modified"}  # flagged, though nothing re-indexes it
+    assert hits[0]["stale"] == "modified" and "stale" not in hits[1]
 
 
 def test_case_019_no_manual_reindex_between_change_and_query(tmp_path, make_engine):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -108,3 +109,38 @@ def test_model_that_cannot_load_degrades_to_keyword_search_and_reports_why(docs_
     assert answer["results"][0]["heading_path"] == "Troubleshooting > Backups"
     assert answer["keyword_only"] is True and "corrupt" in answer["message"]
     assert "corrupt" in answer["index_status"]["embedder"]["error"]
+
+
+def _edit_backups(root: Path) -> Path:
+    """The tester's edit: lines inserted above ``## Backups`` and the retention changed; returns the file."""
+    path = root / "ops" / "troubleshooting.md"
+    text = path.read_text(encoding="utf-8").replace("## Backups\n", "A new note.\n\nAnother line.\n\n## Backups\n")
+    path.write_text(text.replace("kept for 14 days", "kept for 30 days"), encoding="utf-8")
+    later = time.time_ns() + 2_000_000_000  # a clearly newer mtime on coarse filesystem clocks
+    os.utime(path, ns=(later, later))
+    return path
+
+
+def test_auto_index_off_flags_hits_from_changed_files_stale_and_says_how_to_refresh(docs_root: Path,
+                                                                                   tmp_path: Path) -> None:
+    """Regression: with --no-auto-index a search after an edit returned the indexed text and
+    lines with no ``stale`` flag and a null message; only index_status.changed_files knew."""
+    runtime = _runtime(docs_root, tmp_path, auto_index=False)
+    runtime.index_directory(None, False)
+    fresh = runtime.search_docs("backups kept for days", 5, None, 2000)["results"][0]
+    assert fresh["heading_path"] == "Troubleshooting > Backups" and "stale" not in fresh
+    _edit_backups(docs_root)
+    (docs_root / "cli.md").unlink()
+    answer = runtime.search_docs("backups kept for days", 5, None, 2000)
+    hit = answer["results"][0]
+    assert hit["file_path"] == "ops/troubleshooting.md" and hit["stale"] == "modified"
+    assert "14 days" in hit["content"] and hit["start_line"] == fresh["start_line"]  # the indexed text, flagged
+    assert "stale" in answer["message"] and "index_directory" in answer["message"]
+    gone = runtime.search_docs("machine-readable output flag", 5, None, 2000)["results"]
+    assert any(h["file_path"] == "cli.md" and h["stale"] == "missing" for h in gone)
+    assert all("stale" not in h for h in gone if h["file_path"] != "cli.md")
+    runtime.index_directory(None, False)
+    after = runtime.search_docs("backups kept for days", 5, None, 2000)
+    hit = after["results"][0]
+    assert "stale" not in hit and "30 days" in hit["content"] and hit["start_line"] == fresh["start_line"] + 4
+    assert not after["message"] or "stale" not in after["message"]

@@ -18,9 +18,10 @@
   run that cannot get it within ``lock_wait`` seconds is skipped: another process is indexing).
 * ``shutdown()`` asks the run to stop between two documents (or two embedding batches);
   the next run resumes where it stopped because indexing is incremental.
-* Hits from files the last probe saw changed can be flagged with ``mark_stale(hits)``
-  (``hit["stale"] = "modified" | "missing" | "unreadable"``) so an agent never quotes a
-  ghost silently while a refresh is pending.
+* The probe result only schedules runs: it may be ``probe_ttl`` seconds old, so it never
+  decides whether a hit is current. The files of the hits themselves are checked when the
+  answer is made (``Engine.changed_among`` / ``Engine.mark_stale``, one ``stat`` each; the
+  server re-indexes them or flags ``hit["stale"]``), with or without this scheduler.
 
 Disabled (``settings.auto_index`` false: ``--no-auto-index`` / ``MARKDOWN_MEMORY_AUTO_INDEX=0``):
 ``on_call`` does nothing and ``index_status.message`` tells the agent to call index_directory.
@@ -31,7 +32,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from .engine import Engine
 from .errors import IndexBusyError
@@ -128,26 +129,6 @@ class AutoIndexer:
         if reason == "changed" and self.refresh_wait > 0:
             self._done.wait(self.refresh_wait)
         return reason
-
-    def stale_files(self) -> dict[str, str]:
-        """``{path: "modified"|"missing"|"unreadable"}`` for indexed files the latest probe
-        (at most ``probe_ttl`` seconds old) saw differ from the index."""
-        if not self.enabled:
-            return {}
-        with self._lock:
-            return dict(self._changed(self._clock()))
-
-    def mark_stale(self, hits: list[dict[str, Any]]) -> int:
-        """Set ``hit["stale"]`` on hits whose ``file_path`` changed on disk since it was
-        indexed. Returns how many hits were flagged."""
-        stale = self.stale_files()
-        flagged = 0
-        for hit in hits:
-            change = stale.get(hit.get("file_path", ""))
-            if change:
-                hit["stale"] = change
-                flagged += 1
-        return flagged
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the current run (if any) ends; True when none is running afterwards."""

@@ -166,8 +166,8 @@ class Engine(StatusMixin):
             except filelock.Timeout:
                 if wait_seconds <= 0:
                     raise
-                log.warning("another process is indexing %s; waiting up to %.0f s for it to finish",
-                            self.root, wait_seconds)
+                log.warning("another process is indexing %s; waiting up to %g s for it to finish",
+                            self.root, round(wait_seconds, 1))
                 lock.acquire(timeout=wait_seconds)
         except filelock.Timeout as exc:
             raise IndexBusyError(
@@ -261,12 +261,16 @@ class Engine(StatusMixin):
         unreadable, or new in a folder the last walk knew), or exactly ``paths``.
 
         Keyword index only (milliseconds per file): new text gets vectors in the next index
-        run, unchanged passages keep theirs. The stat probe runs at most once per ``ttl``
-        seconds. Returns the report, or None when nothing was stale. Safe beside a running
-        index run (each document is replaced in one transaction).
+        run, unchanged passages keep theirs. The stat probe of every indexed file and folder
+        runs at most once per ``ttl`` seconds (an edit made just after a probe waits for the
+        next one: callers check the files they answer from with ``changed_among``); explicit
+        ``paths`` are always refreshed and do not count as a probe. Returns the report, or None
+        when nothing was stale. Safe beside a running index run (each document is replaced in
+        one transaction).
         """
-        now = time.monotonic()
-        if paths is None:
+        probe = paths is None
+        if probe:
+            now = time.monotonic()
             if now - self._refreshed_at < ttl:
                 return None
             self._refreshed_at = now
@@ -280,7 +284,8 @@ class Engine(StatusMixin):
                 remember_folders(writer, self.root, paths)
         finally:
             writer.close()
-        self._refreshed_at = time.monotonic()
+        if probe:
+            self._refreshed_at = time.monotonic()
         self._index_generation += 1
         if report.added or report.updated:
             self.vectors_due = True  # new text waits for the next index run to get vectors

@@ -205,8 +205,9 @@ def build_server(runtime: "Runtime") -> Any:
             "Use this first, before opening any .md file. Each hit has file_path, heading_path, start_line, "
             "end_line, tokens, score and content (the verbatim section text) while the total stays within "
             "max_tokens; hits past the budget are pointers with a short preview: fetch one with read_section. "
-            "confidence 'none' means nothing clearly matched. index_status.keyword_only=true: prefer exact "
-            "terms; index_status.message says how to fix the index."
+            "confidence 'none' means nothing clearly matched. A hit with stale (modified/missing/unreadable) comes "
+            "from a file changed since it was indexed: its text may be outdated and message says how to refresh. "
+            "index_status.keyword_only=true: prefer exact terms; index_status.message says how to fix the index."
         ),
     )
     server.add_tool(

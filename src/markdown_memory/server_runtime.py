@@ -139,9 +139,10 @@ class Runtime:
 
     # -- tools ------------------------------------------------------------------------------
     def _refresh(self) -> None:
-        """Re-index files changed on disk since they were indexed before answering (stat probe,
-        cached 0.5 s), so no answer quotes text that is no longer in the file. Off with auto-index
-        off: then hits from changed files are only flagged ``stale``."""
+        """Re-index files changed on disk since they were indexed before answering (stat probe
+        of every indexed file and folder, at most every 0.5 s: an edit made just after a probe is
+        caught by ``_fresh_hits`` instead). Off with auto-index off: then hits from changed files
+        are flagged ``stale``."""
         if not self.settings.auto_index:
             return
         try:
@@ -157,18 +158,48 @@ class Runtime:
         if self._catch_up is not None and self._catch_up.is_alive():
             # a first-run index was just started: give it a moment to make the keyword index
             engine.parsed.wait(CATCH_UP_WAIT_SECONDS)
-        try:
-            answer = engine.search(query, top_k=top_k, path_prefix=path_prefix, max_tokens=max_tokens)
-        except Exception as exc:
-            if type(exc).__name__ != "OperationalError":
-                raise
-            raise QueryNotParsed(query, exc) from exc
-        for hit in answer["results"]:
-            if hit.get("content") is not None:
-                hit.pop("preview", None)  # the content already holds it
-        if self._auto is not None:
-            self._auto.mark_stale(answer["results"])  # hit["stale"]: file changed since indexed
+
+        def run() -> dict[str, Any]:
+            try:
+                found = engine.search(query, top_k=top_k, path_prefix=path_prefix, max_tokens=max_tokens)
+            except Exception as exc:
+                if type(exc).__name__ != "OperationalError":
+                    raise
+                raise QueryNotParsed(query, exc) from exc
+            for hit in found["results"]:
+                if hit.get("content") is not None:
+                    hit.pop("preview", None)  # the content already holds it
+            return found
+
+        answer = self._fresh_hits(run)
         answer["index_status"] = self.index_status()
+        return answer
+
+    def _fresh_hits(self, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """Run the search (``run``) and make sure no hit from a file that differs on disk from
+        what was indexed passes for current: with auto-index on, such files (found by one
+        ``stat`` per hit file, not the throttled probe) are re-indexed and the search runs
+        again; whatever still differs (auto-index off, a failed refresh, an edit meanwhile) is
+        flagged ``hit["stale"]`` and the answer's ``message`` says how to refresh."""
+        engine = self.engine
+        answer = run()
+        if self.settings.auto_index:
+            changed = engine.changed_among(h["file_path"] for h in answer["results"])
+            if changed:
+                try:
+                    engine.refresh(sorted(changed))
+                except Exception:  # flagged stale below; the background run retries
+                    log.warning("refreshing the files of search hits failed", exc_info=True)
+                else:
+                    answer = run()
+        stale = engine.mark_stale(answer["results"])
+        if stale:
+            flagged = sum(1 for h in answer["results"] if "stale" in h)
+            how = ("they are re-indexed automatically; search again shortly" if self.settings.auto_index else
+                   "call index_directory to refresh the index (read_section reads a file's current text)")
+            note = (f"{flagged} hit(s) marked stale: their file changed on disk since it was indexed, so their "
+                    f"text and lines may be outdated; {how}")
+            answer["message"] = f"{note}; {answer['message']}" if answer.get("message") else note
         return answer
 
     def _await_first_index(self, kind: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import filelock
 
@@ -26,12 +26,38 @@ class StatusMixin:
 
     store: "Store"
     root: Path
+    _status_cache: Any
 
     def changed_files(self, limit: int | None = 20) -> list[dict[str, str]]:
         """Indexed files whose size/mtime differ on disk, are gone, or unreadable (stat only,
         about 5 us per file): ``[{"path", "change": "modified"|"missing"|"unreadable"}]``,
         at most ``limit`` entries (all when None)."""
         return changed_documents(self.root, self.store.documents_by_path(), limit)
+
+    def changed_among(self, paths: Iterable[str]) -> dict[str, str]:
+        """Which of ``paths`` (POSIX paths relative to the root, e.g. the files of search hits)
+        differ on disk right now from what was indexed: ``{path: "modified"|"missing"|
+        "unreadable"}``. One ``stat`` per indexed path, never cached (unlike ``changed_files``
+        in ``status``); paths that are not indexed are left out."""
+        wanted = [p for p in dict.fromkeys(paths) if p]
+        if not wanted:
+            return {}
+        known = self.store.documents_by_path(wanted)
+        return {c["path"]: c["change"] for c in changed_documents(self.root, known)}
+
+    def mark_stale(self, hits: list[dict[str, Any]]) -> dict[str, str]:
+        """Set ``hit["stale"] = "modified"|"missing"|"unreadable"`` on the hits whose
+        ``file_path`` differs on disk now from what was indexed (their text and lines may be
+        outdated), so an answer never passes them off as current. One ``stat`` per distinct
+        file. Returns ``{path: change}`` of the files flagged."""
+        changed = self.changed_among(h.get("file_path", "") for h in hits)
+        for hit in hits:
+            change = changed.get(hit.get("file_path", ""))
+            if change:
+                hit["stale"] = change
+        if changed:
+            self._status_cache = None  # status must not contradict the flag with an older probe
+        return changed
 
     def indexing_elsewhere(self) -> bool:
         """True when another process (or thread of this one) holds the writer lock right now.

@@ -375,9 +375,18 @@ class Store:
         return True
 
     # -- documents ------------------------------------------------------------------------
-    def documents_by_path(self) -> dict[str, tuple[int, str, tuple[int, int, int]]]:
-        """``{path: (id, sha256, (size, mtime_ns, ctime_ns))}`` for every indexed document."""
-        rows = self.conn.execute("SELECT path, id, sha256, size, mtime_ns, ctime_ns FROM documents")
+    def documents_by_path(self, paths: list[str] | None = None) -> dict[str, tuple[int, str, tuple[int, int, int]]]:
+        """``{path: (id, sha256, (size, mtime_ns, ctime_ns))}`` for every indexed document, or
+        only for those of ``paths`` (POSIX paths relative to the root; unknown ones are left out)."""
+        sql = "SELECT path, id, sha256, size, mtime_ns, ctime_ns FROM documents"
+        if paths is None:
+            rows = self.conn.execute(sql).fetchall()
+        else:
+            wanted = list(dict.fromkeys(paths))
+            rows = []
+            for i in range(0, len(wanted), 500):  # stay far below SQLite's bound-parameter limit
+                chunk = wanted[i : i + 500]
+                rows += self.conn.execute(f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk).fetchall()
         return {r[0]: (r[1], r[2], (r[3], r[4], r[5])) for r in rows}
 
     def touch_document(self, doc_id: int, signature: tuple[int, int, int]) -> None:
