@@ -7,10 +7,10 @@ import subprocess
 import sys
 
 
-def run(*args, env_db, check=True):
+def run(*args, env_db, check=True, env_extra=None):
     import os
 
-    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(env_db))
+    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(env_db), **(env_extra or {}))
     proc = subprocess.run([sys.executable, "-m", "markdown_memory.cli", *args], capture_output=True, text=True,
                           env=env, timeout=300)
     if check:
@@ -80,6 +80,11 @@ def test_out_of_range_numbers_are_usage_errors(docs_root, tmp_path):
         bad = run("--embedder", "none", "search", "x", "--docs-dir", str(docs_root), flag, value,
                   env_db=tmp_path / "r.db", check=False)
         assert bad.returncode == 2 and "must be between" in bad.stderr
+        # one line, as for every other user mistake: no usage block in front of it
+        assert len(bad.stderr.strip().splitlines()) == 1 and "usage:" not in bad.stderr
+    bad = run("--embedder", "none", "outline", "install.md", "--docs-dir", str(docs_root), "--max-depth", "0",
+              env_db=tmp_path / "r.db", check=False)
+    assert bad.returncode == 2 and "must be between 1 and 6" in bad.stderr
 
 
 def test_read_hint_can_be_pasted_into_a_shell(tmp_path):
@@ -115,3 +120,17 @@ def test_status_reads_like_a_report(docs_root, tmp_path):
     assert "keyword-only" in out
     assert "bad.md: binary file" in out
     assert not out.lstrip().startswith("{")
+
+
+
+def test_bad_log_level_is_refused_in_one_line(docs_root, tmp_path):
+    db = tmp_path / "log.db"
+    status = ("status", "--docs-dir", str(docs_root))
+    bad = run("--embedder", "none", "--log-level", "bogus", *status, env_db=db, check=False)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "--log-level 'bogus'" in bad.stderr and "DEBUG" in bad.stderr
+    bad = run("--embedder", "none", *status, env_db=db, check=False,
+              env_extra={"MARKDOWN_MEMORY_LOG_LEVEL": "bogus"})
+    assert bad.returncode == 2 and "MARKDOWN_MEMORY_LOG_LEVEL" in bad.stderr
+    ok = run("--embedder", "none", "--log-level", "debug", *status, env_db=db)
+    assert "indexed" in ok.stdout

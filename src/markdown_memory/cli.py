@@ -1,7 +1,8 @@
 """Command line: ``markdown-memory [global flags] COMMAND ...``; no command runs the MCP server.
 
 A thin adapter: parse arguments, call the engine, render for a person or as one JSON object
-(``--json``). Errors a user can fix exit 2 with one line on stderr, never a traceback.
+(``--json``). Errors a user can fix (usage mistakes included) exit 2 with one line on stderr,
+never a traceback.
 """
 
 from __future__ import annotations
@@ -20,6 +21,20 @@ from .config import EMBEDDER_CHOICES, Settings
 from .errors import ConfigError, MarkdownMemoryError
 
 log = logging.getLogger("markdown_memory")
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+class UsageError(ConfigError):
+    """A command line argparse rejects (unknown flag, missing or out-of-range argument)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line: it raises UsageError (rendered by ``main``
+    like every other user mistake, exit 2) instead of printing the usage block and exiting."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{message} (`{self.prog} --help` shows the usage)")
 
 
 def _bounded(low: int, high: int):
@@ -43,7 +58,7 @@ def _add_docs_dir(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="markdown-memory",
         description="Heading-addressed hybrid search over Markdown docs. Without a command, "
         "runs the MCP server on stdio.",
@@ -57,8 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="download (or verify) the embedding model, print where it is, and exit")
     parser.add_argument("--no-auto-index", action="store_true",
                         help="server: do not keep the index up to date in the background")
-    parser.add_argument("--log-level", default=os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "WARNING"),
-                        help="stderr log level (DEBUG, INFO, WARNING, ERROR)")
+    parser.add_argument("--log-level", help="stderr log level: DEBUG, INFO, WARNING, ERROR or CRITICAL "
+                        "(default: $MARKDOWN_MEMORY_LOG_LEVEL or WARNING)")
     parser.add_argument("--docs-dir", dest="server_docs_dir", metavar="DIR", help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command")
 
@@ -81,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("outline", help="heading tree of one document")
     p.add_argument("file")
     _add_docs_dir(p)
-    p.add_argument("--max-depth", type=int)
+    p.add_argument("--max-depth", type=_bounded(1, 6), help="deepest heading level to list (1-6; default all)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("read", help="print one section verbatim")
@@ -215,17 +230,36 @@ def _render_status(status: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _log_level(flag: str | None) -> tuple[str, str | None]:
+    """The stderr log level: ``--log-level``, else $MARKDOWN_MEMORY_LOG_LEVEL, else WARNING (any
+    case). Returns (level name, None), or ("WARNING", one-sentence problem) for a value that is
+    not a level."""
+    if flag is not None:
+        source, value = f"--log-level {flag!r}", flag
+    else:
+        value = os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "")
+        if not value.strip():
+            return "WARNING", None
+        source = f"MARKDOWN_MEMORY_LOG_LEVEL={value!r}"
+    if value.strip().upper() in LOG_LEVELS:
+        return value.strip().upper(), None
+    return "WARNING", f"{source} is not a log level; use one of {', '.join(LOG_LEVELS)}"
+
+
 def _configure_logging(level: str) -> None:
-    logging.basicConfig(stream=sys.stderr, level=getattr(logging, str(level).upper(), logging.WARNING),
-                        format="markdown-memory: %(message)s")
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level), format="markdown-memory: %(message)s")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``markdown-memory`` console script. Returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    _configure_logging(args.log_level)
     try:
+        args = build_parser().parse_args(argv)
+        level, problem = _log_level(args.log_level)
+        _configure_logging(level)
+        if problem and (args.command or args.download_model):
+            raise ConfigError(problem)
+        if problem:  # the server still starts: a client only shows "connection closed" otherwise
+            log.error("%s; logging at WARNING", problem)
         if args.download_model:
             from .embed.download import download_model
 
