@@ -122,6 +122,42 @@ def test_status_reads_like_a_report(docs_root, tmp_path):
     assert not out.lstrip().startswith("{")
 
 
+def test_json_errors_are_one_object_on_stdout(tmp_path):
+    root = tmp_path / "err"
+    root.mkdir()
+    (root / "install.md").write_text("# Install\n\n## Linux\n\napt\n\n## Windows\n\nmsi\n")
+    (root / "a.md").write_text("# A\n\n## Setup\n\nx\n\n# B\n\n## Setup\n\ny\n")
+    db = tmp_path / "err.db"
+    run("--embedder", "none", "index", str(root), env_db=db)
+    common = ("--docs-dir", str(root), "--json")
+
+    bad = run("--embedder", "none", "outline", "instal.md", *common, env_db=db, check=False)
+    assert bad.returncode == 2
+    error = json.loads(bad.stdout)["error"]  # exactly one JSON object on stdout
+    assert "no indexed document 'instal.md'" in error["message"] and error["type"] == "document_not_found"
+    assert "install.md" in error["candidates"]
+    # the human line still goes to stderr
+    assert bad.stderr.strip().startswith("markdown-memory: error:") and len(bad.stderr.strip().splitlines()) == 1
+
+    bad = run("--embedder", "none", "read", "install.md", "Nope", *common, env_db=db, check=False)
+    assert bad.returncode == 2
+    error = json.loads(bad.stdout)["error"]
+    assert error["type"] == "section_not_found" and "Nope" in error["message"]
+    assert error["ambiguous"] is False and isinstance(error["candidates"], list)
+
+    bad = run("--embedder", "none", "read", "a.md", "Setup", *common, env_db=db, check=False)
+    error = json.loads(bad.stdout)["error"]
+    assert bad.returncode == 2 and error["ambiguous"] is True
+    assert error["candidates"] == ["A > Setup", "B > Setup"]
+
+    # usage mistakes answer in JSON too when --json was asked for
+    bad = run("--embedder", "none", "search", "x", "--top-k", "0", *common, env_db=db, check=False)
+    assert bad.returncode == 2
+    error = json.loads(bad.stdout)["error"]
+    assert error["type"] == "usage" and "must be between 1 and 50" in error["message"]
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
 
 def test_bad_log_level_is_refused_in_one_line(docs_root, tmp_path):
     db = tmp_path / "log.db"

@@ -2,7 +2,7 @@
 
 A thin adapter: parse arguments, call the engine, render for a person or as one JSON object
 (``--json``). Errors a user can fix (usage mistakes included) exit 2 with one line on stderr,
-never a traceback.
+never a traceback; with ``--json`` they are also one ``{"error": {...}}`` object on stdout.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -250,10 +251,38 @@ def _configure_logging(level: str) -> None:
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, level), format="markdown-memory: %(message)s")
 
 
+def _wants_json(argv: list[str]) -> bool:
+    """Whether the command line asks for ``--json`` (or an abbreviation argparse accepts), before
+    any ``--``: how an error answers when argparse itself rejects the line."""
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    return any(len(a) >= 3 and "--json".startswith(a) for a in head)
+
+
+def _error_object(exc: BaseException) -> dict[str, Any]:
+    """An error as ``--json`` prints it: ``{"error": {"message": the one-line sentence, "type":
+    snake_case kind ("document_not_found", "section_not_found", "usage", ...), "candidates":
+    [paths or heading paths] and "ambiguous": bool when the error carries them}}``."""
+    if isinstance(exc, MarkdownMemoryError):
+        kind = re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__.removesuffix("Error")).lower()
+        error: dict[str, Any] = {"message": str(exc), "type": kind or "error"}
+        if getattr(exc, "candidates", None) is not None:
+            error["candidates"] = list(exc.candidates)  # type: ignore[attr-defined]
+        if hasattr(exc, "ambiguous"):
+            error["ambiguous"] = bool(exc.ambiguous)  # type: ignore[attr-defined]
+        return {"error": error}
+    if isinstance(exc, KeyboardInterrupt):
+        return {"error": {"message": "interrupted", "type": "interrupted"}}
+    return {"error": {"message": f"internal error ({type(exc).__name__}: {exc}); the traceback is on stderr",
+                      "type": "internal"}}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``markdown-memory`` console script. Returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = _wants_json(argv)
     try:
         args = build_parser().parse_args(argv)
+        as_json = bool(getattr(args, "json", False))
         level, problem = _log_level(args.log_level)
         _configure_logging(level)
         if problem and (args.command or args.download_model):
@@ -283,11 +312,15 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return _run_command(args)
     except MarkdownMemoryError as exc:
+        if as_json:
+            _emit(_error_object(exc))
         candidates = [c for c in (getattr(exc, "candidates", None) or []) if c not in str(exc)]
         listed = f" (candidates: {' | '.join(candidates[:10])})" if candidates else ""
         sys.stderr.write(f"markdown-memory: error: {exc}{listed}\n")
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if as_json:
+            _emit(_error_object(exc))
         sys.stderr.write("markdown-memory: interrupted\n")
         return 130
     except BrokenPipeError:
@@ -295,6 +328,12 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception as exc:
+        # A bug, not a user mistake: the traceback (stderr, exit 1) is what a report needs, and
+        # --json still answers with one object.
+        if as_json:
+            _emit(_error_object(exc))
+        raise
 
 
 def _run_command(args: argparse.Namespace) -> int:
