@@ -158,6 +158,33 @@ def test_json_errors_are_one_object_on_stdout(tmp_path):
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
+def test_list_pages_and_says_what_it_left_out(tmp_path):
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(203):
+        (root / f"doc{i:03d}.md").write_text(f"# Document {i}\n\ntext {i}\n")
+    db = tmp_path / "many.db"
+    run("--embedder", "none", "index", str(root), env_db=db)
+    common = ("--embedder", "none", "list", "--docs-dir", str(root))
+
+    out = run(*common, env_db=db).stdout.strip().splitlines()
+    assert sum(line.startswith("doc") for line in out) == 200
+    assert out[-1] == "note: showing documents 1-200 of 203; pass --offset 200 for the next page"
+
+    out = run(*common, "--offset", "200", env_db=db).stdout.strip().splitlines()
+    assert [line.split()[0] for line in out[:-1]] == ["doc200.md", "doc201.md", "doc202.md"]
+    assert out[-1] == "note: showing documents 201-203 of 203"
+
+    page = json.loads(run(*common, "--offset", "10", "--limit", "5", "--json", env_db=db).stdout)
+    assert [d["path"] for d in page["documents"]] == [f"doc{i:03d}.md" for i in range(10, 15)]
+    assert page["total"] == 203 and page["next_offset"] == 15
+
+    out = run(*common, "--offset", "500", env_db=db).stdout.strip()
+    assert out == "no indexed documents at offset 500 (203 in all)"
+    bad = run(*common, "--offset", "-1", env_db=db, check=False)
+    assert bad.returncode == 2 and "--offset" in bad.stderr
+
+
 
 def test_bad_log_level_is_refused_in_one_line(docs_root, tmp_path):
     db = tmp_path / "log.db"

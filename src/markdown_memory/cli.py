@@ -38,15 +38,17 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (`{self.prog} --help` shows the usage)")
 
 
-def _bounded(low: int, high: int):
-    """argparse type: an integer in [low, high] (the MCP tools' bounds, shared by the CLI)."""
+def _bounded(low: int, high: int | None = None):
+    """argparse type: an integer in [low, high] (no upper bound when ``high`` is None)."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from exc
-        if not low <= value <= high:
+        if high is None and value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and not low <= value <= high:
             raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {value}")
         return value
 
@@ -114,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list indexed documents")
     p.add_argument("directory", nargs="?")
     _add_docs_dir(p)
+    p.add_argument("--offset", type=_bounded(0), default=0,
+                   help="skip this many documents (next_offset of the previous page; default 0)")
+    p.add_argument("--limit", type=_bounded(1, 200), default=200, help="documents per page, 1-200 (default 200)")
     p.add_argument("--json", action="store_true")
     return parser
 
@@ -194,6 +199,23 @@ def _render_search(answer: dict[str, Any]) -> str:
     if answer.get("message"):
         out.append(f"note: {answer['message']}")
     return "\n".join(out).rstrip()
+
+
+def _render_list(docs: dict[str, Any], directory: str | None, offset: int) -> str:
+    """``list`` for a person: one line per document, then a ``note:`` line when the page does not
+    hold every document (which ones it shows, and the ``--offset`` of the next page)."""
+    out = [f"{_printable(d['path'])}  ({d['sections']} sections, {d['tokens']} tokens)  {_printable(d['title'])}"
+           for d in docs["documents"]]
+    where = f" under {directory!r}" if directory else ""
+    shown, total = len(docs["documents"]), docs["total"]
+    if not shown:
+        out.append(f"no indexed documents{where}" + (f" at offset {offset} ({total} in all)" if total else ""))
+    elif shown < total:
+        note = f"note: showing documents {offset + 1}-{offset + shown} of {total}{where}"
+        if docs["next_offset"] is not None:
+            note += f"; pass --offset {docs['next_offset']} for the next page"
+        out.append(note)
+    return "\n".join(out)
 
 
 def _render_outline(outline: dict[str, Any]) -> str:
@@ -382,16 +404,8 @@ def _run_command(args: argparse.Namespace) -> int:
                 print(_render_status(status))
             return 0
         if args.command == "list":
-            docs = engine.list_documents(args.directory, limit=200)
-            if args.json:
-                _emit(docs)
-            else:
-                if not docs["documents"]:
-                    where = f" under {args.directory!r}" if args.directory else ""
-                    print(f"no indexed documents{where}")
-                for d in docs["documents"]:
-                    print(f"{_printable(d['path'])}  ({d['sections']} sections, {d['tokens']} tokens)  "
-                          f"{_printable(d['title'])}")
+            docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit)
+            _emit(docs) if args.json else print(_render_list(docs, args.directory, args.offset))
             return 0
     finally:
         engine.close()
