@@ -185,6 +185,27 @@ def test_list_pages_and_says_what_it_left_out(tmp_path):
     assert bad.returncode == 2 and "--offset" in bad.stderr
 
 
+def test_search_says_when_another_process_is_indexing(docs_root, tmp_path):
+    import filelock
+
+    db = tmp_path / "busy.db"
+    run("--embedder", "none", "index", str(docs_root), env_db=db)
+    query = ("--embedder", "none", "search", "which port must be free", "--docs-dir", str(docs_root))
+    # another index run holds the writer lock for the whole time these searches run
+    with filelock.FileLock(str(db) + ".lock"):
+        answer = json.loads(run(*query, "--json", env_db=db).stdout)
+        assert answer["results"] and answer["index_status"]["indexing"] is True
+        assert "another index run is in progress" in answer["message"]
+        assert "results may be incomplete" in answer["message"]
+        text = run(*query, env_db=db).stdout
+        assert "note: another index run is in progress" in text
+        answer = json.loads(run(*query, "--no-refresh", "--json", env_db=db).stdout)
+        assert "another index run is in progress" in answer["message"]
+        listing = run("--embedder", "none", "list", "--docs-dir", str(docs_root), env_db=db).stdout
+        assert "note: another index run is in progress" in listing
+    answer = json.loads(run(*query, "--json", env_db=db).stdout)
+    assert "another index run" not in (answer["message"] or "")
+
 
 def test_bad_log_level_is_refused_in_one_line(docs_root, tmp_path):
     db = tmp_path / "log.db"

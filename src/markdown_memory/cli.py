@@ -14,6 +14,7 @@ import os
 import re
 import shlex
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,9 @@ from .errors import ConfigError, MarkdownMemoryError
 log = logging.getLogger("markdown_memory")
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: seconds ``search`` waits for another process's index run to release the writer lock before it
+#: answers from the index as it stands (and says so)
+BUSY_WAIT_SECONDS = 2.0
 
 
 class UsageError(ConfigError):
@@ -215,7 +219,21 @@ def _render_list(docs: dict[str, Any], directory: str | None, offset: int) -> st
         if docs["next_offset"] is not None:
             note += f"; pass --offset {docs['next_offset']} for the next page"
         out.append(note)
+    if docs.get("message"):
+        out.append(f"note: {docs['message']}")
     return "\n".join(out)
+
+
+def _busy_note(status: dict[str, Any]) -> str:
+    """The sentence an answer carries while another process is indexing the same docs root."""
+    return (f"another index run is in progress for this docs root, so results may be incomplete until it "
+            f"finishes ({status['documents']} documents and {status['vectors']} vectors indexed so far); "
+            "search again when `markdown-memory status` no longer says indexing")
+
+
+def _add_note(answer: dict[str, Any], note: str) -> None:
+    """Put ``note`` first in ``answer["message"]`` (the other sentence, if any, follows)."""
+    answer["message"] = f"{note}; {answer['message']}" if answer.get("message") else note
 
 
 def _render_outline(outline: dict[str, Any]) -> str:
@@ -373,18 +391,13 @@ def _run_command(args: argparse.Namespace) -> int:
             _emit(data) if args.json else print(_render_report(data))
             return 0
         if args.command == "search":
-            if not args.no_refresh:
-                from .errors import IndexBusyError
-
-                progress = _Progress()
-                try:  # a reader never waits for another process's index run: search what is there
-                    engine.index(progress=progress, wait_seconds=0)
-                except IndexBusyError:
-                    log.info("another process is indexing this docs root; searching the index as it stands")
-                progress.finish()
+            busy = False if args.no_refresh else not _index_before_search(engine)
             answer = engine.search(args.query, top_k=args.top_k, path_prefix=args.path_prefix,
                                    max_tokens=args.max_tokens)
-            answer["index_status"] = engine.status()
+            status = engine.status()
+            answer["index_status"] = status
+            if busy or status["indexing"]:  # indexing now can only be another process's run
+                _add_note(answer, _busy_note(status))
             _emit(answer) if args.json else print(_render_search(answer))
             return 0
         if args.command == "outline":
@@ -405,11 +418,37 @@ def _run_command(args: argparse.Namespace) -> int:
             return 0
         if args.command == "list":
             docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit)
+            docs["message"] = None
+            if engine.indexing_elsewhere():
+                docs["message"] = ("another index run is in progress for this docs root, so the list may be "
+                                   "incomplete until it finishes")
             _emit(docs) if args.json else print(_render_list(docs, args.directory, args.offset))
             return 0
     finally:
         engine.close()
     return 2
+
+
+def _index_before_search(engine: Any) -> bool:
+    """Bring the index up to date before a search (progress bar on a terminal). Another
+    process's run holds the writer lock: poll it for up to ``BUSY_WAIT_SECONDS`` seconds, then
+    give up. Returns True when this process indexed, False when the other run still goes on."""
+    from .errors import IndexBusyError
+
+    progress = _Progress()
+    deadline = time.monotonic() + BUSY_WAIT_SECONDS
+    try:
+        while True:
+            try:
+                engine.index(progress=progress, wait_seconds=0)
+                return True
+            except IndexBusyError:
+                if time.monotonic() >= deadline:
+                    log.info("another process is indexing this docs root; searching the index as it stands")
+                    return False
+                time.sleep(0.1)
+    finally:
+        progress.finish()
 
 
 if __name__ == "__main__":  # pragma: no cover
