@@ -7,10 +7,10 @@ import subprocess
 import sys
 
 
-def run(*args, env_db, check=True):
+def run(*args, env_db, check=True, env_extra=None):
     import os
 
-    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(env_db))
+    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(env_db), **(env_extra or {}))
     proc = subprocess.run([sys.executable, "-m", "markdown_memory.cli", *args], capture_output=True, text=True,
                           env=env, timeout=300)
     if check:
@@ -80,6 +80,11 @@ def test_out_of_range_numbers_are_usage_errors(docs_root, tmp_path):
         bad = run("--embedder", "none", "search", "x", "--docs-dir", str(docs_root), flag, value,
                   env_db=tmp_path / "r.db", check=False)
         assert bad.returncode == 2 and "must be between" in bad.stderr
+        # one line, as for every other user mistake: no usage block in front of it
+        assert len(bad.stderr.strip().splitlines()) == 1 and "usage:" not in bad.stderr
+    bad = run("--embedder", "none", "outline", "install.md", "--docs-dir", str(docs_root), "--max-depth", "0",
+              env_db=tmp_path / "r.db", check=False)
+    assert bad.returncode == 2 and "must be between 1 and 6" in bad.stderr
 
 
 def test_read_hint_can_be_pasted_into_a_shell(tmp_path):
@@ -115,3 +120,101 @@ def test_status_reads_like_a_report(docs_root, tmp_path):
     assert "keyword-only" in out
     assert "bad.md: binary file" in out
     assert not out.lstrip().startswith("{")
+
+
+def test_json_errors_are_one_object_on_stdout(tmp_path):
+    root = tmp_path / "err"
+    root.mkdir()
+    (root / "install.md").write_text("# Install\n\n## Linux\n\napt\n\n## Windows\n\nmsi\n")
+    (root / "a.md").write_text("# A\n\n## Setup\n\nx\n\n# B\n\n## Setup\n\ny\n")
+    db = tmp_path / "err.db"
+    run("--embedder", "none", "index", str(root), env_db=db)
+    common = ("--docs-dir", str(root), "--json")
+
+    bad = run("--embedder", "none", "outline", "instal.md", *common, env_db=db, check=False)
+    assert bad.returncode == 2
+    error = json.loads(bad.stdout)["error"]  # exactly one JSON object on stdout
+    assert "no indexed document 'instal.md'" in error["message"] and error["type"] == "document_not_found"
+    assert "install.md" in error["candidates"]
+    # the human line still goes to stderr
+    assert bad.stderr.strip().startswith("markdown-memory: error:") and len(bad.stderr.strip().splitlines()) == 1
+
+    bad = run("--embedder", "none", "read", "install.md", "Nope", *common, env_db=db, check=False)
+    assert bad.returncode == 2
+    error = json.loads(bad.stdout)["error"]
+    assert error["type"] == "section_not_found" and "Nope" in error["message"]
+    assert error["ambiguous"] is False and isinstance(error["candidates"], list)
+
+    bad = run("--embedder", "none", "read", "a.md", "Setup", *common, env_db=db, check=False)
+    error = json.loads(bad.stdout)["error"]
+    assert bad.returncode == 2 and error["ambiguous"] is True
+    assert error["candidates"] == ["A > Setup", "B > Setup"]
+
+    # usage mistakes answer in JSON too when --json was asked for
+    bad = run("--embedder", "none", "search", "x", "--top-k", "0", *common, env_db=db, check=False)
+    assert bad.returncode == 2
+    error = json.loads(bad.stdout)["error"]
+    assert error["type"] == "usage" and "must be between 1 and 50" in error["message"]
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_list_pages_and_says_what_it_left_out(tmp_path):
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(203):
+        (root / f"doc{i:03d}.md").write_text(f"# Document {i}\n\ntext {i}\n")
+    db = tmp_path / "many.db"
+    run("--embedder", "none", "index", str(root), env_db=db)
+    common = ("--embedder", "none", "list", "--docs-dir", str(root))
+
+    out = run(*common, env_db=db).stdout.strip().splitlines()
+    assert sum(line.startswith("doc") for line in out) == 200
+    assert out[-1] == "note: showing documents 1-200 of 203; pass --offset 200 for the next page"
+
+    out = run(*common, "--offset", "200", env_db=db).stdout.strip().splitlines()
+    assert [line.split()[0] for line in out[:-1]] == ["doc200.md", "doc201.md", "doc202.md"]
+    assert out[-1] == "note: showing documents 201-203 of 203"
+
+    page = json.loads(run(*common, "--offset", "10", "--limit", "5", "--json", env_db=db).stdout)
+    assert [d["path"] for d in page["documents"]] == [f"doc{i:03d}.md" for i in range(10, 15)]
+    assert page["total"] == 203 and page["next_offset"] == 15
+
+    out = run(*common, "--offset", "500", env_db=db).stdout.strip()
+    assert out == "no indexed documents at offset 500 (203 in all)"
+    bad = run(*common, "--offset", "-1", env_db=db, check=False)
+    assert bad.returncode == 2 and "--offset" in bad.stderr
+
+
+def test_search_says_when_another_process_is_indexing(docs_root, tmp_path):
+    import filelock
+
+    db = tmp_path / "busy.db"
+    run("--embedder", "none", "index", str(docs_root), env_db=db)
+    query = ("--embedder", "none", "search", "which port must be free", "--docs-dir", str(docs_root))
+    # another index run holds the writer lock for the whole time these searches run
+    with filelock.FileLock(str(db) + ".lock"):
+        answer = json.loads(run(*query, "--json", env_db=db).stdout)
+        assert answer["results"] and answer["index_status"]["indexing"] is True
+        assert "another index run is in progress" in answer["message"]
+        assert "results may be incomplete" in answer["message"]
+        text = run(*query, env_db=db).stdout
+        assert "note: another index run is in progress" in text
+        answer = json.loads(run(*query, "--no-refresh", "--json", env_db=db).stdout)
+        assert "another index run is in progress" in answer["message"]
+        listing = run("--embedder", "none", "list", "--docs-dir", str(docs_root), env_db=db).stdout
+        assert "note: another index run is in progress" in listing
+    answer = json.loads(run(*query, "--json", env_db=db).stdout)
+    assert "another index run" not in (answer["message"] or "")
+
+
+def test_bad_log_level_is_refused_in_one_line(docs_root, tmp_path):
+    db = tmp_path / "log.db"
+    status = ("status", "--docs-dir", str(docs_root))
+    bad = run("--embedder", "none", "--log-level", "bogus", *status, env_db=db, check=False)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "--log-level 'bogus'" in bad.stderr and "DEBUG" in bad.stderr
+    bad = run("--embedder", "none", *status, env_db=db, check=False,
+              env_extra={"MARKDOWN_MEMORY_LOG_LEVEL": "bogus"})
+    assert bad.returncode == 2 and "MARKDOWN_MEMORY_LOG_LEVEL" in bad.stderr
+    ok = run("--embedder", "none", "--log-level", "debug", *status, env_db=db)
+    assert "indexed" in ok.stdout

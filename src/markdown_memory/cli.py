@@ -1,7 +1,8 @@
 """Command line: ``markdown-memory [global flags] COMMAND ...``; no command runs the MCP server.
 
 A thin adapter: parse arguments, call the engine, render for a person or as one JSON object
-(``--json``). Errors a user can fix exit 2 with one line on stderr, never a traceback.
+(``--json``). Errors a user can fix (usage mistakes included) exit 2 with one line on stderr,
+never a traceback; with ``--json`` they are also one ``{"error": {...}}`` object on stdout.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ import argparse
 import json
 import logging
 import os
+import re
 import shlex
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +24,35 @@ from .errors import ConfigError, MarkdownMemoryError
 
 log = logging.getLogger("markdown_memory")
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: seconds ``search`` waits for another process's index run to release the writer lock before it
+#: answers from the index as it stands (and says so)
+BUSY_WAIT_SECONDS = 2.0
 
-def _bounded(low: int, high: int):
-    """argparse type: an integer in [low, high] (the MCP tools' bounds, shared by the CLI)."""
+
+class UsageError(ConfigError):
+    """A command line argparse rejects (unknown flag, missing or out-of-range argument)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line: it raises UsageError (rendered by ``main``
+    like every other user mistake, exit 2) instead of printing the usage block and exiting."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{message} (`{self.prog} --help` shows the usage)")
+
+
+def _bounded(low: int, high: int | None = None):
+    """argparse type: an integer in [low, high] (no upper bound when ``high`` is None)."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from exc
-        if not low <= value <= high:
+        if high is None and value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and not low <= value <= high:
             raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {value}")
         return value
 
@@ -43,7 +65,7 @@ def _add_docs_dir(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="markdown-memory",
         description="Heading-addressed hybrid search over Markdown docs. Without a command, "
         "runs the MCP server on stdio.",
@@ -57,8 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="download (or verify) the embedding model, print where it is, and exit")
     parser.add_argument("--no-auto-index", action="store_true",
                         help="server: do not keep the index up to date in the background")
-    parser.add_argument("--log-level", default=os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "WARNING"),
-                        help="stderr log level (DEBUG, INFO, WARNING, ERROR)")
+    parser.add_argument("--log-level", help="stderr log level: DEBUG, INFO, WARNING, ERROR or CRITICAL "
+                        "(default: $MARKDOWN_MEMORY_LOG_LEVEL or WARNING)")
     parser.add_argument("--docs-dir", dest="server_docs_dir", metavar="DIR", help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command")
 
@@ -81,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("outline", help="heading tree of one document")
     p.add_argument("file")
     _add_docs_dir(p)
-    p.add_argument("--max-depth", type=int)
+    p.add_argument("--max-depth", type=_bounded(1, 6), help="deepest heading level to list (1-6; default all)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("read", help="print one section verbatim")
@@ -98,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list indexed documents")
     p.add_argument("directory", nargs="?")
     _add_docs_dir(p)
+    p.add_argument("--offset", type=_bounded(0), default=0,
+                   help="skip this many documents (next_offset of the previous page; default 0)")
+    p.add_argument("--limit", type=_bounded(1, 200), default=200, help="documents per page, 1-200 (default 200)")
     p.add_argument("--json", action="store_true")
     return parser
 
@@ -180,6 +205,37 @@ def _render_search(answer: dict[str, Any]) -> str:
     return "\n".join(out).rstrip()
 
 
+def _render_list(docs: dict[str, Any], directory: str | None, offset: int) -> str:
+    """``list`` for a person: one line per document, then a ``note:`` line when the page does not
+    hold every document (which ones it shows, and the ``--offset`` of the next page)."""
+    out = [f"{_printable(d['path'])}  ({d['sections']} sections, {d['tokens']} tokens)  {_printable(d['title'])}"
+           for d in docs["documents"]]
+    where = f" under {directory!r}" if directory else ""
+    shown, total = len(docs["documents"]), docs["total"]
+    if not shown:
+        out.append(f"no indexed documents{where}" + (f" at offset {offset} ({total} in all)" if total else ""))
+    elif shown < total:
+        note = f"note: showing documents {offset + 1}-{offset + shown} of {total}{where}"
+        if docs["next_offset"] is not None:
+            note += f"; pass --offset {docs['next_offset']} for the next page"
+        out.append(note)
+    if docs.get("message"):
+        out.append(f"note: {docs['message']}")
+    return "\n".join(out)
+
+
+def _busy_note(status: dict[str, Any]) -> str:
+    """The sentence an answer carries while another process is indexing the same docs root."""
+    return (f"another index run is in progress for this docs root, so results may be incomplete until it "
+            f"finishes ({status['documents']} documents and {status['vectors']} vectors indexed so far); "
+            "search again when `markdown-memory status` no longer says indexing")
+
+
+def _add_note(answer: dict[str, Any], note: str) -> None:
+    """Put ``note`` first in ``answer["message"]`` (the other sentence, if any, follows)."""
+    answer["message"] = f"{note}; {answer['message']}" if answer.get("message") else note
+
+
 def _render_outline(outline: dict[str, Any]) -> str:
     out = [f"{outline['file_path']} — {outline['title']}"]
     if outline.get("preamble"):
@@ -215,17 +271,64 @@ def _render_status(status: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _log_level(flag: str | None) -> tuple[str, str | None]:
+    """The stderr log level: ``--log-level``, else $MARKDOWN_MEMORY_LOG_LEVEL, else WARNING (any
+    case). Returns (level name, None), or ("WARNING", one-sentence problem) for a value that is
+    not a level."""
+    if flag is not None:
+        source, value = f"--log-level {flag!r}", flag
+    else:
+        value = os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "")
+        if not value.strip():
+            return "WARNING", None
+        source = f"MARKDOWN_MEMORY_LOG_LEVEL={value!r}"
+    if value.strip().upper() in LOG_LEVELS:
+        return value.strip().upper(), None
+    return "WARNING", f"{source} is not a log level; use one of {', '.join(LOG_LEVELS)}"
+
+
 def _configure_logging(level: str) -> None:
-    logging.basicConfig(stream=sys.stderr, level=getattr(logging, str(level).upper(), logging.WARNING),
-                        format="markdown-memory: %(message)s")
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level), format="markdown-memory: %(message)s")
+
+
+def _wants_json(argv: list[str]) -> bool:
+    """Whether the command line asks for ``--json`` (or an abbreviation argparse accepts), before
+    any ``--``: how an error answers when argparse itself rejects the line."""
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    return any(len(a) >= 3 and "--json".startswith(a) for a in head)
+
+
+def _error_object(exc: BaseException) -> dict[str, Any]:
+    """An error as ``--json`` prints it: ``{"error": {"message": the one-line sentence, "type":
+    snake_case kind ("document_not_found", "section_not_found", "usage", ...), "candidates":
+    [paths or heading paths] and "ambiguous": bool when the error carries them}}``."""
+    if isinstance(exc, MarkdownMemoryError):
+        kind = re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__.removesuffix("Error")).lower()
+        error: dict[str, Any] = {"message": str(exc), "type": kind or "error"}
+        if getattr(exc, "candidates", None) is not None:
+            error["candidates"] = list(exc.candidates)  # type: ignore[attr-defined]
+        if hasattr(exc, "ambiguous"):
+            error["ambiguous"] = bool(exc.ambiguous)  # type: ignore[attr-defined]
+        return {"error": error}
+    if isinstance(exc, KeyboardInterrupt):
+        return {"error": {"message": "interrupted", "type": "interrupted"}}
+    return {"error": {"message": f"internal error ({type(exc).__name__}: {exc}); the traceback is on stderr",
+                      "type": "internal"}}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``markdown-memory`` console script. Returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    _configure_logging(args.log_level)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = _wants_json(argv)
     try:
+        args = build_parser().parse_args(argv)
+        as_json = bool(getattr(args, "json", False))
+        level, problem = _log_level(args.log_level)
+        _configure_logging(level)
+        if problem and (args.command or args.download_model):
+            raise ConfigError(problem)
+        if problem:  # the server still starts: a client only shows "connection closed" otherwise
+            log.error("%s; logging at WARNING", problem)
         if args.download_model:
             from .embed.download import download_model
 
@@ -249,11 +352,15 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return _run_command(args)
     except MarkdownMemoryError as exc:
+        if as_json:
+            _emit(_error_object(exc))
         candidates = [c for c in (getattr(exc, "candidates", None) or []) if c not in str(exc)]
         listed = f" (candidates: {' | '.join(candidates[:10])})" if candidates else ""
         sys.stderr.write(f"markdown-memory: error: {exc}{listed}\n")
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if as_json:
+            _emit(_error_object(exc))
         sys.stderr.write("markdown-memory: interrupted\n")
         return 130
     except BrokenPipeError:
@@ -261,6 +368,12 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception as exc:
+        # A bug, not a user mistake: the traceback (stderr, exit 1) is what a report needs, and
+        # --json still answers with one object.
+        if as_json:
+            _emit(_error_object(exc))
+        raise
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -278,18 +391,13 @@ def _run_command(args: argparse.Namespace) -> int:
             _emit(data) if args.json else print(_render_report(data))
             return 0
         if args.command == "search":
-            if not args.no_refresh:
-                from .errors import IndexBusyError
-
-                progress = _Progress()
-                try:  # a reader never waits for another process's index run: search what is there
-                    engine.index(progress=progress, wait_seconds=0)
-                except IndexBusyError:
-                    log.info("another process is indexing this docs root; searching the index as it stands")
-                progress.finish()
+            busy = False if args.no_refresh else not _index_before_search(engine)
             answer = engine.search(args.query, top_k=args.top_k, path_prefix=args.path_prefix,
                                    max_tokens=args.max_tokens)
-            answer["index_status"] = engine.status()
+            status = engine.status()
+            answer["index_status"] = status
+            if busy or status["indexing"]:  # indexing now can only be another process's run
+                _add_note(answer, _busy_note(status))
             _emit(answer) if args.json else print(_render_search(answer))
             return 0
         if args.command == "outline":
@@ -309,20 +417,38 @@ def _run_command(args: argparse.Namespace) -> int:
                 print(_render_status(status))
             return 0
         if args.command == "list":
-            docs = engine.list_documents(args.directory, limit=200)
-            if args.json:
-                _emit(docs)
-            else:
-                if not docs["documents"]:
-                    where = f" under {args.directory!r}" if args.directory else ""
-                    print(f"no indexed documents{where}")
-                for d in docs["documents"]:
-                    print(f"{_printable(d['path'])}  ({d['sections']} sections, {d['tokens']} tokens)  "
-                          f"{_printable(d['title'])}")
+            docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit)
+            docs["message"] = None
+            if engine.indexing_elsewhere():
+                docs["message"] = ("another index run is in progress for this docs root, so the list may be "
+                                   "incomplete until it finishes")
+            _emit(docs) if args.json else print(_render_list(docs, args.directory, args.offset))
             return 0
     finally:
         engine.close()
     return 2
+
+
+def _index_before_search(engine: Any) -> bool:
+    """Bring the index up to date before a search (progress bar on a terminal). Another
+    process's run holds the writer lock: poll it for up to ``BUSY_WAIT_SECONDS`` seconds, then
+    give up. Returns True when this process indexed, False when the other run still goes on."""
+    from .errors import IndexBusyError
+
+    progress = _Progress()
+    deadline = time.monotonic() + BUSY_WAIT_SECONDS
+    try:
+        while True:
+            try:
+                engine.index(progress=progress, wait_seconds=0)
+                return True
+            except IndexBusyError:
+                if time.monotonic() >= deadline:
+                    log.info("another process is indexing this docs root; searching the index as it stands")
+                    return False
+                time.sleep(0.1)
+    finally:
+        progress.finish()
 
 
 if __name__ == "__main__":  # pragma: no cover
