@@ -64,9 +64,11 @@ def test_first_call_on_a_never_built_index_starts_catch_up_and_answers(docs_root
     runtime = _runtime(docs_root, tmp_path, auto_index=True)
     listing = runtime.list_documents(None, 0)
     assert listing["index_status"]["indexing"] is True or listing["total"] > 0
-    deadline = time.monotonic() + 30
-    while runtime.engine.indexing and time.monotonic() < deadline:
-        time.sleep(0.05)
+    # Wait for the catch-up thread itself: engine.indexing is only set once that thread has
+    # taken the writer lock, so polling it could end before the run began (a flaky failure).
+    catch_up = runtime._catch_up
+    assert catch_up is not None
+    catch_up.join(30)
     listing = runtime.list_documents(None, 0)
     assert listing["total"] == len(list(docs_root.rglob("*.md")))
     assert listing["index_status"]["indexing"] is False
