@@ -218,3 +218,28 @@ def test_bad_log_level_is_refused_in_one_line(docs_root, tmp_path):
     assert bad.returncode == 2 and "MARKDOWN_MEMORY_LOG_LEVEL" in bad.stderr
     ok = run("--embedder", "none", "--log-level", "debug", *status, env_db=db)
     assert "indexed" in ok.stdout
+
+
+def test_search_without_refresh_marks_hits_from_edited_files_stale(docs_root, tmp_path):
+    """A hit from a file edited after indexing must never pass for current: with --no-refresh
+    the CLI answers from the index as it stands, so it flags the hit and says how to refresh."""
+    db = tmp_path / "stale.db"
+    run("--embedder", "none", "index", str(docs_root), env_db=db)
+    target = docs_root / "cli.md"
+    target.write_text("# Inserted\n\nnew lines above\n\n" + target.read_text())
+    args = ("--embedder", "none", "search", "--docs-dir", str(docs_root), "--no-refresh")
+    answer = json.loads(run(*args, "--json", "--", "--dry-run", env_db=db).stdout)
+    hit = answer["results"][0]
+    assert hit["file_path"] == "cli.md" and hit["stale"] == "modified"
+    assert "markdown-memory index" in answer["message"]
+    text = run(*args, "--", "--dry-run", env_db=db).stdout
+    assert "stale: file modified since indexed" in text.split("\n")[0]
+    fresh = json.loads(run("--embedder", "none", "search", "--docs-dir", str(docs_root), "--json", "--", "--dry-run",
+                           env_db=db).stdout)
+    assert "stale" not in fresh["results"][0] and fresh["results"][0]["start_line"] == hit["start_line"] + 4
+
+
+def test_section_not_found_names_the_document(docs_root, tmp_path):
+    db = tmp_path / "nf.db"
+    out = run("--embedder", "none", "read", "cli.md", "Nope", "--docs-dir", str(docs_root), env_db=db, check=False)
+    assert out.returncode == 2 and "no section 'Nope' in cli.md" in out.stderr

@@ -185,8 +185,9 @@ def _printable(path: str) -> str:
 def _render_search(answer: dict[str, Any]) -> str:
     out = []
     for i, hit in enumerate(answer["results"], start=1):
+        stale = f", stale: file {hit['stale']} since indexed" if hit.get("stale") else ""
         out.append(f"{i}. {hit['file_path']}:{hit['start_line']}-{hit['end_line']}  {hit['heading_path']}  "
-                   f"(score {hit['score']}, {hit['tokens']} tokens, {'+'.join(hit['matched_by'])})")
+                   f"(score {hit['score']}, {hit['tokens']} tokens, {'+'.join(hit['matched_by'])}{stale})")
         body = hit.get("content")
         if body is None:
             out.append(f"   {hit['preview']}")
@@ -394,8 +395,13 @@ def _run_command(args: argparse.Namespace) -> int:
             busy = False if args.no_refresh else not _index_before_search(engine)
             answer = engine.search(args.query, top_k=args.top_k, path_prefix=args.path_prefix,
                                    max_tokens=args.max_tokens)
+            stale = engine.mark_stale(answer["results"])  # --no-refresh, a busy index, an edit meanwhile
             status = engine.status()
             answer["index_status"] = status
+            if stale:
+                _add_note(answer, f"{len(stale)} file(s) of these hits changed on disk since they were indexed "
+                                  "(marked stale): their text and lines may be outdated; run `markdown-memory "
+                                  "index` to refresh them")
             if busy or status["indexing"]:  # indexing now can only be another process's run
                 _add_note(answer, _busy_note(status))
             _emit(answer) if args.json else print(_render_search(answer))

@@ -500,7 +500,7 @@ class Engine(StatusMixin):
         if heading_path.strip() in ("", PREAMBLE.lower()) and rows and rows[0][2] == 0:
             wanted = rows[0][1]
         else:
-            wanted = resolve_heading(heading_path, available)
+            wanted = resolve_heading(heading_path, available, rel)
         picked = [r for r in rows if r[0] == wanted] or [r for r in rows if r[1] == wanted]
         if not picked:
             raise SectionNotFoundError(f"no section {heading_path!r} in {rel}")

@@ -182,9 +182,10 @@ def _keeps_numbers(want: str, have: str) -> bool:
     return all(number in have_numbers for number in _NUMBER.findall(want))
 
 
-def resolve_heading(requested: str, available: list[str]) -> str:
+def resolve_heading(requested: str, available: list[str], document: str = "this document") -> str:
     """Pick one breadcrumb from ``available`` (see module docstring). Raises
-    SectionNotFoundError with ``candidates`` (ambiguous: every match; miss: nearest)."""
+    SectionNotFoundError with ``candidates`` (ambiguous: every match; miss: nearest); its
+    message names ``document``."""
     req = requested.strip()
     if req in available:
         return req
@@ -203,7 +204,7 @@ def resolve_heading(requested: str, available: list[str]) -> str:
             return uniq[0]
         if len(uniq) > 1:
             raise SectionNotFoundError(
-                f"heading_path {requested!r} is ambiguous ({how}); pass one of the candidates exactly",
+                f"heading_path {requested!r} is ambiguous in {document} ({how}); pass one of the candidates exactly",
                 candidates=uniq[:20],
                 ambiguous=True,
             )
@@ -235,4 +236,4 @@ def resolve_heading(requested: str, available: list[str]) -> str:
     if not near:
         near = [a for a in available if want and want[-1].lower() in a.lower()][:5]
     hint = f"; nearest: {', '.join(near)}" if near else ""
-    raise SectionNotFoundError(f"no section {requested!r} in this document{hint}", candidates=near)
+    raise SectionNotFoundError(f"no section {requested!r} in {document}{hint}", candidates=near)
