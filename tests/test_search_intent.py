@@ -1,0 +1,82 @@
+"""Question intent (search/intent.py): "how do I fix X" should land on X's remedy section
+(Mitigation, Solution, ...), not on the Meaning or Impact section of the same page, and never
+pull in a remedy section of an unrelated page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import indexed_engine, top
+from markdown_memory.search.intent import asks_for_remedy, remedy_heading
+
+ALERTS = {
+    "QueueBacklogGrowing": ("the message queue backlog grows faster than consumers drain it",
+                            "scale the consumer deployment and check for poison messages"),
+    "DiskPressureHigh": ("a node's root disk is above 90% full and kubelet evicts pods",
+                         "delete old images with crictl rmi --prune and expand the volume"),
+    "CertExpiringSoon": ("a TLS certificate served by the ingress expires within 7 days",
+                         "renew it through cert-manager or replace the secret by hand"),
+    "ReplicaLagHigh": ("the database replica is more than 30 seconds behind the primary",
+                       "check replication slots and network throughput between the hosts"),
+}
+
+
+def _runbook(name: str, meaning: str, remedy: str) -> str:
+    return (f"# {name}\n\n## Meaning\n\n{name} fires when {meaning}. {name} is a warning alert.\n\n"
+            f"## Impact\n\nWhile {name} is firing, requests slow down. {name} may page on-call.\n\n"
+            f"## Diagnosis\n\nLook at the {name} dashboard and the logs of the affected service.\n\n"
+            f"## Mitigation\n\nTo bring it back to normal, {remedy}.\n")
+
+
+@pytest.fixture(scope="module")
+def roots(tmp_path_factory):
+    root = tmp_path_factory.mktemp("intent") / "docs"
+    (root / "runbooks").mkdir(parents=True)
+    for name, (meaning, remedy) in ALERTS.items():
+        (root / "runbooks" / f"{name}.md").write_text(_runbook(name, meaning, remedy))
+    # another page whose "Troubleshooting" section shares words with the FAQ question below
+    (root / "storage.md").write_text(
+        "# Storage driver\n\n## Setup\n\nMount the volume.\n\n## Troubleshooting\n\n"
+        "If a config notice appears, get rid of stale mounts and remount the config volume.\n")
+    (root / "faq.md").write_text(
+        "# FAQ\n\n## How can I get rid of the \"config file not found\" notice?\n\n"
+        "Create an empty config file with `tool config touch`; the notice goes away.\n\n"
+        "## Which platforms are supported?\n\nLinux, macOS and Windows.\n")
+    return root
+
+
+@pytest.fixture(scope="module", params=["none", "minilm"])
+def engine(request, roots):
+    minilm = request.getfixturevalue("minilm") if request.param == "minilm" else None
+    eng = indexed_engine(roots, request.param, minilm)
+    yield eng
+    eng.close()
+
+
+@pytest.mark.parametrize("name", sorted(ALERTS))
+@pytest.mark.parametrize("form", ["How do I fix {}?", "{} is firing, what should I do?", "how to resolve the {} alert"])
+def test_fix_questions_land_on_the_remedy_section(engine, name, form):
+    assert top(engine.search(form.format(name))) == (f"runbooks/{name}.md", f"{name} > Mitigation")
+
+
+@pytest.mark.parametrize("name", sorted(ALERTS))
+def test_other_questions_about_the_same_alert_are_not_pulled_to_the_remedy(engine, name):
+    path, heading = top(engine.search(f"What does {name} mean?"))
+    assert path == f"runbooks/{name}.md" and not heading.endswith("Mitigation")
+
+
+def test_the_intent_never_brings_in_a_remedy_section_of_another_page(engine):
+    answer = engine.search('NOTICE: config file "not found" - how do I get rid of it?')
+    assert top(answer) == ("faq.md", 'FAQ > How can I get rid of the "config file not found" notice?')
+
+
+def test_remedy_wording_and_headings():
+    assert asks_for_remedy("How do I fix DiskPressureHigh?") and asks_for_remedy("what should we do about it")
+    assert asks_for_remedy("steps to mitigate the outage") and asks_for_remedy("workaround for the crash")
+    assert not asks_for_remedy("What does DiskPressureHigh mean?") and not asks_for_remedy("list the fixtures")
+    assert remedy_heading("Alert > Mitigation") and remedy_heading("Errors > Solution [2]")
+    assert remedy_heading("Runbook > Mitigation > Capacity planning")  # part of a remedy
+    assert remedy_heading("Guide > How to fix a stuck upload") and remedy_heading("FAQ > Possible solutions:")
+    assert not remedy_heading("Alert > Meaning") and not remedy_heading("Release 2.0 > Fixed bugs")
