@@ -1,6 +1,7 @@
-"""Remedy-intent check over the eval corpus's runbooks: for every runbook with a "Mitigation"
-section, ask four fix-type questions naming the alert and count how often that section is
-the first hit and in the top 5 (README "How search ranks", step 3).
+"""Section-role intent check over the eval corpus's runbooks (Meaning / Impact / Diagnosis /
+Mitigation): for every runbook with the section, ask questions naming the alert in the
+wordings below and count how often that section (or one under it) is the first hit and in the
+top 5 (README "How search ranks", step 3).
 
 Usage: python scripts/eval_intent.py [--embedder none|minilm] [--db PATH] [--corpus DIR]
 (the database is indexed first when empty; default a temporary file).
@@ -18,7 +19,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from markdown_memory.config import Settings  # noqa: E402
 from markdown_memory.engine import Engine  # noqa: E402
 
-FORMS = ["How do I fix {n}?", "how to resolve the {n} alert", "{n} is firing, what should I do?", "steps to mitigate {n}"]
+FORMS = {
+    "Mitigation": ["How do I fix {n}?", "how to resolve the {n} alert", "{n} is firing, what should I do?",
+                   "steps to mitigate {n}"],
+    "Impact": ["What happens when {n} fires?", "What is the impact of {n}?", "how bad is {n} for users"],
+    "Diagnosis": ["How do I investigate {n}?", "how to debug {n}", "what should I check when {n} fires"],
+    "Meaning": ["What does {n} mean?", "what is {n} about"],
+}
 
 
 def main() -> int:
@@ -31,17 +38,19 @@ def main() -> int:
     engine = Engine(Settings.load(args.corpus, db, args.embedder))
     if engine.status()["documents"] == 0:
         engine.index()
-    books = sorted(p for p in (args.corpus / "runbooks" / "content" / "runbooks").rglob("*.md") if "\n## Mitigation" in p.read_text())
-    print(f"{len(books)} runbooks with a Mitigation section, embedder {args.embedder}")
-    for form in FORMS:
-        ranks = []
-        for path in books:
-            rel = path.relative_to(args.corpus).as_posix()
-            hits = engine.search(form.format(n=path.stem), top_k=5)["results"]
-            ranks.append(next((i for i, h in enumerate(hits, 1)
-                               if h["file_path"] == rel and h["heading_path"].endswith("Mitigation")), None))
-        print(f"{form:36s} top-1 {sum(r == 1 for r in ranks):3d}/{len(ranks)}   top-5 "
-              f"{sum(r is not None for r in ranks):3d}/{len(ranks)}")
+    folder = args.corpus / "runbooks" / "content" / "runbooks"
+    print(f"embedder {args.embedder}; runbooks under {folder}")
+    for section, forms in FORMS.items():
+        books = sorted(p for p in folder.rglob("*.md") if f"\n## {section}" in p.read_text())
+        for form in forms:
+            ranks = []
+            for path in books:
+                rel = path.relative_to(args.corpus).as_posix()
+                hits = engine.search(form.format(n=path.stem), top_k=5)["results"]
+                ranks.append(next((i for i, h in enumerate(hits, 1)
+                                   if h["file_path"] == rel and section in h["heading_path"].split(" > ")), None))
+            print(f"{section:10s} {form:38s} top-1 {sum(r == 1 for r in ranks):3d}/{len(ranks)}   top-5 "
+                  f"{sum(r is not None for r in ranks):3d}/{len(ranks)}")
     engine.close()
     return 0
 

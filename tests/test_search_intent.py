@@ -1,6 +1,7 @@
 """Question intent (search/intent.py): "how do I fix X" should land on X's remedy section
-(Mitigation, Solution, ...), not on the Meaning or Impact section of the same page, and never
-pull in a remedy section of an unrelated page."""
+(Mitigation, Solution, ...), "what happens when X fires" on its Impact section, "how do I
+investigate X" on its Diagnosis section, not on whichever section of the page repeats the name
+most; and an intent never pulls in a section of an unrelated page."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import indexed_engine, top
-from markdown_memory.search.intent import asks_for_remedy, remedy_heading
+from markdown_memory.search.intent import ROLES, asked_roles, asks_for_remedy, plays_role, remedy_heading
 
 ALERTS = {
     "QueueBacklogGrowing": ("the message queue backlog grows faster than consumers drain it",
@@ -62,9 +63,15 @@ def test_fix_questions_land_on_the_remedy_section(engine, name, form):
 
 
 @pytest.mark.parametrize("name", sorted(ALERTS))
-def test_other_questions_about_the_same_alert_are_not_pulled_to_the_remedy(engine, name):
-    path, heading = top(engine.search(f"What does {name} mean?"))
-    assert path == f"runbooks/{name}.md" and not heading.endswith("Mitigation")
+@pytest.mark.parametrize("form, section", [
+    ("What happens when {} fires?", "Impact"),
+    ("how bad is {} for users", "Impact"),
+    ("How do I investigate {}?", "Diagnosis"),
+    ("how to debug {}", "Diagnosis"),
+    ("What does {} mean?", "Meaning"),
+])
+def test_other_roles_land_on_their_section(engine, name, form, section):
+    assert top(engine.search(form.format(name))) == (f"runbooks/{name}.md", f"{name} > {section}")
 
 
 def test_the_intent_never_brings_in_a_remedy_section_of_another_page(engine):
@@ -80,3 +87,26 @@ def test_remedy_wording_and_headings():
     assert remedy_heading("Runbook > Mitigation > Capacity planning")  # part of a remedy
     assert remedy_heading("Guide > How to fix a stuck upload") and remedy_heading("FAQ > Possible solutions:")
     assert not remedy_heading("Alert > Meaning") and not remedy_heading("Release 2.0 > Fixed bugs")
+
+
+def test_roles_read_from_english_and_chinese_wording():
+    names = lambda q: [r.name for r in asked_roles(q)]  # noqa: E731
+    assert names("What happens when the disk fills up?") == ["impact"]
+    assert names("etcd 数据库大小超过配额之后会产生什么影响？") == ["impact"]
+    assert names("连接失败怎么办？") == ["remedy"]
+    assert names("How do I find out why the pod restarts?") == ["diagnosis"]
+    assert names("What is the default value of nearFullRatio?") == []  # a plain question asks for no role
+    meaning = next(r for r in ROLES if r.name == "meaning")
+    assert plays_role(meaning, "Alert > Meaning") and not plays_role(meaning, "Guide > Overview")
+
+
+def test_a_generic_overview_never_beats_the_section_that_defines_the_thing(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "cli.md").write_text(
+        "# Widget CLI\n\n## Overview\n\nThe widget CLI manages widgets. Every flag is described below.\n\n"
+        "## Flags\n\n`--dry-run` prints what would change and changes nothing.\n\n"
+        "## Exit codes\n\n0 on success, 2 on a usage error.\n")
+    eng = indexed_engine(root, "none")
+    assert top(eng.search("What does --dry-run mean?")) == ("cli.md", "Widget CLI > Flags")
+    eng.close()

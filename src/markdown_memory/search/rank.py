@@ -9,8 +9,8 @@
   candidates ordered by the IDF share of distinct query words they hold, title and path
   included; skipped for CJK-heavy queries) and *exact* (sections holding a rare identifier of
   the query verbatim, counted twice, so an exact hit beats semantic look-alikes).
-* Intent: a question asking for a fix adds a list of the best hit's page's remedy sections
-  (``search/intent.py``).
+* Intent: a question asking for a section role (a fix, the impact, how to investigate, what
+  something means) adds a list of the best hit's page's sections playing it (``search/intent.py``).
 * Demotions: a heading-only section sits ``EMPTY_PENALTY`` places lower on the keyword list; a
   changelog entry sits ``CHANGELOG_PENALTY`` places lower on every list unless the query asks
   about versions or changes.
@@ -31,7 +31,7 @@ import numpy as np
 
 from ..fts_text import fts_text, is_cjk
 from ..store import Store
-from .intent import asks_for_remedy, remedy_heading
+from .intent import asked_roles, plays_role
 from .query import AnalysedQuery, stem_prefix
 from .vectors import knn
 
@@ -44,7 +44,7 @@ EXACT_WEIGHT = 2.0
 #: the section that holds *all* the question's rare words.
 COVERAGE_WEIGHT = 0.5
 KEYWORD_WEIGHT = 1.0
-#: Weight of the intent list (search/intent.py): remedy sections when the question asks for a fix.
+#: Weight of an intent list (search/intent.py): e.g. remedy sections when the question asks for a fix.
 INTENT_WEIGHT = 1.0
 #: ...applied within the documents of this many best fused candidates. 3 let a weak page's
 #: "Troubleshooting" section overtake a FAQ entry that answered the question word for word;
@@ -371,16 +371,19 @@ def rank(
     exact_list.sort(key=lambda sid: (cands[sid].late, -cands[sid].score))
     for i, sid in enumerate(exact_list):
         cands[sid].score += EXACT_WEIGHT / (RRF_K + i + cands[sid].late)
-    # A question asking how to fix something: within the document of the best candidate (all
-    # lists fused; INTENT_DOCS), the sections under a remedy heading ("Mitigation", "Solution")
-    # form a list of their own, ordered by fused score. The intent picks the section of the page
-    # the question is about; it never lifts another page's remedy over a direct answer.
-    if asks_for_remedy(query.text):
+    # A question asking for a section role (how to fix, what the impact is, how to investigate):
+    # within the document of the best candidate (all lists fused; INTENT_DOCS), the sections
+    # playing that role ("Mitigation", "Impact", "Diagnosis") form a list of their own, ordered
+    # by fused score. The intent picks the section of the page the question is about; it never
+    # lifts another page's section over a direct answer.
+    roles = asked_roles(query.text)
+    if roles:
         best_first = sorted((c for c in cands.values() if c.row), key=lambda c: -c.score)
         pages = {c.row["doc_id"] for c in best_first[:INTENT_DOCS]}
-        remedies = [c for c in best_first if c.row["doc_id"] in pages and remedy_heading(c.row["base_path"])]
-        for i, c in enumerate(remedies):
-            c.score += INTENT_WEIGHT / (RRF_K + i + c.late)
+        for role in roles:
+            playing = [c for c in best_first if c.row["doc_id"] in pages and plays_role(role, c.row["base_path"])]
+            for i, c in enumerate(playing):
+                c.score += INTENT_WEIGHT / (RRF_K + i + c.late)
     ordered = _unique_text(sorted((c for c in cands.values() if c.row), key=lambda c: -c.score))
     ordered = _with_shared_parents(store, ordered)
     confidence = "none" if absent else _confidence(ordered, embedder_name, qvec is not None, bool(idents),
