@@ -79,14 +79,14 @@ class Engine(StatusMixin):
 
     def _open_store(self) -> Store:
         try:
-            return Store(self.settings.db_path)
+            return Store(self.settings.db_path, root=self.root)
         except Exception as exc:
             if not is_corruption(exc):
                 raise
             reason = str(exc)
         with self.writer_lock().acquire(timeout=BUSY_TIMEOUT_MS / 1000):
             try:  # another process may have rebuilt it while we waited for the lock
-                return Store(self.settings.db_path)
+                return Store(self.settings.db_path, root=self.root)
             except Exception as exc:
                 if not is_corruption(exc):
                     raise
@@ -98,7 +98,7 @@ class Engine(StatusMixin):
         target = move_aside(self.settings.db_path)
         self.moved_aside = str(target)
         self._generation += 1
-        store = Store(self.settings.db_path)
+        store = Store(self.settings.db_path, root=self.root)
         with store.transaction():
             store.set_meta("moved_aside", str(target))
             store.set_meta("moved_aside_reason", reason[:300])
@@ -224,7 +224,7 @@ class Engine(StatusMixin):
         not finish (the process was killed: its ``run_marker`` file is still there) the database
         is checked first (``integrity_problem``) and moved aside and rebuilt when damaged."""
         try:
-            writer = Store(self.settings.db_path)
+            writer = Store(self.settings.db_path, root=self.root)
         except Exception as exc:
             if not is_corruption(exc):
                 raise
@@ -277,7 +277,7 @@ class Engine(StatusMixin):
             paths = stale_paths(self.store, self.root, self.settings.exclude)
         if not paths:
             return None
-        writer = Store(self.settings.db_path)
+        writer = Store(self.settings.db_path, root=self.root)
         try:
             report = refresh_paths(writer, self.root, paths, self.settings.exclude)
             with writer.transaction():
