@@ -322,7 +322,9 @@ class Engine(StatusMixin):
         """Hybrid search. Returns ``{"results": [hit...], "confidence": str, "keyword_only":
         bool, "message": str|None}``; each hit has file_path, heading_path, start_line,
         end_line, tokens, score, content (when it fits ``max_tokens``), preview, matched_by.
-        Raises QueryError for an empty query."""
+        With no confident match ``message`` says so, or, when the index holds no document (never
+        indexed, first run under way), says that instead and how to index. Raises QueryError
+        for an empty query."""
         if not query or not query.strip():
             raise QueryError("query is empty; pass words, a phrase or an identifier to search for")
         query = query[:MAX_QUERY_CHARS]
@@ -330,8 +332,8 @@ class Engine(StatusMixin):
         prefix = self.subpath(path_prefix)
         if prefix is not None and not self._has_documents_under(prefix):
             return {"results": [], "confidence": "none", "keyword_only": False,
-                    "message": f"no indexed documents under {prefix!r}; list the indexed paths with list_documents "
-                               "(CLI: markdown-memory list)"}
+                    "message": self.empty_index_message() or f"no indexed documents under {prefix!r}; list the "
+                               "indexed paths with list_documents (CLI: markdown-memory list)"}
         analysed = analyse(query)
         store = self.store
         qvec = None
@@ -359,8 +361,8 @@ class Engine(StatusMixin):
             if message is None and self.settings.embedder != "none":
                 message = "keyword-only: vectors are still being computed for this index"
         if outcome.confidence == "none":
-            note = "no confident match: nothing in the docs clearly answers this query"
-            if outcome.absent:
+            note = self.empty_index_message() or "no confident match: nothing in the docs clearly answers this query"
+            if outcome.absent and note.startswith("no confident match"):
                 note += "; no document mentions " + ", ".join(f"'{a}'" for a in outcome.absent[:3])
             message = f"{note}; {message}" if message else note
         return {

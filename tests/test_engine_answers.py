@@ -1,0 +1,58 @@
+"""Answers that must not mislead: a search on an index that holds nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+from markdown_memory.config import Settings
+from markdown_memory.server_runtime import Runtime
+
+
+def _cli(*args: str, db: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(db))
+    return subprocess.run([sys.executable, "-m", "markdown_memory.cli", "--embedder", "none", *args],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+# -- search on an index that holds no document ------------------------------------------------
+def test_search_on_a_never_indexed_root_says_so_instead_of_no_match(docs_root: Path, tmp_path: Path) -> None:
+    """Regression (tester): with --no-auto-index (MCP) or `search --no-refresh` (CLI) a search on a
+    never-indexed root answered 'no confident match: nothing in the docs clearly answers this
+    query', and an agent concluded the docs do not cover the topic."""
+    runtime = Runtime(Settings.load(docs_root, tmp_path / "i.db", "none", auto_index=False))
+    result = anyio.run(runtime.call, "search_docs", lambda: runtime.search_docs("install on linux", 5, None, 2000))
+    answer = json.loads(result.content[0].text)
+    assert not result.is_error and answer["results"] == []
+    assert "has not been indexed yet" in answer["message"] and "index_directory" in answer["message"]
+    assert "no confident match" not in answer["message"]
+    prefixed = runtime.search_docs("install", 5, "ops", 2000)
+    assert "has not been indexed yet" in prefixed["message"]
+
+    out = _cli("search", "--no-refresh", "install on linux", "--docs-dir", str(docs_root), "--json",
+               db=tmp_path / "cli.db")
+    answer = json.loads(out.stdout)
+    assert out.returncode == 0 and answer["results"] == []
+    assert "has not been indexed yet" in answer["message"] and "markdown-memory index" in answer["message"]
+    assert "no confident match" not in answer["message"]
+
+
+def test_search_while_the_first_run_is_under_way_and_on_an_empty_root(docs_root: Path, make_engine,
+                                                                     tmp_path: Path) -> None:
+    engine = make_engine(docs_root, "none")
+    engine.indexing = True  # as while the first (background) run parses
+    assert "is being indexed" in engine.search("install")["message"]
+    engine.indexing = False
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    bare = make_engine(empty, "none")
+    bare.index()
+    message = bare.search("install")["message"]
+    assert "holds no documents" in message and "no confident match" not in message
+    engine.index()
+    missing = engine.search("zzzunknownword")
+    assert missing["message"].startswith("no confident match")  # an indexed root keeps the old answer
