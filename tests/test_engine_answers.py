@@ -1,4 +1,5 @@
-"""Answers that must not mislead: a search on an index that holds nothing."""
+"""Answers that must not mislead: a search on an index that holds nothing, read cursors outside
+the section."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
+
 from markdown_memory.config import Settings
+from markdown_memory.errors import QueryError
 from markdown_memory.server_runtime import Runtime
 
 
@@ -56,3 +60,29 @@ def test_search_while_the_first_run_is_under_way_and_on_an_empty_root(docs_root:
     engine.index()
     missing = engine.search("zzzunknownword")
     assert missing["message"].startswith("no confident match")  # an indexed root keeps the old answer
+
+
+# -- read_section cursors ---------------------------------------------------------------------
+def test_read_cursor_outside_the_section_is_an_error_naming_the_valid_range(docs_root: Path, make_engine) -> None:
+    """Regression (tester): cursor=1000000000 answered start_line 1000000001, end_line 1000000000
+    and empty content without an error; a negative cursor was silently read as 0."""
+    engine = make_engine(docs_root, "none")
+    engine.index()
+    whole = engine.read("install.md", "Installation Guide > Linux")
+    n = whole["content"].count("\n") + 1
+    last = engine.read("install.md", "Installation Guide > Linux", cursor=n - 1)
+    assert last["start_line"] == last["end_line"] == whole["end_line"] and last["next_cursor"] is None
+    for cursor in (n, 1_000_000_000, -1):
+        with pytest.raises(QueryError) as refused:
+            engine.read("install.md", "Installation Guide > Linux", cursor=cursor)
+        message = str(refused.value)
+        assert f"cursor {cursor}" in message and f"{n} line(s)" in message and f"0..{n - 1}" in message
+
+
+def test_read_section_tool_answers_a_bad_cursor_as_a_tool_error(docs_root: Path, tmp_path: Path) -> None:
+    runtime = Runtime(Settings.load(docs_root, tmp_path / "i.db", "none", auto_index=False))
+    runtime.engine.index()
+    result = anyio.run(runtime.call, "read_section",
+                       lambda: runtime.read_section("install.md", "Installation Guide", False, 1_000_000_000))
+    body = json.loads(result.content[0].text)
+    assert result.is_error and "valid cursors are 0.." in body["error"] and "internal" not in body["error"]

@@ -23,6 +23,7 @@ from .errors import DocumentNotFoundError, EmbedderUnavailableError, IndexBusyEr
 from .freshness import remember_folders, stale_paths
 from .indexer import IndexReport, Progress, index_tree, refresh_paths
 from .markdown.parse import PREAMBLE
+from .reading import page, verbatim_lines
 from .resolve import normalise_request_path, resolve_document, resolve_heading
 from .search import analyse, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusMixin
@@ -489,9 +490,12 @@ class Engine(StatusMixin):
         page_tokens: int = READ_PAGE_TOKENS,
     ) -> dict[str, Any]:
         """The verbatim text of one section (all ``(Part n)`` pieces joined for a base path;
-        with ``include_subsections`` its descendants too). Long answers are paged:
-        ``next_cursor`` is set when more lines remain. Raises DocumentNotFoundError,
-        SectionNotFoundError (with candidates), PathOutsideRootError."""
+        with ``include_subsections`` its descendants too). Long answers are paged by
+        ``page_tokens``: ``next_cursor`` (a line index into the text, 0 = its first line) is set
+        when more lines remain; pass it as ``cursor`` for the next page. Raises
+        DocumentNotFoundError, SectionNotFoundError (with candidates), PathOutsideRootError, and
+        QueryError for a cursor outside the text (negative, or not below its line count: the
+        message gives the valid range) instead of answering an empty page."""
         doc_id, rel, _title, _meta = self._document_row(file_path)
         rows = self.store.conn.execute(
             "SELECT heading_path, base_path, level, part, start_line, end_line, text, ordinal "
@@ -515,23 +519,16 @@ class Engine(StatusMixin):
                 if r[2] <= level and r[1] != wanted:
                     break
                 picked.append(r)
-        lines = _verbatim_lines(picked)
+        lines = verbatim_lines(picked)
         start_line = picked[0][4]
-        out_lines: list[str] = []
-        used = 0
-        index = max(0, int(cursor))
-        while index < len(lines):
-            cost = count_tokens(lines[index]) + 1
-            if out_lines and used + cost > page_tokens:
-                break
-            out_lines.append(lines[index])
-            used += cost
-            index += 1
+        cursor = int(cursor)
+        out_lines, index = page(lines, cursor, page_tokens, f"section {wanted!r} of {rel}"
+                                + (" with its subsections" if include_subsections else ""))
         content = "\n".join(out_lines)
         return {
             "file_path": rel,
             "heading_path": wanted,
-            "start_line": start_line + max(0, int(cursor)),
+            "start_line": start_line + cursor,
             "end_line": start_line + index - 1,
             "section_end_line": picked[-1][5],
             "tokens": count_tokens(content),
@@ -567,20 +564,3 @@ class Engine(StatusMixin):
         ]
         nxt = offset + len(docs)
         return {"documents": docs, "total": total, "next_offset": nxt if nxt < total else None}
-
-
-def _verbatim_lines(picked: list[Any]) -> list[str]:
-    """The file's lines from the first picked section's start to the last one's end. A
-    section's text is exactly its lines; the parser trims blank lines from a section's end, so
-    the gaps between consecutive sections are blank lines and are put back here (without them,
-    joined subsections lose those lines and every later line number drifts; a gap line of only
-    spaces comes back empty, which Markdown reads the same). ``picked`` rows
-    are (heading_path, base_path, level, part, start_line, end_line, text, ordinal)."""
-    lines: list[str] = []
-    previous_end: int | None = None
-    for row in picked:
-        if previous_end is not None:
-            lines.extend([""] * max(0, row[4] - previous_end - 1))
-        lines.extend(row[6].split("\n"))
-        previous_end = row[5]
-    return lines

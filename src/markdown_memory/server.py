@@ -215,8 +215,8 @@ def build_server(runtime: "Runtime") -> Any:
         description=(
             "Read one section of a Markdown document verbatim, by file_path and heading_path (from search_docs or "
             "get_document_outline). Returns content with start_line/end_line and tokens. When next_cursor is "
-            "not null, call again with cursor=next_cursor for the rest. A heading that does not resolve lists "
-            "candidates: retry with one of them."
+            "not null, call again with cursor=next_cursor for the rest (a cursor past the section's last line is "
+            "an error). A heading that does not resolve lists candidates: retry with one of them."
         ),
     )
     server.add_tool(
