@@ -1,5 +1,5 @@
 """Answers that must not mislead: a search on an index that holds nothing, read cursors outside
-the section."""
+the section, and outline line ranges that agree with read_section."""
 
 from __future__ import annotations
 
@@ -86,3 +86,34 @@ def test_read_section_tool_answers_a_bad_cursor_as_a_tool_error(docs_root: Path,
                        lambda: runtime.read_section("install.md", "Installation Guide", False, 1_000_000_000))
     body = json.loads(result.content[0].text)
     assert result.is_error and "valid cursors are 0.." in body["error"] and "internal" not in body["error"]
+
+
+# -- outline line ranges ----------------------------------------------------------------------
+def test_outline_end_line_is_what_read_section_returns(docs_root: Path, make_engine) -> None:
+    """Regression (tester): outline's end_line included the subsections (e.g. 29-329) while
+    read_section of that heading returned 29-104 with next_cursor null, and the same entry's
+    tokens counted its own text only. end_line is now the section's own end, like tokens, and
+    end_line_with_children covers the subsections, like tokens_with_children."""
+    engine = make_engine(docs_root, "none")
+    engine.index()
+    outline = engine.outline("install.md")
+    top = outline["headings"][0]
+    assert top["heading_path"] == "Installation Guide" and len(outline["headings"]) > 1
+    for node in outline["headings"]:
+        own = engine.read("install.md", node["heading_path"])
+        assert (node["start_line"], node["end_line"]) == (own["start_line"], own["end_line"])
+        assert own["next_cursor"] is None
+        assert node["tokens"] == own["tokens"]
+        full = engine.read("install.md", node["heading_path"], include_subsections=True)
+        assert node["end_line_with_children"] == full["end_line"] >= node["end_line"]
+    assert top["end_line"] < top["end_line_with_children"] == outline["headings"][-1]["end_line"]
+
+
+def test_outline_tool_description_names_both_line_ranges(tmp_path: Path) -> None:
+    from markdown_memory.server import build_server
+
+    server = build_server(Runtime(Settings.load(tmp_path, tmp_path / "i.db", "none")))
+    tools = {t.name: t.description for t in anyio.run(server.list_tools)}
+    described = tools["get_document_outline"]
+    assert "end_line_with_children" in described and "tokens_with_children" in described
+    assert "the lines read_section returns" in described

@@ -23,7 +23,7 @@ from .errors import DocumentNotFoundError, EmbedderUnavailableError, IndexBusyEr
 from .freshness import remember_folders, stale_paths
 from .indexer import IndexReport, Progress, index_tree, refresh_paths
 from .markdown.parse import PREAMBLE
-from .reading import page, verbatim_lines
+from .reading import outline_nodes, page, verbatim_lines
 from .resolve import normalise_request_path, resolve_document, resolve_heading
 from .search import analyse, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusMixin
@@ -431,44 +431,18 @@ class Engine(StatusMixin):
 
     def outline(self, file_path: str, max_depth: int | None = None) -> dict[str, Any]:
         """Heading tree of one document: title, front-matter keys, preamble (lines) and
-        ``headings`` [{heading_path, title, level, start_line, end_line, tokens,
-        tokens_with_children, parts}]; no bodies. Raises DocumentNotFoundError /
+        ``headings`` [{heading_path, title, level, start_line, end_line, end_line_with_children,
+        tokens, tokens_with_children, parts?}]; no bodies. ``end_line`` and ``tokens`` are the
+        heading's own text (what ``read`` returns), the ``_with_children`` fields include its
+        subsections (see ``reading.outline_nodes``). Raises DocumentNotFoundError /
         PathOutsideRootError."""
         doc_id, rel, title, metadata = self._document_row(file_path)
         rows = self.store.conn.execute(
-            "SELECT base_path, title, level, part, start_line, end_line, tokens, ordinal, parent_ordinal "
-            "FROM sections WHERE doc_id = ? ORDER BY ordinal",
+            "SELECT base_path, title, level, part, start_line, end_line, tokens FROM sections WHERE doc_id = ? "
+            "ORDER BY ordinal",
             (doc_id,),
         ).fetchall()
-        nodes: list[dict[str, Any]] = []
-        by_base: dict[str, dict[str, Any]] = {}
-        preamble = None
-        for base, htitle, level, part, start, end, tokens, _ordinal, _parent in rows:
-            if level == 0:
-                if preamble is None:
-                    preamble = {"heading_path": base, "start_line": start, "end_line": end, "tokens": 0}
-                preamble["end_line"] = end
-                preamble["tokens"] += tokens
-                continue
-            node = by_base.get(base)
-            if node is None:
-                node = {"heading_path": base, "title": htitle, "level": level, "start_line": start,
-                        "end_line": end, "tokens": 0, "tokens_with_children": 0}
-                by_base[base] = node
-                nodes.append(node)
-            node["end_line"] = end
-            node["tokens"] += tokens
-            if part:
-                node["parts"] = part
-        # tokens_with_children: own tokens plus every following node of a deeper level
-        for i, node in enumerate(nodes):
-            total = node["tokens"]
-            for later in nodes[i + 1 :]:
-                if later["level"] <= node["level"]:
-                    break
-                total += later["tokens"]
-                node["end_line"] = max(node["end_line"], later["end_line"])
-            node["tokens_with_children"] = total
+        preamble, nodes = outline_nodes(rows)
         if max_depth is not None:  # depth in the tree (1 = top headings), whatever their # level
             nodes = [n for n in nodes if n["heading_path"].count(" > ") + 1 <= max_depth]
         meta = json.loads(metadata or "{}")
