@@ -31,7 +31,13 @@ def _project(path: Path, word: str) -> Path:
 
 
 def _cli(*args: str, cwd: Path, db: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(db))
+    """Run the CLI in ``cwd`` (its default docs root) with the package under test importable
+    from there (a relative PYTHONPATH such as ``src`` would not be)."""
+    import markdown_memory
+
+    package_dir = str(Path(markdown_memory.__file__).resolve().parents[1])
+    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(db),
+               PYTHONPATH=os.pathsep.join(filter(None, [package_dir, os.environ.get("PYTHONPATH")])))
     env.pop("MARKDOWN_MEMORY_DOCS_DIR", None)
     return subprocess.run([sys.executable, "-m", "markdown_memory.cli", "--embedder", "none", *args],
                           capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
