@@ -207,6 +207,7 @@ def test_get_document_outline_lists_headings_without_bodies(served) -> None:
     assert outline["front_matter_keys"], "configuration.md starts with front matter"
     top = outline["headings"][0]
     assert top["tokens_with_children"] >= sum(h["tokens"] for h in outline["headings"][1:])
+    assert top["end_line"] < top["end_line_with_children"] == outline["headings"][-1]["end_line_with_children"]
     assert "content" not in json.dumps(outline)
     is_error, shallow = client.call("get_document_outline", {"file_path": "configuration.md", "max_depth": 1})
     assert not is_error and [h["level"] for h in shallow["headings"]] == [1]

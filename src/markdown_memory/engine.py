@@ -23,6 +23,7 @@ from .errors import DocumentNotFoundError, EmbedderUnavailableError, IndexBusyEr
 from .freshness import remember_folders, stale_paths
 from .indexer import IndexReport, Progress, index_tree, refresh_paths
 from .markdown.parse import PREAMBLE
+from .reading import outline_nodes, page, verbatim_lines
 from .resolve import normalise_request_path, resolve_document, resolve_heading
 from .search import analyse, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusMixin
@@ -79,14 +80,14 @@ class Engine(StatusMixin):
 
     def _open_store(self) -> Store:
         try:
-            return Store(self.settings.db_path)
+            return Store(self.settings.db_path, root=self.root)
         except Exception as exc:
             if not is_corruption(exc):
                 raise
             reason = str(exc)
         with self.writer_lock().acquire(timeout=BUSY_TIMEOUT_MS / 1000):
             try:  # another process may have rebuilt it while we waited for the lock
-                return Store(self.settings.db_path)
+                return Store(self.settings.db_path, root=self.root)
             except Exception as exc:
                 if not is_corruption(exc):
                     raise
@@ -98,7 +99,7 @@ class Engine(StatusMixin):
         target = move_aside(self.settings.db_path)
         self.moved_aside = str(target)
         self._generation += 1
-        store = Store(self.settings.db_path)
+        store = Store(self.settings.db_path, root=self.root)
         with store.transaction():
             store.set_meta("moved_aside", str(target))
             store.set_meta("moved_aside_reason", reason[:300])
@@ -224,7 +225,7 @@ class Engine(StatusMixin):
         not finish (the process was killed: its ``run_marker`` file is still there) the database
         is checked first (``integrity_problem``) and moved aside and rebuilt when damaged."""
         try:
-            writer = Store(self.settings.db_path)
+            writer = Store(self.settings.db_path, root=self.root)
         except Exception as exc:
             if not is_corruption(exc):
                 raise
@@ -277,7 +278,7 @@ class Engine(StatusMixin):
             paths = stale_paths(self.store, self.root, self.settings.exclude)
         if not paths:
             return None
-        writer = Store(self.settings.db_path)
+        writer = Store(self.settings.db_path, root=self.root)
         try:
             report = refresh_paths(writer, self.root, paths, self.settings.exclude)
             with writer.transaction():
@@ -322,7 +323,9 @@ class Engine(StatusMixin):
         """Hybrid search. Returns ``{"results": [hit...], "confidence": str, "keyword_only":
         bool, "message": str|None}``; each hit has file_path, heading_path, start_line,
         end_line, tokens, score, content (when it fits ``max_tokens``), preview, matched_by.
-        Raises QueryError for an empty query."""
+        With no confident match ``message`` says so, or, when the index holds no document (never
+        indexed, first run under way), says that instead and how to index. Raises QueryError
+        for an empty query."""
         if not query or not query.strip():
             raise QueryError("query is empty; pass words, a phrase or an identifier to search for")
         query = query[:MAX_QUERY_CHARS]
@@ -330,8 +333,8 @@ class Engine(StatusMixin):
         prefix = self.subpath(path_prefix)
         if prefix is not None and not self._has_documents_under(prefix):
             return {"results": [], "confidence": "none", "keyword_only": False,
-                    "message": f"no indexed documents under {prefix!r}; list the indexed paths with list_documents "
-                               "(CLI: markdown-memory list)"}
+                    "message": self.empty_index_message() or f"no indexed documents under {prefix!r}; list the "
+                               "indexed paths with list_documents (CLI: markdown-memory list)"}
         analysed = analyse(query)
         store = self.store
         qvec = None
@@ -359,8 +362,8 @@ class Engine(StatusMixin):
             if message is None and self.settings.embedder != "none":
                 message = "keyword-only: vectors are still being computed for this index"
         if outcome.confidence == "none":
-            note = "no confident match: nothing in the docs clearly answers this query"
-            if outcome.absent:
+            note = self.empty_index_message() or "no confident match: nothing in the docs clearly answers this query"
+            if outcome.absent and note.startswith("no confident match"):
                 note += "; no document mentions " + ", ".join(f"'{a}'" for a in outcome.absent[:3])
             message = f"{note}; {message}" if message else note
         return {
@@ -428,44 +431,18 @@ class Engine(StatusMixin):
 
     def outline(self, file_path: str, max_depth: int | None = None) -> dict[str, Any]:
         """Heading tree of one document: title, front-matter keys, preamble (lines) and
-        ``headings`` [{heading_path, title, level, start_line, end_line, tokens,
-        tokens_with_children, parts}]; no bodies. Raises DocumentNotFoundError /
+        ``headings`` [{heading_path, title, level, start_line, end_line, end_line_with_children,
+        tokens, tokens_with_children, parts?}]; no bodies. ``end_line`` and ``tokens`` are the
+        heading's own text (what ``read`` returns), the ``_with_children`` fields include its
+        subsections (see ``reading.outline_nodes``). Raises DocumentNotFoundError /
         PathOutsideRootError."""
         doc_id, rel, title, metadata = self._document_row(file_path)
         rows = self.store.conn.execute(
-            "SELECT base_path, title, level, part, start_line, end_line, tokens, ordinal, parent_ordinal "
-            "FROM sections WHERE doc_id = ? ORDER BY ordinal",
+            "SELECT base_path, title, level, part, start_line, end_line, tokens FROM sections WHERE doc_id = ? "
+            "ORDER BY ordinal",
             (doc_id,),
         ).fetchall()
-        nodes: list[dict[str, Any]] = []
-        by_base: dict[str, dict[str, Any]] = {}
-        preamble = None
-        for base, htitle, level, part, start, end, tokens, _ordinal, _parent in rows:
-            if level == 0:
-                if preamble is None:
-                    preamble = {"heading_path": base, "start_line": start, "end_line": end, "tokens": 0}
-                preamble["end_line"] = end
-                preamble["tokens"] += tokens
-                continue
-            node = by_base.get(base)
-            if node is None:
-                node = {"heading_path": base, "title": htitle, "level": level, "start_line": start,
-                        "end_line": end, "tokens": 0, "tokens_with_children": 0}
-                by_base[base] = node
-                nodes.append(node)
-            node["end_line"] = end
-            node["tokens"] += tokens
-            if part:
-                node["parts"] = part
-        # tokens_with_children: own tokens plus every following node of a deeper level
-        for i, node in enumerate(nodes):
-            total = node["tokens"]
-            for later in nodes[i + 1 :]:
-                if later["level"] <= node["level"]:
-                    break
-                total += later["tokens"]
-                node["end_line"] = max(node["end_line"], later["end_line"])
-            node["tokens_with_children"] = total
+        preamble, nodes = outline_nodes(rows)
         if max_depth is not None:  # depth in the tree (1 = top headings), whatever their # level
             nodes = [n for n in nodes if n["heading_path"].count(" > ") + 1 <= max_depth]
         meta = json.loads(metadata or "{}")
@@ -487,9 +464,12 @@ class Engine(StatusMixin):
         page_tokens: int = READ_PAGE_TOKENS,
     ) -> dict[str, Any]:
         """The verbatim text of one section (all ``(Part n)`` pieces joined for a base path;
-        with ``include_subsections`` its descendants too). Long answers are paged:
-        ``next_cursor`` is set when more lines remain. Raises DocumentNotFoundError,
-        SectionNotFoundError (with candidates), PathOutsideRootError."""
+        with ``include_subsections`` its descendants too). Long answers are paged by
+        ``page_tokens``: ``next_cursor`` (a line index into the text, 0 = its first line) is set
+        when more lines remain; pass it as ``cursor`` for the next page. Raises
+        DocumentNotFoundError, SectionNotFoundError (with candidates), PathOutsideRootError, and
+        QueryError for a cursor outside the text (negative, or not below its line count: the
+        message gives the valid range) instead of answering an empty page."""
         doc_id, rel, _title, _meta = self._document_row(file_path)
         rows = self.store.conn.execute(
             "SELECT heading_path, base_path, level, part, start_line, end_line, text, ordinal "
@@ -513,23 +493,16 @@ class Engine(StatusMixin):
                 if r[2] <= level and r[1] != wanted:
                     break
                 picked.append(r)
-        lines = _verbatim_lines(picked)
+        lines = verbatim_lines(picked)
         start_line = picked[0][4]
-        out_lines: list[str] = []
-        used = 0
-        index = max(0, int(cursor))
-        while index < len(lines):
-            cost = count_tokens(lines[index]) + 1
-            if out_lines and used + cost > page_tokens:
-                break
-            out_lines.append(lines[index])
-            used += cost
-            index += 1
+        cursor = int(cursor)
+        out_lines, index = page(lines, cursor, page_tokens, f"section {wanted!r} of {rel}"
+                                + (" with its subsections" if include_subsections else ""))
         content = "\n".join(out_lines)
         return {
             "file_path": rel,
             "heading_path": wanted,
-            "start_line": start_line + max(0, int(cursor)),
+            "start_line": start_line + cursor,
             "end_line": start_line + index - 1,
             "section_end_line": picked[-1][5],
             "tokens": count_tokens(content),
@@ -565,20 +538,3 @@ class Engine(StatusMixin):
         ]
         nxt = offset + len(docs)
         return {"documents": docs, "total": total, "next_offset": nxt if nxt < total else None}
-
-
-def _verbatim_lines(picked: list[Any]) -> list[str]:
-    """The file's lines from the first picked section's start to the last one's end. A
-    section's text is exactly its lines; the parser trims blank lines from a section's end, so
-    the gaps between consecutive sections are blank lines and are put back here (without them,
-    joined subsections lose those lines and every later line number drifts; a gap line of only
-    spaces comes back empty, which Markdown reads the same). ``picked`` rows
-    are (heading_path, base_path, level, part, start_line, end_line, text, ordinal)."""
-    lines: list[str] = []
-    previous_end: int | None = None
-    for row in picked:
-        if previous_end is not None:
-            lines.extend([""] * max(0, row[4] - previous_end - 1))
-        lines.extend(row[6].split("\n"))
-        previous_end = row[5]
-    return lines

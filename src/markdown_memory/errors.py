@@ -36,11 +36,18 @@ class SectionNotFoundError(MarkdownMemoryError):
 
 
 class QueryError(MarkdownMemoryError):
-    """A search query is empty or could not be turned into a safe keyword query."""
+    """A request argument is unusable: an empty query, a folder that is not inside the docs
+    root, a read cursor outside the section."""
 
 
 class SchemaError(MarkdownMemoryError):
     """The database was written by a newer markdown-memory (schema version too new)."""
+
+
+class RootMismatchError(MarkdownMemoryError):
+    """The index database was built for another docs root (one database per docs root:
+    ``--db`` / ``MARKDOWN_MEMORY_DB`` shared by two projects). Refused before anything is read
+    or written; the message names both roots and the fixes."""
 
 
 class IndexBusyError(MarkdownMemoryError):

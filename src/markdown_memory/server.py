@@ -215,8 +215,8 @@ def build_server(runtime: "Runtime") -> Any:
         description=(
             "Read one section of a Markdown document verbatim, by file_path and heading_path (from search_docs or "
             "get_document_outline). Returns content with start_line/end_line and tokens. When next_cursor is "
-            "not null, call again with cursor=next_cursor for the rest. A heading that does not resolve lists "
-            "candidates: retry with one of them."
+            "not null, call again with cursor=next_cursor for the rest (a cursor past the section's last line is "
+            "an error). A heading that does not resolve lists candidates: retry with one of them."
         ),
     )
     server.add_tool(
@@ -224,8 +224,10 @@ def build_server(runtime: "Runtime") -> Any:
         structured_output=False,
         description=(
             "List the heading tree of one Markdown document (no bodies): each heading's heading_path, level, "
-            "start/end lines, tokens (own text) and tokens_with_children, plus the title and front-matter keys. "
-            "Use it to pick the one section to read_section instead of reading the file."
+            "start_line, end_line and tokens of its own text (the lines read_section returns), and "
+            "end_line_with_children and tokens_with_children including its subsections (what read_section with "
+            "include_subsections returns), plus the title and front-matter keys. Use it to pick the one section "
+            "to read_section instead of reading the file."
         ),
     )
     server.add_tool(

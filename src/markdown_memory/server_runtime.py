@@ -16,7 +16,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from .config import Settings
-from .errors import IndexBusyError, MarkdownMemoryError, QueryError
+from .errors import IndexBusyError, MarkdownMemoryError, QueryError, RootMismatchError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .server_engine import ServerEngine
@@ -147,6 +147,8 @@ class Runtime:
             return
         try:
             self.engine.refresh()
+        except RootMismatchError:  # the database is another root's: every tool answers that error
+            raise
         except Exception:  # a refresh problem must not fail the answer; the next run retries
             log.warning("refreshing changed files failed", exc_info=True)
 

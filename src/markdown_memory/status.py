@@ -141,6 +141,25 @@ class StatusMixin:
                                             other_build),
         }
 
+    def empty_index_message(self) -> str | None:
+        """Why a search found nothing when the index holds no document at all (None when it holds
+        some): the root was never indexed (and how to index it), its first run is under way, or
+        the last run found no Markdown file it could index. Two small queries; a lock probe only
+        when the index is empty."""
+        store = self.store
+        if store.conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is not None:
+            return None
+        root = str(self.root)
+        if self.indexing or self.indexing_elsewhere():
+            return (f"the docs root {root!r} is being indexed and no document is searchable yet (this says nothing "
+                    "about what the docs cover); search again shortly")
+        how = "call index_directory (or run `markdown-memory index`) to index it, then search again"
+        if store.get_meta("last_run_at") is None:
+            return (f"the docs root {root!r} has not been indexed yet, so no document was searched (this says "
+                    f"nothing about what the docs cover); {how}")
+        return (f"the index of the docs root {root!r} holds no documents: the last index run found no Markdown "
+                "file it could index there (its failures are in `markdown-memory status`)")
+
     def _other_vectors_message(self, other: str) -> str:
         """Why search is keyword-only when the stored vectors (``weights_id`` ``other``) are not
         the configured model's, and the fix: another preset's vectors name the flag that uses

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .errors import SchemaError
+from .errors import MarkdownMemoryError, SchemaError
 from .fts_text import fts_text
 
 log = logging.getLogger("markdown_memory.store")
@@ -192,8 +192,9 @@ def is_transient(exc: BaseException) -> bool:
 
 def is_corruption(exc: BaseException) -> bool:
     """True when ``exc`` says the database file itself is unusable (not a database, malformed
-    image), as opposed to a transient lock or a missing directory."""
-    if is_transient(exc):
+    image), as opposed to a transient lock, a missing directory or a refusal of ours (whose
+    message may quote a path containing such words)."""
+    if is_transient(exc) or isinstance(exc, MarkdownMemoryError):
         return False
     text = str(exc).lower()
     return any(marker in text for marker in _CORRUPT_MARKERS)
@@ -230,11 +231,12 @@ def blob_vector(blob: bytes) -> np.ndarray:
 class Store:
     """A connection to one index database plus the write and read helpers the engine needs.
 
-    Raises SchemaError when the file was written by a newer schema. Not thread-safe: use one
-    Store per thread.
+    Raises SchemaError when the file was written by a newer schema. With ``root`` (the docs
+    root the caller serves) the database must belong to it (``rootcheck.bind_root``: recorded
+    on first use) or RootMismatchError is raised. Not thread-safe: use one Store per thread.
     """
 
-    def __init__(self, path: Path, *, create: bool = True) -> None:
+    def __init__(self, path: Path, *, create: bool = True, root: Path | None = None) -> None:
         self.path = path
         self.driver = pick_driver()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -254,6 +256,10 @@ class Store:
             self.conn.execute("PRAGMA foreign_keys = OFF")
             if create:
                 self._migrate()
+            if root is not None:
+                from .rootcheck import bind_root
+
+                bind_root(self, root)
         except BaseException:
             self.close()
             raise

@@ -1,0 +1,97 @@
+"""How stored sections become the answers of ``Engine.outline`` and ``Engine.read``: the
+heading tree with its line ranges and token counts, a section's verbatim lines, and paging.
+
+Line numbers are 1-based lines of the file. A heading's own range (``start_line`` ..
+``end_line``) is its text up to the next heading of any level, which is exactly what
+``read_section`` (and a search hit) returns; ``end_line_with_children`` also covers its
+subsections, as ``tokens_with_children`` does for tokens.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .errors import QueryError
+from .tokens import count_tokens
+
+
+def outline_nodes(rows: Sequence[Sequence[Any]]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """(preamble, headings) of one document from its section rows in file order, each row
+    ``(base_path, title, level, part, start_line, end_line, tokens)``; the ``(Part n)`` pieces of
+    a long section are one heading. A heading is ``{heading_path, title, level, start_line,
+    end_line, end_line_with_children, tokens, tokens_with_children, parts?}``: ``end_line`` and
+    ``tokens`` are its own text (what read_section returns), the ``_with_children`` fields add
+    every subsection. The preamble (text before the first heading) is ``{heading_path,
+    start_line, end_line, tokens}`` or None."""
+    nodes: list[dict[str, Any]] = []
+    by_base: dict[str, dict[str, Any]] = {}
+    preamble = None
+    for base, htitle, level, part, start, end, tokens in rows:
+        if level == 0:
+            if preamble is None:
+                preamble = {"heading_path": base, "start_line": start, "end_line": end, "tokens": 0}
+            preamble["end_line"] = end
+            preamble["tokens"] += tokens
+            continue
+        node = by_base.get(base)
+        if node is None:
+            node = {"heading_path": base, "title": htitle, "level": level, "start_line": start, "end_line": end,
+                    "end_line_with_children": end, "tokens": 0, "tokens_with_children": 0}
+            by_base[base] = node
+            nodes.append(node)
+        node["end_line"] = end
+        node["tokens"] += tokens
+        if part:
+            node["parts"] = part
+    # the _with_children fields: own values plus every following node of a deeper level
+    for i, node in enumerate(nodes):
+        total, last = node["tokens"], node["end_line"]
+        for later in nodes[i + 1 :]:
+            if later["level"] <= node["level"]:
+                break
+            total += later["tokens"]
+            last = max(last, later["end_line"])
+        node["tokens_with_children"] = total
+        node["end_line_with_children"] = last
+    return preamble, nodes
+
+
+def verbatim_lines(picked: Sequence[Sequence[Any]]) -> list[str]:
+    """The file's lines from the first picked section's start to the last one's end. A
+    section's text is exactly its lines; the parser trims blank lines from a section's end, so
+    the gaps between consecutive sections are blank lines and are put back here (without them,
+    joined subsections lose those lines and every later line number drifts; a gap line of only
+    spaces comes back empty, which Markdown reads the same). ``picked`` rows
+    are (heading_path, base_path, level, part, start_line, end_line, text, ordinal)."""
+    lines: list[str] = []
+    previous_end: int | None = None
+    for row in picked:
+        if previous_end is not None:
+            lines.extend([""] * max(0, row[4] - previous_end - 1))
+        lines.extend(row[6].split("\n"))
+        previous_end = row[5]
+    return lines
+
+
+def page(lines: list[str], cursor: int, page_tokens: int, what: str) -> tuple[list[str], int]:
+    """One page of ``lines`` from index ``cursor``: as many whole lines as fit ``page_tokens``
+    (at least one). Returns (the page's lines, the index after its last line). ``what`` names
+    the text for the error ("section 'A > B' of x.md"). Raises QueryError for a cursor outside
+    0..len(lines)-1 (a negative one, or one past the end: a cursor is only ever a
+    ``next_cursor`` of an earlier answer, or 0)."""
+    if cursor < 0 or cursor >= len(lines):
+        raise QueryError(
+            f"cursor {cursor} is outside the {what}: it has {len(lines)} line(s), so valid cursors are "
+            f"0..{len(lines) - 1}; pass the next_cursor of the previous answer, or no cursor to read from the start"
+        )
+    out: list[str] = []
+    used = 0
+    index = cursor
+    while index < len(lines):
+        cost = count_tokens(lines[index]) + 1
+        if out and used + cost > page_tokens:
+            break
+        out.append(lines[index])
+        used += cost
+        index += 1
+    return out, index

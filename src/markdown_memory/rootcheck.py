@@ -1,0 +1,117 @@
+"""One index database belongs to one docs root.
+
+The database records the real path of the docs root it was built for (``meta`` key
+``docs_root``) the first time it is opened for one. Opening it for another root raises
+:class:`~markdown_memory.errors.RootMismatchError` before any document is read or written:
+otherwise a ``--db`` / ``MARKDOWN_MEMORY_DB`` shared by two projects would let each index run
+remove the other project's documents (they are not on disk under its root), and searches would
+answer from the other project.
+
+Roots are compared by real path (symlinks resolved), and as the same directory on disk
+(``os.path.samefile``) while the recorded one still exists, so a symlinked path or another
+spelling of the same folder is the same root. A database is adopted (the new root recorded) by
+the root that opens it when it records none (written before roots were recorded) or when its
+recorded root no longer exists (the project folder was moved or renamed), unless most of its
+documents are missing under the new root: then it is another project's index and is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import RootMismatchError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import Store
+
+log = logging.getLogger("markdown_memory.store")
+
+ROOT_KEY = "docs_root"
+#: documents checked (by ``lstat``) when a database without a recorded root is adopted
+ADOPT_SAMPLE = 50
+
+
+def bind_root(store: "Store", root: Path) -> None:
+    """Make sure ``store`` belongs to ``root``: record the root's real path when the database
+    has none yet (a new database, or one written before roots were recorded) or when the
+    recorded root no longer exists and the documents are found under ``root`` (the project
+    folder was moved or renamed); else compare.
+
+    Reads one ``meta`` row when the recorded root matches (no write lock). Raises
+    RootMismatchError (naming both roots and the fixes) when the database belongs to another root.
+    """
+    real = os.path.realpath(root)
+    recorded = store.get_meta(ROOT_KEY)
+    if recorded is not None and same_root(recorded, real):
+        return
+    if recorded is not None and os.path.isdir(recorded):
+        raise RootMismatchError(mismatch_message(str(store.path), recorded, real))
+    try:
+        with store.transaction():
+            current = store.get_meta(ROOT_KEY)  # another process may have recorded one meanwhile
+            if current is not None and current != recorded:
+                if same_root(current, real):
+                    return
+                raise RootMismatchError(mismatch_message(str(store.path), current, real))
+            _check_documents_fit(store, real, recorded)
+            store.set_meta(ROOT_KEY, real)
+    except store.driver.module.OperationalError as exc:
+        if "readonly" not in str(exc).lower():
+            raise
+        log.debug("cannot record the docs root in the read-only database %s", store.path)
+        _check_documents_fit(store, real, recorded)
+
+
+def same_root(recorded: str, real: str) -> bool:
+    """True when the recorded root and ``real`` name the same directory (equal real paths, or
+    the same inode while the recorded path exists)."""
+    if recorded == real or os.path.realpath(recorded) == real:
+        return True
+    try:
+        return os.path.samefile(recorded, real)
+    except OSError:
+        return False
+
+
+FIXES = ("use another database for this root (--db or MARKDOWN_MEMORY_DB), or leave both unset to use the "
+         "default per-project location")
+
+
+def _delete_hint(db: str, root: str) -> str:
+    return f"delete {db!r} (with its -wal and -shm files, if any) to rebuild it for {root!r}"
+
+
+def mismatch_message(db: str, recorded: str, root: str) -> str:
+    """The one-sentence refusal: which database, which two roots, and the fixes (the rebuild
+    first when the recorded root no longer exists: the project folder was moved or renamed)."""
+    if not os.path.isdir(recorded):
+        return (f"the index database {db!r} was built for the docs root {recorded!r}, which no longer exists "
+                f"(moved or renamed?), not for {root!r}; {_delete_hint(db, root)}, or {FIXES}")
+    return (f"the index database {db!r} belongs to the docs root {recorded!r}, not to {root!r} (one database "
+            f"per docs root); {FIXES}, or {_delete_hint(db, root)}")
+
+
+def _check_documents_fit(store: "Store", real: str, recorded: str | None) -> None:
+    """Before a database is adopted by ``real`` (it records no root, or its ``recorded`` root no
+    longer exists): refuse it when most of its first ``ADOPT_SAMPLE`` documents are not under
+    ``real``, i.e. it was built for another project. One ``lstat`` per sampled document."""
+    paths = [r[0] for r in store.conn.execute(f"SELECT path FROM documents ORDER BY id LIMIT {ADOPT_SAMPLE}")]
+    missing = [p for p in paths if not os.path.lexists(os.path.join(real, p))]
+    db = str(store.path)
+    if paths and len(missing) * 2 > len(paths):
+        if recorded is not None:
+            raise RootMismatchError(mismatch_message(db, recorded, real))
+        total = store.conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+        raise RootMismatchError(
+            f"the index database {db!r} was written by an older markdown-memory that did not record its docs "
+            f"root, and most of its {total} documents (e.g. {missing[0]!r}) are not under {real!r}, so it looks "
+            f"like another project's index; {FIXES}, or {_delete_hint(db, real)}"
+        )
+    if recorded is not None:
+        log.warning("index database %s was built for %s, which no longer exists; its documents are under %s, "
+                    "so it now belongs to that root (the project folder was moved)", db, recorded, real)
+    elif paths:
+        log.info("index database %s had no recorded docs root; it now belongs to %s", db, real)

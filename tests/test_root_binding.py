@@ -1,0 +1,210 @@
+"""One index database per docs root: a database built for one root is refused for another.
+
+Regression (tester): `--db` / `MARKDOWN_MEMORY_DB` pointed at one file for two docs roots let
+the run for the second root replace the whole index (the first root's documents were removed
+as deleted), and `search --no-refresh` on the wrong root answered the other project's sections.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from markdown_memory.config import Settings
+from markdown_memory.engine import Engine
+from markdown_memory.errors import RootMismatchError
+from markdown_memory.server_runtime import Runtime
+
+
+def _project(path: Path, word: str) -> Path:
+    path.mkdir(parents=True)
+    (path / "x.md").write_text(f"# X\n\n{word}\n")
+    (path / "notes.md").write_text(f"# Notes\n\nabout {word}\n")
+    return path
+
+
+def _cli(*args: str, cwd: Path, db: Path) -> subprocess.CompletedProcess:
+    """Run the CLI in ``cwd`` (its default docs root) with the package under test importable
+    from there (a relative PYTHONPATH such as ``src`` would not be)."""
+    import markdown_memory
+
+    package_dir = str(Path(markdown_memory.__file__).resolve().parents[1])
+    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(db),
+               PYTHONPATH=os.pathsep.join(filter(None, [package_dir, os.environ.get("PYTHONPATH")])))
+    env.pop("MARKDOWN_MEMORY_DOCS_DIR", None)
+    return subprocess.run([sys.executable, "-m", "markdown_memory.cli", "--embedder", "none", *args],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+
+
+def _engine(root: Path, db: Path) -> Engine:
+    return Engine(Settings(docs_root=root, db_path=db, embedder="none"))
+
+
+def _documents(db: Path) -> list[str]:
+    conn = sqlite3.connect(db)
+    try:
+        return [r[0] for r in conn.execute("SELECT path FROM documents ORDER BY path")]
+    finally:
+        conn.close()
+
+
+def test_cli_refuses_a_database_built_for_another_root_and_keeps_its_index(tmp_path: Path) -> None:
+    first = _project(tmp_path / "first", "wombat")
+    other = _project(tmp_path / "other", "koala")
+    db = tmp_path / "shared.db"
+    assert _cli("index", str(first), cwd=tmp_path, db=db).returncode == 0
+
+    read = _cli("read", "x.md", "X", cwd=other, db=db)  # the docs root is the working directory
+    assert read.returncode == 2 and "Traceback" not in read.stderr
+    message = read.stderr
+    assert message.startswith("markdown-memory: error: ") and message.count("\n") == 1
+    assert str(first) in message and str(other) in message
+    assert "--db" in message and "MARKDOWN_MEMORY_DB" in message and "default per-project location" in message
+    assert f"delete '{db}'" in message
+    assert "no longer indexed" not in message
+
+    search = _cli("search", "--no-refresh", "wombat", "--json", cwd=other, db=db)
+    assert search.returncode == 2 and "wombat" not in search.stdout.replace(str(first), "")
+    assert json.loads(search.stdout)["error"]["type"] == "root_mismatch"
+    assert _cli("index", str(other), cwd=tmp_path, db=db).returncode == 2
+
+    status = json.loads(_cli("status", "--json", cwd=first, db=db).stdout)
+    assert status["documents"] == 2
+    found = json.loads(_cli("search", "--no-refresh", "wombat", "--json", cwd=first, db=db).stdout)
+    assert found["results"][0]["file_path"] == "x.md"
+
+
+def test_engine_refuses_before_reading_or_writing(tmp_path: Path) -> None:
+    first = _project(tmp_path / "first", "wombat")
+    other = _project(tmp_path / "other", "koala")
+    db = tmp_path / "shared.db"
+    _engine(first, db).index()
+    before = db.read_bytes()
+    wrong = _engine(other, db)
+    for call in (wrong.index, wrong.status, lambda: wrong.search("wombat"), lambda: wrong.read("x.md", "X"),
+                 lambda: wrong.outline("x.md"), wrong.list_documents, wrong.refresh):
+        with pytest.raises(RootMismatchError):
+            call()
+    wrong.close()
+    assert db.read_bytes() == before
+    assert _documents(db) == ["notes.md", "x.md"]
+
+
+def test_a_symlinked_path_to_the_same_root_is_the_same_root(tmp_path: Path) -> None:
+    real = _project(tmp_path / "real", "wombat")
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    db = tmp_path / "i.db"
+    _engine(link, db).index()  # recorded by its real path
+    assert _engine(real, db).search("wombat")["results"][0]["file_path"] == "x.md"
+    assert _engine(link, db).search("wombat")["results"][0]["file_path"] == "x.md"
+
+
+def test_the_default_database_location_is_per_root_and_never_refused(tmp_path: Path) -> None:
+    first = _project(tmp_path / "first", "wombat")
+    other = _project(tmp_path / "other", "koala")
+    link = tmp_path / "link"
+    link.symlink_to(first, target_is_directory=True)
+    a, b, c = (Settings.load(r, None, "none") for r in (first, other, link))
+    assert a.db_path != b.db_path and a.db_path == c.db_path
+    for settings in (a, b, c):
+        assert Engine(settings).index().failed == []
+
+
+def _forget_root(db: Path) -> None:
+    """Make ``db`` look like one written before the docs root was recorded."""
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM meta WHERE key = 'docs_root'")
+    conn.commit()
+    conn.close()
+
+
+def test_an_older_database_is_adopted_by_its_own_root_and_refused_by_another(tmp_path: Path) -> None:
+    first = _project(tmp_path / "first", "wombat")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "y.md").write_text("# Y\n\nkoala\n")
+    db = tmp_path / "old.db"
+    _engine(first, db).index()
+    _forget_root(db)
+    with pytest.raises(RootMismatchError, match="did not record its docs root") as refused:
+        _engine(other, db).index()
+    assert str(other) in str(refused.value) and "delete" in str(refused.value)
+    assert _documents(db) == ["notes.md", "x.md"]
+    engine = _engine(first, db)
+    assert engine.index().removed == 0
+    assert engine.store.get_meta("docs_root") == os.path.realpath(first)
+
+
+def test_an_empty_older_database_is_adopted(tmp_path: Path) -> None:
+    first = _project(tmp_path / "first", "wombat")
+    db = tmp_path / "empty.db"
+    _engine(tmp_path / "first", db).status()
+    _forget_root(db)
+    other = _project(tmp_path / "other", "koala")
+    assert _engine(other, db).index().added == 2
+    with pytest.raises(RootMismatchError):
+        _engine(first, db).status()
+
+
+def test_a_moved_project_keeps_its_index_and_a_new_folder_at_the_old_path_is_refused(tmp_path: Path) -> None:
+    old = _project(tmp_path / "old", "wombat")
+    db = tmp_path / "i.db"
+    _engine(old, db).index()
+    moved = tmp_path / "moved"
+    old.rename(moved)
+    engine = _engine(moved, db)
+    assert engine.search("wombat")["results"][0]["file_path"] == "x.md"
+    assert engine.index().removed == 0
+    _project(tmp_path / "old", "koala")
+    with pytest.raises(RootMismatchError, match="belongs to the docs root"):
+        _engine(tmp_path / "old", db).status()
+
+
+def test_a_moved_root_whose_documents_are_not_here_says_how_to_rebuild(tmp_path: Path) -> None:
+    old = _project(tmp_path / "old", "wombat")
+    db = tmp_path / "i.db"
+    _engine(old, db).index()
+    for f in old.iterdir():
+        f.unlink()
+    old.rmdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "y.md").write_text("# Y\n\nkoala\n")
+    with pytest.raises(RootMismatchError) as refused:
+        _engine(elsewhere, db).index()
+    message = str(refused.value)
+    assert "no longer exists" in message and str(old) in message and str(elsewhere) in message
+    assert f"delete '{db}'" in message and "to rebuild it for" in message
+    db.unlink()
+    assert _engine(elsewhere, db).index().added == 1
+
+
+def test_mcp_tools_answer_the_refusal_as_a_tool_error(tmp_path: Path) -> None:
+    first = _project(tmp_path / "first", "wombat")
+    other = _project(tmp_path / "other", "koala")
+    db = tmp_path / "shared.db"
+    _engine(first, db).index()
+    for auto_index in (False, True):
+        runtime = Runtime(Settings.load(other, db, "none", auto_index=auto_index))
+        calls = {
+            "search_docs": lambda: runtime.search_docs("wombat", 5, None, 2000),
+            "read_section": lambda: runtime.read_section("x.md", "X", False, None),
+            "get_document_outline": lambda: runtime.outline("x.md", None),
+            "list_documents": lambda: runtime.list_documents(None, 0),
+            "index_directory": lambda: runtime.index_directory(None, False),
+        }
+        for tool, fn in calls.items():
+            result = anyio.run(runtime.call, tool, fn)
+            body = json.loads(result.content[0].text)
+            assert result.is_error, (tool, body)
+            assert str(first) in body["error"] and str(other) in body["error"] and "internal" not in body["error"]
+        assert runtime.shutdown(timeout=5)
+    assert _documents(db) == ["notes.md", "x.md"]
