@@ -179,6 +179,41 @@ def test_pointer_hits_show_a_read_hint_too(tmp_path):
     assert f"end of {pointers[0]['file_path'].removesuffix('.md')}" in again.stdout
 
 
+def test_index_refuses_two_different_docs_roots(docs_root, tmp_path):
+    """Regression (tester): ``index edge --docs-dir corpus`` silently indexed ``edge``."""
+    other = tmp_path / "other"
+    other.mkdir()
+    db = tmp_path / "two.db"
+    bad = run("--embedder", "none", "index", str(docs_root), "--docs-dir", str(other), env_db=db, check=False)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+    assert str(docs_root) in bad.stderr and str(other) in bad.stderr
+    bad = run("--embedder", "none", "index", str(docs_root), "--docs-dir", str(other), "--json", env_db=db,
+              check=False)
+    assert bad.returncode == 2 and json.loads(bad.stdout)["error"]["type"] == "usage"
+    # the same folder written two ways is one root
+    same = run("--embedder", "none", "index", str(docs_root), "--docs-dir", str(docs_root) + "/./", "--json",
+               env_db=db)
+    assert json.loads(same.stdout)["added"] == 5
+
+
+def test_list_says_when_the_folder_does_not_exist(docs_root, tmp_path):
+    """Regression (tester): ``list nope`` printed an empty list and nothing else."""
+    db = tmp_path / "ls.db"
+    run("--embedder", "none", "index", str(docs_root), env_db=db)
+    common = ("--embedder", "none", "list", "--docs-dir", str(docs_root))
+    text = run(*common, "nope", env_db=db).stdout
+    assert "'nope' does not exist under the docs root" in text and str(docs_root) in text
+    answer = json.loads(run(*common, "nope", "--json", env_db=db).stdout)
+    assert answer["documents"] == [] and "does not exist under the docs root" in answer["message"]
+    (docs_root / "empty").mkdir()
+    answer = json.loads(run(*common, "empty", "--json", env_db=db).stdout)
+    assert answer["documents"] == [] and "nothing under 'empty' is indexed" in answer["message"]
+    assert "does not exist" not in answer["message"]
+    answer = json.loads(run(*common, "--json", env_db=db).stdout)
+    assert answer["total"] == 5 and answer["message"] is None
+
+
 def test_index_accepts_docs_dir_like_every_other_command(docs_root, tmp_path):
     import json as _json
 

@@ -399,10 +399,38 @@ def main(argv: list[str] | None = None) -> int:
         raise
 
 
+def _index_root(positional: str | None, flag: str | None) -> str | None:
+    """The docs root ``index`` was given, as DOCS_ROOT or ``--docs-dir`` (None: the default).
+    Raises UsageError when both are given and name different folders."""
+    if positional and flag:
+        def real(p: str) -> str:
+            return os.path.realpath(os.path.expanduser(p))
+
+        if real(positional) != real(flag):
+            raise UsageError(f"index got two different docs roots, {positional!r} and --docs-dir {flag!r}; "
+                             "pass only one")
+    return positional or flag
+
+
+def _empty_folder_note(engine: Any, directory: str) -> str | None:
+    """Why ``list DIRECTORY`` found nothing: the folder is not under the docs root, is a file,
+    or holds nothing indexed. None for the root itself."""
+    rel = engine.subpath(directory)
+    if rel is None:
+        return None
+    target = engine.root / rel
+    if not target.exists():
+        return f"{directory!r} does not exist under the docs root {str(engine.root)!r}"
+    if not target.is_dir():
+        return f"{rel!r} is a file, not a folder; `list` takes a folder under the docs root"
+    return (f"nothing under {rel!r} is indexed (it holds no Markdown files, they are excluded, or they are "
+            "not indexed yet: run `markdown-memory index`)")
+
+
 def _run_command(args: argparse.Namespace) -> int:
     from .engine import Engine
 
-    root = (args.docs_root or args.docs_dir_flag) if args.command == "index" else args.docs_dir
+    root = _index_root(args.docs_root, args.docs_dir_flag) if args.command == "index" else args.docs_dir
     settings = Settings.load(root, args.db, args.embedder)
     engine = Engine(settings)
     try:
@@ -447,9 +475,11 @@ def _run_command(args: argparse.Namespace) -> int:
         if args.command == "list":
             docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit)
             docs["message"] = None
+            if args.directory and not docs["total"]:
+                docs["message"] = _empty_folder_note(engine, args.directory)
             if engine.indexing_elsewhere():
-                docs["message"] = ("another index run is in progress for this docs root, so the list may be "
-                                   "incomplete until it finishes")
+                _add_note(docs, "another index run is in progress for this docs root, so the list may be "
+                                "incomplete until it finishes")
             _emit(docs) if args.json else print(_render_list(docs, args.directory, args.offset))
             return 0
     finally:
