@@ -87,21 +87,131 @@ def test_out_of_range_numbers_are_usage_errors(docs_root, tmp_path):
     assert bad.returncode == 2 and "must be between 1 and 6" in bad.stderr
 
 
+def _package_parent() -> str:
+    """The folder holding the markdown_memory under test, for subprocesses run in another
+    working directory (a relative PYTHONPATH would no longer find it)."""
+    import os
+
+    import markdown_memory
+
+    return os.pathsep.join([os.path.dirname(os.path.dirname(markdown_memory.__file__)),
+                            *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
+def _pasted(command: str, cwd, xdg):
+    """Run a command line the CLI printed, as a user pastes it: in another directory, with no
+    MARKDOWN_MEMORY_* variables set (the printed line must carry the docs root and the index)."""
+    import os
+    import shlex
+
+    argv = shlex.split(command)
+    assert argv[0] == "markdown-memory", command
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MARKDOWN_MEMORY_") and k != "CLAUDE_PROJECT_DIR"}
+    env["XDG_DATA_HOME"] = str(xdg)  # a default-path index would land here, not in the user's data dir
+    env["PYTHONPATH"] = _package_parent()
+    return subprocess.run([sys.executable, "-m", "markdown_memory.cli", *argv[1:]], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=300), argv
+
+
+def _hint_commands(text: str) -> list[str]:
+    """The ``markdown-memory read ...`` commands the text output of ``search`` suggests."""
+    import re
+
+    return [m.group(1) for m in re.finditer(r"^   … \([^:]*: (markdown-memory .*)\)$", text, re.M)]
+
+
 def test_read_hint_can_be_pasted_into_a_shell(tmp_path):
+    """Regression (tester): the "N more lines" hint printed ``markdown-memory read FILE HEADING``
+    without the docs root or the index the search used, so pasted anywhere else it failed (or
+    built a second index). It now carries --docs-dir (absolute), --db and --embedder when they
+    were given, shell-quoted."""
+    import os
+
     root = tmp_path / "hint"
     root.mkdir()
     body = "\n".join(f"line {i} of the guide" for i in range(30))
     (root / "guide.md").write_text(f"# Guide — “quoted” $HOME\n\n## Setup & Run\n\n{body}\n")
-    db = tmp_path / "h.db"
-    out = run("--embedder", "none", "search", "guide line", "--docs-dir", str(root), env_db=db)
-    hint = next(line for line in out.stdout.splitlines() if "more lines: markdown-memory read" in line)
-    command = hint.split("more lines: ", 1)[1].rstrip(")")
-    import shlex
-
-    argv = shlex.split(command)
-    assert argv[:2] == ["markdown-memory", "read"]
-    again = run("--embedder", "none", "read", *argv[2:], "--docs-dir", str(root), env_db=db)
+    elsewhere, xdg = tmp_path / "elsewhere", tmp_path / "xdg"
+    elsewhere.mkdir()
+    # relative --docs-dir and --db (the latter resolves against the docs root), from tmp_path
+    proc = subprocess.run([sys.executable, "-m", "markdown_memory.cli", "--embedder", "none", "--db", "h.db",
+                           "search", "guide line", "--docs-dir", "hint"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300,
+                          env={k: v for k, v in dict(os.environ, PYTHONPATH=_package_parent()).items()
+                               if k != "MARKDOWN_MEMORY_DB"})
+    assert proc.returncode == 0, proc.stderr
+    hints = [c for c in _hint_commands(proc.stdout) if "Setup" in c]
+    assert hints, proc.stdout
+    again, argv = _pasted(hints[0], elsewhere, xdg)
+    assert again.returncode == 0, again.stderr
     assert "line 29 of the guide" in again.stdout
+    assert argv[argv.index("--docs-dir") + 1] == str(root.resolve())
+    assert argv[argv.index("--db") + 1] == str((root / "h.db").resolve())
+    assert argv[argv.index("--embedder") + 1] == "none"
+    assert not xdg.exists()  # it read the index the search used, not a new default one
+
+    # MARKDOWN_MEMORY_DB counts as an explicit index too
+    db = tmp_path / "env.db"
+    text = run("--embedder", "none", "search", "guide line", "--docs-dir", str(root), env_db=db).stdout
+    assert f"--db {db}" in _hint_commands(text)[0]
+
+
+def test_pointer_hits_show_a_read_hint_too(tmp_path):
+    """Regression (tester): a hit past the token budget (content None, only a preview) showed
+    no way to read it; it now gets the same pasteable read command."""
+    root = tmp_path / "ptr"
+    root.mkdir()
+    for i in range(4):
+        words = " ".join(f"gizmo{i}-{j} calibration" for j in range(40))
+        (root / f"doc{i}.md").write_text(f"# Doc {i}\n\n## Calibration {i}\n\n{words}\n\nend of doc{i}\n")
+    db = tmp_path / "p.db"
+    answer = json.loads(run("--embedder", "none", "search", "calibration", "--docs-dir", str(root), "--max-tokens",
+                            "200", "--json", env_db=db).stdout)
+    pointers = [h for h in answer["results"] if h.get("content") is None]
+    assert pointers, answer
+    text = run("--embedder", "none", "search", "calibration", "--docs-dir", str(root), "--max-tokens", "200",
+               env_db=db).stdout
+    hints = _hint_commands(text)
+    wanted = pointers[0]["heading_path"]
+    command = next(c for c in hints if wanted in c)
+    again, _ = _pasted(command, tmp_path, tmp_path / "xdg")
+    assert again.returncode == 0, again.stderr
+    assert f"end of {pointers[0]['file_path'].removesuffix('.md')}" in again.stdout
+
+
+def test_index_refuses_two_different_docs_roots(docs_root, tmp_path):
+    """Regression (tester): ``index edge --docs-dir corpus`` silently indexed ``edge``."""
+    other = tmp_path / "other"
+    other.mkdir()
+    db = tmp_path / "two.db"
+    bad = run("--embedder", "none", "index", str(docs_root), "--docs-dir", str(other), env_db=db, check=False)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+    assert str(docs_root) in bad.stderr and str(other) in bad.stderr
+    bad = run("--embedder", "none", "index", str(docs_root), "--docs-dir", str(other), "--json", env_db=db,
+              check=False)
+    assert bad.returncode == 2 and json.loads(bad.stdout)["error"]["type"] == "usage"
+    # the same folder written two ways is one root
+    same = run("--embedder", "none", "index", str(docs_root), "--docs-dir", str(docs_root) + "/./", "--json",
+               env_db=db)
+    assert json.loads(same.stdout)["added"] == 5
+
+
+def test_list_says_when_the_folder_does_not_exist(docs_root, tmp_path):
+    """Regression (tester): ``list nope`` printed an empty list and nothing else."""
+    db = tmp_path / "ls.db"
+    run("--embedder", "none", "index", str(docs_root), env_db=db)
+    common = ("--embedder", "none", "list", "--docs-dir", str(docs_root))
+    text = run(*common, "nope", env_db=db).stdout
+    assert "'nope' does not exist under the docs root" in text and str(docs_root) in text
+    answer = json.loads(run(*common, "nope", "--json", env_db=db).stdout)
+    assert answer["documents"] == [] and "does not exist under the docs root" in answer["message"]
+    (docs_root / "empty").mkdir()
+    answer = json.loads(run(*common, "empty", "--json", env_db=db).stdout)
+    assert answer["documents"] == [] and "nothing under 'empty' is indexed" in answer["message"]
+    assert "does not exist" not in answer["message"]
+    answer = json.loads(run(*common, "--json", env_db=db).stdout)
+    assert answer["total"] == 5 and answer["message"] is None
 
 
 def test_index_accepts_docs_dir_like_every_other_command(docs_root, tmp_path):

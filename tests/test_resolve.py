@@ -72,3 +72,22 @@ def test_fuzzy_steps_never_change_a_number():
     assert resolve_heading("Recovery v1.6", available) == "Doc > Recovery (v1.6.0-v1.6.7)"
     with pytest.raises(SectionNotFoundError):
         resolve_heading("FAQ (Part 3)", ["Guide", "Guide > FAQ", "Guide > FAQ (Part 1)", "Guide > FAQ (Part 2)"])
+
+
+def test_first_duplicate_resolves_when_asked_with_suffix_one():
+    """Regression (tester): duplicate headings are ``Same``, ``Same [2]``, ...; asking for
+    ``Same [1]`` (the natural name of the first) answered "no section" without naming ``Same``."""
+    available = ["Doc", "Doc > Same", "Doc > Same > Child", "Doc > Same [2]", "Doc > Same [2] > Child",
+                 "Doc > Lone"]
+    assert resolve_heading("Same [1]", available) == "Doc > Same"
+    assert resolve_heading("Doc > Same [1]", available) == "Doc > Same"
+    assert resolve_heading("same [1] > child", available) == "Doc > Same > Child"
+    assert resolve_heading("Same [2]", available) == "Doc > Same [2]"
+    # no duplicate, so no [1] to drop: a heading really called "Lone [1]" is not "Lone"
+    with pytest.raises(SectionNotFoundError):
+        resolve_heading("Lone [1]", available)
+    # a heading whose own text ends in [1] is taken as written
+    assert resolve_heading("Array [1]", ["Doc", "Doc > Array [1]", "Doc > Array [2]"]) == "Doc > Array [1]"
+    # a miss still names what was asked
+    with pytest.raises(SectionNotFoundError, match=r"'Same \[1\] > Nope'"):
+        resolve_heading("Same [1] > Nope", available)

@@ -16,7 +16,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import __version__
 from .config import EMBEDDER_CHOICES, Settings
@@ -182,7 +182,28 @@ def _printable(path: str) -> str:
     return path if path.isprintable() else json.dumps(path, ensure_ascii=False)[1:-1]
 
 
-def _render_search(answer: dict[str, Any]) -> str:
+def _read_command(settings: Settings, args: argparse.Namespace) -> Callable[[str, str], str]:
+    """How ``search`` text output names the command that reads a hit: a shell-quoted
+    ``markdown-memory ... read FILE HEADING --docs-dir ROOT`` that works pasted from any
+    directory. It names the absolute docs root the search used, and the index (``--db``) and
+    the embedder when they were chosen (flag or environment) rather than defaulted."""
+    flags: list[str] = []
+    if args.embedder or os.environ.get("MARKDOWN_MEMORY_EMBEDDER", "").strip():
+        flags += ["--embedder", settings.embedder]
+    if args.db or os.environ.get("MARKDOWN_MEMORY_DB", "").strip():
+        flags += ["--db", str(settings.db_path)]
+
+    def command(file_path: str, heading_path: str) -> str:
+        return shlex.join(["markdown-memory", *flags, "read", file_path, heading_path,
+                           "--docs-dir", str(settings.docs_root)])
+
+    return command
+
+
+def _render_search(answer: dict[str, Any], read_command: Callable[[str, str], str] | None = None) -> str:
+    """``search`` for a person: per hit a header line, the first lines of its text (or the
+    preview of a pointer hit) and, when text is left out, the command that reads the section."""
+    read = read_command or (lambda f, h: shlex.join(["markdown-memory", "read", f, h]))
     out = []
     for i, hit in enumerate(answer["results"], start=1):
         stale = f", stale: file {hit['stale']} since indexed" if hit.get("stale") else ""
@@ -191,13 +212,14 @@ def _render_search(answer: dict[str, Any]) -> str:
         body = hit.get("content")
         if body is None:
             out.append(f"   {hit['preview']}")
+            out.append(f"   … (not shown, {hit['tokens']} tokens: {read(hit['file_path'], hit['heading_path'])})")
         else:
             text_lines = body.split("\n")
             shown = text_lines[:12]
             out.extend("   " + _clip(line) for line in shown)
             if len(text_lines) > len(shown):
-                out.append(f"   … ({len(text_lines) - len(shown)} more lines: markdown-memory read "
-                           f"{shlex.quote(hit['file_path'])} {shlex.quote(hit['heading_path'])})")
+                out.append(f"   … ({len(text_lines) - len(shown)} more lines: "
+                           f"{read(hit['file_path'], hit['heading_path'])})")
         out.append("")
     if not answer["results"]:
         out.append("no results")
@@ -377,10 +399,38 @@ def main(argv: list[str] | None = None) -> int:
         raise
 
 
+def _index_root(positional: str | None, flag: str | None) -> str | None:
+    """The docs root ``index`` was given, as DOCS_ROOT or ``--docs-dir`` (None: the default).
+    Raises UsageError when both are given and name different folders."""
+    if positional and flag:
+        def real(p: str) -> str:
+            return os.path.realpath(os.path.expanduser(p))
+
+        if real(positional) != real(flag):
+            raise UsageError(f"index got two different docs roots, {positional!r} and --docs-dir {flag!r}; "
+                             "pass only one")
+    return positional or flag
+
+
+def _empty_folder_note(engine: Any, directory: str) -> str | None:
+    """Why ``list DIRECTORY`` found nothing: the folder is not under the docs root, is a file,
+    or holds nothing indexed. None for the root itself."""
+    rel = engine.subpath(directory)
+    if rel is None:
+        return None
+    target = engine.root / rel
+    if not target.exists():
+        return f"{directory!r} does not exist under the docs root {str(engine.root)!r}"
+    if not target.is_dir():
+        return f"{rel!r} is a file, not a folder; `list` takes a folder under the docs root"
+    return (f"nothing under {rel!r} is indexed (it holds no Markdown files, they are excluded, or they are "
+            "not indexed yet: run `markdown-memory index`)")
+
+
 def _run_command(args: argparse.Namespace) -> int:
     from .engine import Engine
 
-    root = (args.docs_root or args.docs_dir_flag) if args.command == "index" else args.docs_dir
+    root = _index_root(args.docs_root, args.docs_dir_flag) if args.command == "index" else args.docs_dir
     settings = Settings.load(root, args.db, args.embedder)
     engine = Engine(settings)
     try:
@@ -404,7 +454,7 @@ def _run_command(args: argparse.Namespace) -> int:
                                   "index` to refresh them")
             if busy or status["indexing"]:  # indexing now can only be another process's run
                 _add_note(answer, _busy_note(status))
-            _emit(answer) if args.json else print(_render_search(answer))
+            _emit(answer) if args.json else print(_render_search(answer, _read_command(settings, args)))
             return 0
         if args.command == "outline":
             outline = engine.outline(args.file, args.max_depth)
@@ -425,9 +475,11 @@ def _run_command(args: argparse.Namespace) -> int:
         if args.command == "list":
             docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit)
             docs["message"] = None
+            if args.directory and not docs["total"]:
+                docs["message"] = _empty_folder_note(engine, args.directory)
             if engine.indexing_elsewhere():
-                docs["message"] = ("another index run is in progress for this docs root, so the list may be "
-                                   "incomplete until it finishes")
+                _add_note(docs, "another index run is in progress for this docs root, so the list may be "
+                                "incomplete until it finishes")
             _emit(docs) if args.json else print(_render_list(docs, args.directory, args.offset))
             return 0
     finally:

