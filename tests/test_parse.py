@@ -115,3 +115,48 @@ def test_html_headings_start_sections_like_markdown_headings():
         (11, "FAQ > How can I get results in order?"),
     ]
     assert any("Use --sort." in p.text for p in doc.passages if doc.sections[p.section].start_line == 11)
+
+
+def test_heading_written_like_a_duplicate_suffix_keeps_its_own_address():
+    """Regression (tester): ``## Same [2]`` written in the file shared ``T > Same [2]`` with
+    the second of three generated duplicates (overlapping outline entries, one read returning
+    both). Generated suffixes now skip numbers spelled by a heading, wherever it stands."""
+    text = (
+        "# T\n\n## Same\n\nalpha\n\n## Same\n\nbeta\n\n### Sub\n\nsub\n\n"
+        "## Same\n\ngamma\n\n## Same [2]\n\ndelta\n\n### Sub\n\nliteral sub\n"
+    )
+    doc = parse_document(text)
+    assert paths(doc) == [
+        (1, "T"), (3, "T > Same"), (7, "T > Same [3]"), (11, "T > Same [3] > Sub"),
+        (15, "T > Same [4]"), (19, "T > Same [2]"), (23, "T > Same [2] > Sub"),
+    ]
+    assert doc.sections[5].text == "## Same [2]\n\ndelta"
+    # The literal heading before its look-alikes gets the same answer.
+    early = parse_document("# T\n\n## Same [2]\n\ndelta\n\n## Same\n\nalpha\n\n## Same\n\nbeta\n")
+    assert [s.heading_path for s in early.sections] == ["T", "T > Same [2]", "T > Same", "T > Same [3]"]
+
+
+def test_duplicate_numbers_do_not_move_when_unrelated_headings_change():
+    base = "# T\n\n## A\n\nx\n\n## A\n\ny\n\n## B\n\nz\n\n## B\n\nw\n"
+    edited = base.replace("## B\n\nz", "## New\n\nn\n\n## B\n\nz").replace("# T\n\n", "# T\n\n## Other\n\no\n\n")
+    before = {s.text: s.heading_path for s in parse_document(base).sections}
+    after = {s.text: s.heading_path for s in parse_document(edited).sections}
+    assert {t: after[t] for t in before} == before
+    assert before["## A\n\ny"] == "T > A [2]" and before["## B\n\nw"] == "T > B [2]"
+
+
+def test_generated_part_names_never_take_a_heading_written_that_way():
+    """Regression (tester): a long ``# Big`` split into ``Big (Part n)`` and a literal
+    ``# Big (Part 2)`` shared one address. The literal keeps it; the generated piece is
+    ``Big (Part 2) [2]`` and still belongs to ``Big`` (its base_path)."""
+    body = "\n\n".join(f"Paragraph {i} with several words to make the section long enough." for i in range(300))
+    for text in (f"# Big\n\n{body}\n\n# Big (Part 2)\n\nliteral\n", f"# Big (Part 2)\n\nliteral\n\n# Big\n\n{body}\n"):
+        doc = parse_document(text)
+        addresses = [s.heading_path for s in doc.sections]
+        assert len(addresses) == len(set(addresses))
+        parts = [s for s in doc.sections if s.base_path == "Big"]
+        assert len(parts) > 2
+        assert [s.heading_path for s in parts[:3]] == ["Big (Part 1)", "Big (Part 2) [2]", "Big (Part 3)"]
+        literal = [s for s in doc.sections if s.heading_path == "Big (Part 2)"]
+        assert [(s.base_path, s.part, s.text) for s in literal] == [("Big (Part 2)", 0, "# Big (Part 2)\n\nliteral")]
+

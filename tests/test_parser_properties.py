@@ -1,7 +1,9 @@
 """Property tests for the parser (issue 6): for random Markdown-ish input, sections never
 overlap, every non-blank line outside front matter belongs to exactly one section, line
-ranges stay inside the file, breadcrumbs are unique per document, ``(Part n)`` pieces
-reassemble byte for byte to the base section, and passages sit inside their section.
+ranges stay inside the file, breadcrumbs are unique per document (also when a heading is
+spelled like a generated ``[n]`` or ``(Part n)`` address) and never the base path of other
+sections, ``(Part n)`` pieces reassemble byte for byte to the base section, and passages sit
+inside their section.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ LINE_KINDS = [
     "~~~", "````", "    indented code", "<!--", "-->", "<div>", "</div>", "<details>", "| a | b |",
     "| --- | --- |", "| `x || y` | z |", "title: x", "...", "", "", "", "\ufeff# bom heading",
     "\u200b", "\t", "text with words", "Another paragraph line.", "import x from 'y'", "\\# escaped",
+    # Headings spelled like generated addresses (duplicate suffix, part name) or with attributes.
+    "## Sub [2]", "# Title [2]", "# Title (Part 2)", "## Sub (Part 1)", "## Sub (Part 2) [2]", "## Sub {#sub}",
 ]
 WORD = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
 LINE = st.one_of(
@@ -45,6 +49,10 @@ def check_invariants(text: str, max_tokens: int = 800, path: str = "doc.md") -> 
         assert len(owners) == 1, f"line {i} {line!r} belongs to {len(owners)} sections"
     paths = [s.heading_path for s in doc.sections]
     assert len(paths) == len(set(paths)), paths
+    # A read of a base path returns its own pieces only: no other section is addressed by it.
+    for s in doc.sections:
+        assert not any(o.base_path == s.heading_path and o.base_path != s.base_path for o in doc.sections), (
+            s.heading_path, paths)
     for s in doc.sections:
         assert s.text == "\n".join(lines[s.start_line - 1 : s.end_line])
         assert "\n" not in s.title and "\ufeff" not in s.heading_path
@@ -108,3 +116,22 @@ def test_leading_invisible_characters_never_hide_the_first_heading(prefix, endin
         (s.heading_path, s.start_line, s.end_line) for s in plain.sections
     ]
     assert marked.sections[0].heading_path == "Guide"
+
+
+LOOKALIKE_HEADING = st.builds(
+    lambda level, title: f"{'#' * level} {title}",
+    st.integers(1, 3),
+    st.sampled_from(["A", "A [2]", "A [3]", "A (Part 1)", "A (Part 2)", "A (Part 2) [2]", "A [2] (Part 1)", "A {#a}", "A > A"]),
+)
+LOOKALIKE_DOC = st.lists(
+    st.one_of(LOOKALIKE_HEADING, st.sampled_from(["", "body words here", "more text in the section"])),
+    min_size=3, max_size=40,
+).map("\n\n".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(LOOKALIKE_DOC, st.sampled_from([8, 800]))
+def test_headings_spelled_like_generated_addresses_never_share_one(text, max_tokens):
+    # Regression (tester): "## Same [2]" beside duplicate "## Same" headings, and "# Big (Part 2)"
+    # beside a long "# Big", shared an address with a generated one.
+    check_invariants(text, max_tokens=max_tokens)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -36,7 +36,6 @@ SEPARATOR = " > "
 # Invisible characters that editors and converters leave at the start of a file.
 _LEADING_INVISIBLE = "\ufeff\u200b\u200c\u200d\u2060\ufffe"
 _ATX_DEEP = re.compile(r"^ {0,3}#{2,6}(?:[ \t]|$)")
-_PART_SUFFIX = re.compile(r" \(Part \d+\)$")
 
 
 @dataclass
@@ -55,8 +54,12 @@ class Passage:
 class Section:
     """A heading-addressed slice of the file (own text only, children are separate sections).
 
-    ``heading_path`` is unique within the document; ``base_path`` drops a ``(Part n)`` suffix;
-    ``part`` is 0 for an unsplit section, else 1..n; ``level`` is 0 for the preamble.
+    ``heading_path`` is unique within the document, and never equal to another section's
+    ``base_path``: a repeated breadcrumb gets `` [n]`` (the smallest n not spelled by a heading of
+    the file). ``base_path`` is the address of the whole section: ``heading_path`` without the
+    piece name ``" (Part n)"`` (itself `` [n]``-suffixed in the rare file with a heading written
+    ``X (Part n)``); ``part`` is 0 for an unsplit section, else 1..n; ``level`` is 0 for the
+    preamble.
     """
 
     ordinal: int
@@ -224,31 +227,36 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
         end = headings[k + 1][0] if k + 1 < len(headings) else n
         raw.append((line, end, level, title))
 
-    # Breadcrumbs.
+    # Breadcrumbs: the parent's address + " > " + the heading's own title, made unique (see
+    # _claim_address); a section cut into pieces also names each piece " (Part n)".
     sections: list[Section] = []
-    stack: list[tuple[int, str, int]] = []  # (level, title, ordinal of first part)
-    seen: dict[str, int] = {}
+    stack: list[tuple[int, str, int]] = []  # (level, address, ordinal of first part)
+    natural = _natural_paths(raw)
+    reserved = set(natural)
+    used: set[str] = set()
     block_starts = _top_level_block_starts(tokens)
-    for start, end, level, title in raw:
+    for (start, end, level, title), own in zip(raw, natural):
         shown = title if title or level == 0 else UNTITLED
         if level == 0:
-            path_text = shown
+            wanted = shown
             parent = None
         else:
             while stack and stack[-1][0] >= level:
                 stack.pop()
             parent = stack[-1][2] if stack else None
-            path_text = SEPARATOR.join([t for _, t, _ in stack] + [shown])
-        count = seen.get(path_text, 0) + 1
-        seen[path_text] = count
-        if count > 1:
-            path_text = f"{path_text} [{count}]"
+            wanted = f"{stack[-1][1]}{SEPARATOR}{shown}" if stack else shown
+        path_text = _claim_address(wanted, own, used, reserved)
         ordinal = len(sections)
         if level > 0:
-            stack.append((level, shown if count == 1 else f"{shown} [{count}]", ordinal))
+            stack.append((level, path_text, ordinal))
         last = _trim_end(lines, start, end)
+
+        def part_name(k: int, base: str = path_text) -> str:
+            return _claim_address(f"{base} (Part {k})", None, used, reserved)
+
         sections.extend(
-            _split_parts(lines, start, last, level, shown, path_text, parent, ordinal, block_starts, max_section_tokens)
+            _split_parts(lines, start, last, level, shown, path_text, parent, ordinal, block_starts,
+                         max_section_tokens, part_name)
         )
 
     passages = _assign_passages(extract_passages(tokens, lines, mdx=mdx), sections)
@@ -262,6 +270,46 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
         passages=passages,
         warnings=warnings,
     )
+
+
+def _natural_paths(raw: list[tuple[int, int, int, str]]) -> list[str]:
+    """The breadcrumb each raw section (start, end, level, title) spells with its own title and
+    its ancestors' own titles, before any ``[n]`` suffix: the addresses the author wrote."""
+    out: list[str] = []
+    stack: list[tuple[int, str]] = []  # (level, natural path)
+    for _start, _end, level, title in raw:
+        shown = title if title or level == 0 else UNTITLED
+        if level == 0:
+            out.append(shown)
+            continue
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        path = f"{stack[-1][1]}{SEPARATOR}{shown}" if stack else shown
+        stack.append((level, path))
+        out.append(path)
+    return out
+
+
+def _claim_address(wanted: str, own: str | None, used: set[str], reserved: set[str]) -> str:
+    """A heading path no other section of the document has or will have, added to ``used``.
+
+    ``wanted`` is kept when free: not ``used`` by an earlier section and not ``reserved`` (the
+    natural path of some section, see ``_natural_paths``) unless it is this section's own
+    natural path ``own``. Otherwise the smallest ``wanted [n]`` (n >= 2) that is neither used
+    nor reserved: a later duplicate heading, or a generated ``(Part n)`` name (``own`` None),
+    never takes the address of a heading written that way (``## Same [2]``, ``# Big (Part 2)``),
+    wherever that heading is in the file. Numbers depend only on the sections that share
+    ``wanted`` and on headings spelled like a candidate, so an unrelated edit renumbers nothing.
+    """
+    if wanted not in used and (wanted == own or wanted not in reserved):
+        used.add(wanted)
+        return wanted
+    n = 2
+    while f"{wanted} [{n}]" in used or f"{wanted} [{n}]" in reserved:
+        n += 1
+    chosen = f"{wanted} [{n}]"
+    used.add(chosen)
+    return chosen
 
 
 def _document_title(headings: list[tuple[int, int, str]], fm_title: str | None, path: str) -> str:
@@ -288,8 +336,11 @@ def _split_parts(
     ordinal: int,
     block_starts: list[int],
     max_tokens: int,
+    part_name: Callable[[int], str],
 ) -> list[Section]:
-    """One Section, or ``(Part n)`` pieces cut at top-level block starts when too long."""
+    """One Section, or pieces cut at top-level block starts when longer than ``max_tokens``
+    (estimated tokens). Piece k (1-based) is addressed ``part_name(k)``, normally
+    ``"<path_text> (Part k)"``; every piece keeps ``path_text`` as its ``base_path``."""
     text = "\n".join(lines[start : last + 1])
     tokens = count_tokens(text)
     if tokens <= max_tokens:
@@ -316,7 +367,7 @@ def _split_parts(
         out.append(
             Section(
                 ordinal + k - 1,
-                f"{path_text} (Part {k})",
+                part_name(k),
                 path_text,
                 title,
                 level,
@@ -348,7 +399,3 @@ def _assign_passages(raw: list[RawPassage], sections: list[Section]) -> list[Pas
             out.append(Passage(idx, k, rp.kind, text, a, b))
     return out
 
-
-def base_heading_path(heading_path: str) -> str:
-    """``"A > B (Part 2)"`` -> ``"A > B"``; other paths unchanged."""
-    return _PART_SUFFIX.sub("", heading_path)
