@@ -160,3 +160,24 @@ def test_generated_part_names_never_take_a_heading_written_that_way():
         literal = [s for s in doc.sections if s.heading_path == "Big (Part 2)"]
         assert [(s.base_path, s.part, s.text) for s in literal] == [("Big (Part 2)", 0, "# Big (Part 2)\n\nliteral")]
 
+
+def test_trailing_heading_attributes_are_not_part_of_the_breadcrumb():
+    """Regression (tester): ``## Getting started {#getting-started}`` (Pandoc, Hugo, MkDocs)
+    kept the attribute block in its breadcrumb. Only a trailing block opening with an id or a
+    class goes; the section text stays verbatim."""
+    text = (
+        "# Guide {#top}\n\n## Getting started {#getting-started}\n\nx\n\n"
+        "## Config {#cfg .wide key=val}\n\nx\n\n## Styled {.note}\n\nx\n\n## Listed {: #listed }\n\nx\n\n"
+        "## Closed ## {#closed}\n\nx\n\nSetext {#setext}\n----------------\n\nx\n\n"
+        "## GET /users/{id}\n\nx\n\n## Set {x}\n\nx\n\n## Code `{#x}`\n\nx\n\n## {#only}\n\nx\n"
+    )
+    doc = parse_document(text)
+    assert doc.title == "Guide"
+    assert [s.heading_path for s in doc.sections] == [
+        "Guide", "Guide > Getting started", "Guide > Config", "Guide > Styled", "Guide > Listed",
+        "Guide > Closed", "Guide > Setext", "Guide > GET /users/{id}", "Guide > Set {x}",
+        "Guide > Code `{#x}`", "Guide > {#only}",
+    ]
+    assert doc.sections[1].title == "Getting started"
+    assert doc.sections[1].text == "## Getting started {#getting-started}\n\nx"
+

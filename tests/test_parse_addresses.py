@@ -55,3 +55,15 @@ def test_literal_part_heading_and_generated_parts_read_apart(tmp_path, make_engi
     hits = engine.search("literal")["results"]
     assert hits[0]["heading_path"] == "Big (Part 2)" and hits[0]["content"].endswith("literal")
 
+
+def test_heading_attribute_blocks_stay_out_of_breadcrumbs_but_in_the_text(tmp_path, make_engine):
+    root = tmp_path / "docs"
+    write(root, "attrs.md", "# Remote setup\n\n## Getting started {#getting-started}\n\nRun rclone config.\n")
+    engine = make_engine(root, embedder="none")
+    engine.index()
+    assert [h["heading_path"] for h in engine.outline("attrs.md")["headings"]] == [
+        "Remote setup", "Remote setup > Getting started"]
+    answer = engine.read("attrs.md", "Getting started")
+    assert answer["content"] == "## Getting started {#getting-started}\n\nRun rclone config."
+    assert engine.search("rclone config")["results"][0]["heading_path"] == "Remote setup > Getting started"
+

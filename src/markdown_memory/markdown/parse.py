@@ -110,8 +110,19 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+# A trailing heading attribute block (Pandoc, PHP Markdown Extra, Hugo, MkDocs attr_list):
+# ``{#id}``, ``{#id .class key=val}``, ``{.class}``, ``{: #id }``. Only a block whose first
+# attribute is an id or a class counts, so ``GET /users/{id}`` keeps its braces. A closing
+# ``#`` sequence before it (``## Title ## {#id}``) goes too.
+_HEADING_ATTRS = re.compile(r"(?:[ \t]+#+)?[ \t]+\{:?[ \t]*[#.][^{}\n]*\}[ \t]*$")
+
+
 def _heading_title(inline: Token) -> str:
-    return " ".join(inline.content.split())
+    """The heading's text on one line (whitespace runs -> one space), without a trailing
+    attribute block; a heading that is only an attribute block keeps it."""
+    text = " ".join(inline.content.split())
+    stripped = _HEADING_ATTRS.sub("", " " + text).strip()
+    return stripped or text
 
 
 _HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(.*?)(?:</h\1\s*>|\Z)", re.S | re.I)
