@@ -8,6 +8,7 @@ import time
 import pytest
 
 from markdown_memory.errors import DocumentNotFoundError, PathOutsideRootError, QueryError, SectionNotFoundError
+from conftest import top
 
 
 def first(answer):
@@ -281,3 +282,19 @@ def test_document_paths_resolve_across_unicode_forms_symlinks_and_say_what_a_fol
     assert engine.outline("link_in.md")["file_path"] == "a.md"
     with pytest.raises(DocumentNotFoundError, match="a folder, not a file"):
         engine.outline("dir.md")
+
+
+def test_front_matter_title_and_description_are_searchable_beside_the_h1(tmp_path, make_engine):
+    """Regression (tester): a page with `title: Front Matter Title` in its front matter and a
+    different H1 was not found by its front-matter title (front matter is not section text).
+    Both names find it; the H1 stays the title shown."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "page.md").write_text("---\ntitle: Quarterly Ledger Reconciliation\ndescription: Balancing the "
+                                  "escrow subaccounts\n---\n\n# ledger-recon\n\nRun the tool.\n\n## Usage\n\nFlags.\n")
+    (root / "other.md").write_text("# Other\n\nA ledger of nothing in particular.\n")
+    engine = make_engine(root, "none")
+    engine.index()
+    assert top(engine.search("Quarterly Ledger Reconciliation")) == ("page.md", "ledger-recon")
+    assert top(engine.search("escrow subaccounts")) == ("page.md", "ledger-recon")
+    assert engine.outline("page.md")["title"] == "ledger-recon"

@@ -228,6 +228,20 @@ def blob_vector(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4")
 
 
+def front_matter_keywords(title: str, metadata: dict[str, Any]) -> tuple[str, str]:
+    """Front-matter text the keyword index adds to a document's first section: its ``title``
+    when it differs from the document title (the H1), and its ``description``/``summary``, each
+    as ``(" " + heading words, " " + body words)``; empty strings when there is none. The title
+    shown stays the H1: a page is found by either name."""
+    extra_title = metadata.get("title")
+    heading = ""
+    if isinstance(extra_title, str) and extra_title.strip() and extra_title.strip().casefold() != title.strip().casefold():
+        heading = " " + extra_title.strip()
+    body = " ".join(str(metadata[k]).strip() for k in ("description", "summary")
+                    if isinstance(metadata.get(k), str) and metadata[k].strip())
+    return heading, (" " + body if body else "")
+
+
 class Store:
     """A connection to one index database plus the write and read helpers the engine needs.
 
@@ -456,6 +470,7 @@ class Store:
         )
         doc_id = int(cur.lastrowid)
         section_ids: list[int] = []
+        lead_heading, lead_body = front_matter_keywords(record["title"], record.get("metadata") or {})
         for s in sections:
             cur = self.conn.execute(
                 "INSERT INTO sections(doc_id, ordinal, heading_path, base_path, title, level, part, start_line, "
@@ -467,8 +482,9 @@ class Store:
             section_ids.append(sid)
             self.conn.execute(
                 "INSERT INTO sections_fts(rowid, heading, body) VALUES (?, ?, ?)",
-                (sid, fts_text(f"{record['title']} {s.base_path}"), fts_text(s.text)),
+                (sid, fts_text(f"{record['title']} {s.base_path}{lead_heading}"), fts_text(f"{s.text}{lead_body}")),
             )
+            lead_heading = lead_body = ""  # only the document's first section carries them
         rows = []
         for p, key in passages:
             rows.append((section_ids[p.section], doc_id, p.ordinal, p.kind, p.text, p.start_line, p.end_line, key))
