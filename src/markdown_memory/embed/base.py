@@ -77,3 +77,31 @@ def preset_of_weights_id(weights_id: str) -> str | None:
         if weights_id.startswith(prefix):
             return name
     return None
+
+
+def model_problem(name: str) -> str | None:
+    """Why preset ``name`` cannot be loaded, judged from its files' presence only (no hashing,
+    no onnxruntime session; a few stats), with the fix; None when its files are in place (a
+    load may still fail verification) or for an unknown preset. For ``status``: it must not
+    send a MiniLM user to ``--download-model``, which fetches EmbeddingGemma."""
+    from ..errors import EmbedderUnavailableError
+
+    if name == "minilm":
+        from .minilm import INSTALL_FIX, minilm_files
+
+        try:
+            files = minilm_files()
+        except EmbedderUnavailableError as exc:
+            return str(exc)
+        missing = [str(f) for f in files if not f.is_file()]
+        return f"the minilm model files are missing ({', '.join(missing)}); {INSTALL_FIX}" if missing else None
+    if name == "embeddinggemma":
+        from .download import GEMMA_MANIFEST, _local_specs, _override_dir, model_dir, offline_hint
+
+        folder = model_dir(GEMMA_MANIFEST)
+        specs = _local_specs(folder, GEMMA_MANIFEST, _override_dir() is not None)
+        if all((folder / s.path).is_file() for s in specs):
+            return None
+        return (f"the embeddinggemma model is not installed in {folder}; run `markdown-memory --download-model`; "
+                f"{offline_hint(GEMMA_MANIFEST)}")
+    return None
