@@ -95,9 +95,11 @@ def test_roles_read_from_english_and_chinese_wording():
     assert names("etcd 数据库大小超过配额之后会产生什么影响？") == ["impact"]
     assert names("连接失败怎么办？") == ["remedy"]
     assert names("How do I find out why the pod restarts?") == ["diagnosis"]
+    assert names("Is the chunk size fixed?") == [] and names("recover a file from versions") == []
     assert names("What is the default value of nearFullRatio?") == []  # a plain question asks for no role
     meaning = next(r for r in ROLES if r.name == "meaning")
     assert plays_role(meaning, "Alert > Meaning") and not plays_role(meaning, "Guide > Overview")
+    assert not plays_role(meaning, "git-summary(1) > DESCRIPTION") and not plays_role(meaning, "FAQ > What is a vault?")
 
 
 def test_a_generic_overview_never_beats_the_section_that_defines_the_thing(tmp_path):
@@ -109,4 +111,25 @@ def test_a_generic_overview_never_beats_the_section_that_defines_the_thing(tmp_p
         "## Exit codes\n\n0 on success, 2 on a usage error.\n")
     eng = indexed_engine(root, "none")
     assert top(eng.search("What does --dry-run mean?")) == ("cli.md", "Widget CLI > Flags")
+    eng.close()
+
+
+def test_ordinary_questions_with_role_words_keep_their_answer(tmp_path):
+    """Regressions (tester): 'what does --line mean' picked a man page's DESCRIPTION over its
+    OPTIONS, 'is the chunk size fixed' and 'recover a file from versions' were read as asking
+    for a fix and picked a Troubleshooting section."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "git-summary.md").write_text(
+        "# git-summary(1)\n\n## DESCRIPTION\n\nShows a summary of the repository: age, active days, commits.\n\n"
+        "## OPTIONS\n\n--line\n\nSummarize with lines rather than commits.\n\n## EXAMPLES\n\n    $ git summary\n")
+    (root / "onedrive.md").write_text(
+        "# OneDrive\n\n## Chunk size\n\nUploads use a fixed chunk size of 10 MiB, set with --onedrive-chunk-size.\n\n"
+        "## Versions\n\nTo recover a file from an older version, use the version history.\n\n"
+        "## Troubleshooting\n\nUnexpected file size or hash after upload: recover by re-uploading the file; "
+        "the chunk size is not the cause.\n")
+    eng = indexed_engine(root, "none")
+    assert top(eng.search("what does the --line option mean in git-summary")) == ("git-summary.md", "git-summary(1) > OPTIONS")
+    assert top(eng.search("Is the chunk size fixed for onedrive uploads?")) == ("onedrive.md", "OneDrive > Chunk size")
+    assert top(eng.search("recover a file from onedrive versions")) == ("onedrive.md", "OneDrive > Versions")
     eng.close()

@@ -33,8 +33,10 @@ def _words(pattern: str) -> re.Pattern[str]:
 ROLES = (
     Role(
         "remedy",
-        _words(r"\b(?:fix(?:es|ed|ing)?|resolv(?:e|es|ed|ing)|solv(?:e|es|ed|ing)|mitigat\w*|remed(?:y|ies|iate)\w*"
-               r"|repair\w*|work ?around|troubleshoot\w*|get rid of|recover(?:y|ing)?"
+        # not "fixed" (an adjective: "is the chunk size fixed?") nor "recover" ("recover a file
+        # from versions" asks for a feature, not a remedy)
+        _words(r"\b(?:fix|fixes|fixing|resolv(?:e|es|ing)|solv(?:e|es|ing)|mitigat\w*|remed(?:y|ies|iate)\w*"
+               r"|repair|work ?around|troubleshoot\w*|get rid of"
                r"|what (?:should|can|do|must) (?:i|we|you) do|what to do)\b"
                r"|怎么办|如何解决|怎么解决|怎样解决|如何修复|怎么修复|解决方法|解决办法"),
         _words(r"^(?:(?:possible |suggested |recommended )?(?:mitigations?|solutions?|resolutions?|fix(?:es)?|fixing"
@@ -61,9 +63,10 @@ ROLES = (
         "meaning",
         _words(r"\bwhat (?:does|do) .+ mean\b|\bmeaning of\b|\bwhat is .+ about\b|\bwhat .+ stands? for\b"
                r"|是什么意思|含义"),
-        # not Overview/Summary/About: a page's generic introduction must not beat the section
-        # that defines the very thing asked about
-        _words(r"^(?:meaning|description|definition|what is .*|含义|定义)$"),
+        # only headings that name the role itself: "Description" (every man page has one) and
+        # "What is ..." (FAQ entries, privacy-policy intros) are a page's generic introduction
+        # and lost to the section defining the very option asked about
+        _words(r"^(?:meaning|definition|含义|定义)$"),
     ),
 )
 
