@@ -105,6 +105,7 @@ def test_server_search_soon_after_an_edit_answers_from_the_new_text(docs_root, t
     assert runtime._auto.wait(30)  # the first call's catch-up run (nothing to do) is over
     engine = runtime.engine
     monkeypatch.setattr(engine, "refresh", functools.partial(type(engine).refresh, engine, ttl=3600))
+    monkeypatch.setattr(engine, "_probe_seconds", 3600.0)  # as if probes were slow: throttled
     runtime.search_docs("backups kept for days", 5, None, 2000)  # the probe this edit follows
     path = docs_root / "ops" / "troubleshooting.md"
     text = path.read_text().replace("## Backups\n", "A new note.\n\nAnother line.\n\n## Backups\n")
@@ -119,6 +120,28 @@ def test_server_search_soon_after_an_edit_answers_from_the_new_text(docs_root, t
     assert path.read_text().split("\n")[hit["start_line"] - 1] == "## Backups"
     gone = runtime.search_docs("machine-readable output flag", 5, None, 2000)["results"]
     assert all(h["file_path"] != "cli.md" for h in gone)
+    runtime.shutdown()
+
+
+def test_server_search_right_after_adding_text_finds_it(docs_root, tmp_path):
+    """Regression (tester): over MCP, 83 of 100 edit-then-search pairs missed text just added to
+    a file: the probe of all files ran at most every 0.5 s, and the per-hit check cannot see new
+    text in a file that is not a hit. The probe now reruns once 4x its own cost has passed
+    (well under a millisecond for a small tree), so a search right after an edit sees it."""
+    from markdown_memory.config import Settings
+    from markdown_memory.server_runtime import Runtime
+
+    runtime = Runtime(Settings.load(docs_root, tmp_path / "srv.db", "none", auto_index=True))
+    runtime.engine.index()
+    runtime.search_docs("backups kept for days", 5, None, 2000)
+    assert runtime._auto.wait(30)
+    for n in range(5):  # each time within milliseconds of the previous call
+        runtime.search_docs("backups kept for days", 5, None, 2000)
+        path = docs_root / "cli.md"
+        path.write_text(path.read_text() + f"\n## Zebra crossing {n}\n\nStripes number {n}.\n")
+        bump(path)
+        hits = runtime.search_docs(f"zebra crossing stripes number {n}", 5, None, 2000)["results"]
+        assert hits and hits[0]["file_path"] == "cli.md" and hits[0]["heading_path"].endswith(f"Zebra crossing {n}")
     runtime.shutdown()
 
 
