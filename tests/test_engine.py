@@ -315,3 +315,12 @@ def test_status_without_the_minilm_files_gives_the_minilm_fix_not_the_gemma_down
     minilm_engine.close()
     assert message.startswith("keyword-only: the minilm model files are missing")
     assert "pip install" in message and "--download-model" not in message
+
+
+def test_index_hints_name_the_embedder_the_command_would_need(docs_root, make_engine, tmp_path):
+    """Regression (tester): the status note for a MiniLM index said 'run `markdown-memory index`'
+    (which indexes with the default model) and then a second, different command."""
+    engine = make_engine(docs_root, "minilm", db=tmp_path / "hint.db")
+    message = engine.status()["message"]  # never indexed
+    assert "`markdown-memory --embedder minilm index`" in message and "`markdown-memory index`" not in message
+    assert message.count("markdown-memory") == 1

@@ -41,7 +41,7 @@ def test_search_on_a_never_indexed_root_says_so_instead_of_no_match(docs_root: P
                db=tmp_path / "cli.db")
     answer = json.loads(out.stdout)
     assert out.returncode == 0 and answer["results"] == []
-    assert "has not been indexed yet" in answer["message"] and "markdown-memory index" in answer["message"]
+    assert "has not been indexed yet" in answer["message"] and "markdown-memory --embedder none index" in answer["message"]
     assert "no confident match" not in answer["message"]
 
 

@@ -153,18 +153,24 @@ class StatusMixin:
         if self.indexing or self.indexing_elsewhere():
             return (f"the docs root {root!r} is being indexed and no document is searchable yet (this says nothing "
                     "about what the docs cover); search again shortly")
-        how = "call index_directory (or run `markdown-memory index`) to index it, then search again"
+        how = f"{self._index_hint()} to index it, then search again"
         if store.get_meta("last_run_at") is None:
             return (f"the docs root {root!r} has not been indexed yet, so no document was searched (this says "
                     f"nothing about what the docs cover); {how}")
         return (f"the index of the docs root {root!r} holds no documents: the last index run found no Markdown "
                 "file it could index there (its failures are in `markdown-memory status`)")
 
+    def _index_hint(self) -> str:
+        """How to run an index for this root with this embedder: the MCP tool, and the CLI
+        command (with ``--embedder`` when it is not the default, which a bare command would use)."""
+        flag = "" if self.settings.embedder == DEFAULT_EMBEDDER else f" --embedder {self.settings.embedder}"
+        return f"call index_directory (or run `markdown-memory{flag} index`)"
+
     def _other_vectors_message(self, other: str) -> str:
         """Why search is keyword-only when the stored vectors (``weights_id`` ``other``) are not
         the configured model's, and the fix: another preset's vectors name the flag that uses
         them as well as the re-index that replaces them."""
-        how = "call index_directory (or run `markdown-memory index`)"
+        how = self._index_hint()
         configured = self.settings.embedder
         itself = " (the server starts it by itself)" if self.auto_refresh else ""
         maker = preset_of_weights_id(other)
@@ -179,7 +185,7 @@ class StatusMixin:
                         progress: dict[str, int] | None, last_at: str | None, keyword_only: bool,
                         moved: str | None, other_build: str | None = None) -> str | None:
         """The one sentence an agent should act on, most urgent first (None when healthy)."""
-        how = "call index_directory (or run `markdown-memory index`)"
+        how = self._index_hint()
         if moved and (indexing or self.auto_refresh):
             return (f"the index database was damaged and was moved aside to {moved}; it is being rebuilt, "
                     "so results are incomplete until that finishes")
@@ -210,8 +216,7 @@ class StatusMixin:
             problem = model_problem(self.settings.embedder)
             if problem:
                 return f"keyword-only: {problem}; then re-index"
-            flag = "" if self.settings.embedder == DEFAULT_EMBEDDER else f" --embedder {self.settings.embedder}"
-            return f"no vectors yet: {how} (CLI: `markdown-memory{flag} index`) to compute them"
+            return f"no vectors yet: {how} to compute them"
         if counts["pending_vectors"]:
             return f"{counts['pending_vectors']} passages still wait for vectors; search is partly keyword-only"
         return None
