@@ -290,7 +290,9 @@ def test_list_pages_and_says_what_it_left_out(tmp_path):
     assert page["total"] == 203 and page["next_offset"] == 15
 
     out = run(*common, "--offset", "500", env_db=db).stdout.strip()
-    assert out == "no indexed documents at offset 500 (203 in all)"
+    assert out == "note: offset 500 is past the end: 203 documents in all; pass --offset below 203"
+    past = json.loads(run(*common, "--offset", "500", "--json", env_db=db).stdout)
+    assert past["documents"] == [] and "past the end" in past["message"]  # JSON says it too
     bad = run(*common, "--offset", "-1", env_db=db, check=False)
     assert bad.returncode == 2 and "--offset" in bad.stderr
 

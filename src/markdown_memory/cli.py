@@ -235,7 +235,7 @@ def _render_list(docs: dict[str, Any], directory: str | None, offset: int) -> st
            for d in docs["documents"]]
     where = f" under {directory!r}" if directory else ""
     shown, total = len(docs["documents"]), docs["total"]
-    if not shown:
+    if not shown and not (total and docs.get("message")):  # past the end: the message says it
         out.append(f"no indexed documents{where}" + (f" at offset {offset} ({total} in all)" if total else ""))
     elif shown < total:
         note = f"note: showing documents {offset + 1}-{offset + shown} of {total}{where}"
@@ -477,6 +477,9 @@ def _run_command(args: argparse.Namespace) -> int:
             docs["message"] = None
             if args.directory and not docs["total"]:
                 docs["message"] = _empty_folder_note(engine, args.directory)
+            elif docs["total"] and not docs["documents"]:
+                docs["message"] = (f"offset {args.offset} is past the end: {docs['total']} documents in all; "
+                                   f"pass --offset below {docs['total']}")
             if engine.indexing_elsewhere():
                 _add_note(docs, "another index run is in progress for this docs root, so the list may be "
                                 "incomplete until it finishes")
