@@ -237,7 +237,7 @@ def _render_list(docs: dict[str, Any], directory: str | None, offset: int) -> st
     shown, total = len(docs["documents"]), docs["total"]
     if not shown and not (total and docs.get("message")):  # past the end: the message says it
         out.append(f"no indexed documents{where}" + (f" at offset {offset} ({total} in all)" if total else ""))
-    elif shown < total:
+    elif shown and shown < total:
         note = f"note: showing documents {offset + 1}-{offset + shown} of {total}{where}"
         if docs["next_offset"] is not None:
             note += f"; pass --offset {docs['next_offset']} for the next page"
