@@ -91,3 +91,12 @@ def test_first_duplicate_resolves_when_asked_with_suffix_one():
     # a miss still names what was asked
     with pytest.raises(SectionNotFoundError, match=r"'Same \[1\] > Nope'"):
         resolve_heading("Same [1] > Nope", available)
+
+
+def test_a_heading_typed_with_its_attribute_block_resolves():
+    """Regression (tester): `read edge.md "Attr {#custom-id}"` (copied from the file) was not
+    found, and the suggestion was an unrelated heading."""
+    available = ["Doc", "Doc > Attr", "Doc > Getting started", "Doc > {#only-id}"]
+    assert resolve_heading("Attr {#custom-id}", available) == "Doc > Attr"
+    assert resolve_heading("Doc > Getting started {#getting-started}", available) == "Doc > Getting started"
+    assert resolve_heading("{#only-id}", available) == "Doc > {#only-id}"

@@ -24,6 +24,7 @@ import unicodedata
 from pathlib import Path
 
 from .errors import DocumentNotFoundError, PathOutsideRootError, SectionNotFoundError
+from .markdown.parse import strip_heading_attributes
 from .walk import is_markdown_name
 
 _PART = re.compile(r" \(Part \d+\)$")
@@ -124,7 +125,9 @@ def resolve_document(raw: str, root: Path, indexed: list[str]) -> str:
 
 
 def _parts(path: str) -> list[str]:
-    return [p for p in _SPLIT.split(path.strip()) if p != ""]
+    """Breadcrumb parts, each without a trailing attribute block (headings are stored without
+    it, and an agent may copy ``Install {#install}`` from the file)."""
+    return [strip_heading_attributes(p) for p in _SPLIT.split(path.strip()) if p != ""]
 
 
 def _abbrev_match(want: str, have: str) -> bool:

@@ -117,12 +117,17 @@ def split_lines(text: str) -> list[str]:
 _HEADING_ATTRS = re.compile(r"(?:[ \t]+#+)?[ \t]+\{:?[ \t]*[#.][^{}\n]*\}[ \t]*$")
 
 
+def strip_heading_attributes(text: str) -> str:
+    """``text`` without a trailing attribute block (``{#id}``, ``{.class}``, ``{: #id}``); text
+    that is only an attribute block is returned as is. Also used on headings an agent types."""
+    stripped = _HEADING_ATTRS.sub("", " " + text).strip()
+    return stripped or text
+
+
 def _heading_title(inline: Token) -> str:
     """The heading's text on one line (whitespace runs -> one space), without a trailing
     attribute block; a heading that is only an attribute block keeps it."""
-    text = " ".join(inline.content.split())
-    stripped = _HEADING_ATTRS.sub("", " " + text).strip()
-    return stripped or text
+    return strip_heading_attributes(" ".join(inline.content.split()))
 
 
 _HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(.*?)(?:</h\1\s*>|\Z)", re.S | re.I)
