@@ -73,8 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"markdown-memory {__version__}")
     parser.add_argument("--embedder", choices=EMBEDDER_CHOICES, help="embedding preset "
                         "(default: $MARKDOWN_MEMORY_EMBEDDER or embeddinggemma; none = keyword-only)")
-    parser.add_argument("--db", metavar="PATH", help="index database path (default: per docs root, "
-                        "under the user data dir; $MARKDOWN_MEMORY_DB)")
+    parser.add_argument("--db", metavar="PATH", help="index database path; a relative path resolves against the "
+                        "docs root, not the current folder (default: per docs root, under the user data dir; "
+                        "$MARKDOWN_MEMORY_DB). One database serves one docs root")
     parser.add_argument("--download-model", action="store_true",
                         help="download (or verify) the embedding model, print where it is, and exit")
     parser.add_argument("--no-auto-index", action="store_true",
