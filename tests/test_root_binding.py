@@ -333,3 +333,75 @@ def test_an_interrupted_run_on_a_read_only_database_is_not_taken_for_damage(
     assert [p.name for p in db.parent.iterdir() if "corrupt" in p.name] == []
     assert _documents(db) == ["notes.md", "x.md"]
 
+
+# -- legitimate setups the binding refused ---------------------------------------------------------
+def test_a_copied_project_with_its_database_inside_belongs_to_the_copy(tmp_path: Path) -> None:
+    """Regression (tester): `cp -a A A2` with a relative database (`.mm/index.db`): A2's own
+    copy of the database was refused as belonging to A."""
+    import shutil
+
+    first = _project(tmp_path / "A", "wombat")
+    _engine(first, first / ".mm" / "index.db").index()
+    copy = tmp_path / "A2"
+    shutil.copytree(first, copy, symlinks=True)
+    (copy / "x.md").write_text("# X\n\nkoala\n")
+    engine = _engine(copy, copy / ".mm" / "index.db")
+    assert engine.search("wombat")["results"]  # not refused as A's database
+    assert engine.index().updated == 1
+    assert engine.search("koala")["results"][0]["file_path"] == "x.md"
+    assert engine.store.get_meta("docs_root") == os.path.realpath(copy)
+    assert _engine(first, first / ".mm" / "index.db").search("wombat")["results"][0]["file_path"] == "x.md"
+
+
+def test_a_reclone_at_the_old_path_leaves_the_old_folder_its_own_database(tmp_path: Path) -> None:
+    work = _project(tmp_path / "W", "wombat")
+    _engine(work, work / ".mm" / "index.db").index()
+    work.rename(tmp_path / "W-old")
+    _project(tmp_path / "W", "koala")  # `git clone ... W`
+    old = tmp_path / "W-old"
+    assert _engine(old, old / ".mm" / "index.db").search("wombat")["results"][0]["file_path"] == "x.md"
+
+
+def test_a_database_inside_its_own_subproject_is_still_refused_for_the_parent(tmp_path: Path) -> None:
+    parent = tmp_path / "p"
+    sub = _project(parent / "sub", "wombat")
+    db = sub / ".mm" / "index.db"
+    _engine(sub, db).index()
+    with pytest.raises(RootMismatchError, match="belongs to the docs root"):
+        _engine(parent, db).status()
+
+
+def test_a_switched_symlink_root_keeps_its_database(tmp_path: Path) -> None:
+    """Regression (tester): `current -> rel1`, later `current -> rel2`, with an explicit --db:
+    refused because the recorded real path rel1 still exists."""
+    rel1 = _project(tmp_path / "rel1", "wombat")
+    rel2 = _project(tmp_path / "rel2", "koala")
+    current = tmp_path / "current"
+    current.symlink_to(rel1, target_is_directory=True)
+    db = tmp_path / "i.db"
+    _engine(current, db).index()
+    current.unlink()
+    current.symlink_to(rel2, target_is_directory=True)
+    engine = _engine(current, db)
+    engine.index()
+    assert engine.search("koala")["results"][0]["file_path"] == "x.md"
+    with pytest.raises(RootMismatchError):  # another spelling still compares by real path
+        _engine(rel1, db).status()
+
+
+def test_a_different_project_with_common_file_names_does_not_adopt_a_moved_root_database(tmp_path: Path) -> None:
+    """Regression (tester): with P renamed away, `search --docs-dir Q` adopted P's database
+    because Q has files of the same names, and answered P's text as Q's."""
+    db = tmp_path / "shared.db"
+    p = tmp_path / "P"
+    q = tmp_path / "Q"
+    for root, text in ((p, "the wombat project, with a long introduction " * 5), (q, "koala")):
+        (root / "docs").mkdir(parents=True)
+        (root / "README.md").write_text(f"# Readme\n\n{text}\n")
+        (root / "docs" / "guide.md").write_text(f"# Guide\n\n{text} guide\n")
+    _engine(p, db).index()
+    p.rename(tmp_path / "P-unmounted")
+    with pytest.raises(RootMismatchError, match="no longer exists"):
+        _engine(q, db).search("wombat")
+    moved = _engine(tmp_path / "P-unmounted", db)  # P itself, moved: still adopted
+    assert moved.search("wombat")["results"][0]["file_path"] in ("README.md", "docs/guide.md")
