@@ -9,10 +9,14 @@ answer from the other project.
 
 Roots are compared by real path (symlinks resolved), and as the same directory on disk
 (``os.path.samefile``) while the recorded one still exists, so a symlinked path or another
-spelling of the same folder is the same root. A database is adopted (the new root recorded) by
-the root that opens it when it records none (written before roots were recorded) or when its
-recorded root no longer exists (the project folder was moved or renamed), unless most of its
-documents are missing under the new root: then it is another project's index and is refused.
+spelling of the same folder is the same root; the root is also recorded as given (absolute,
+symlinks not resolved), so a symlink switched to another release is the same root too. A database
+file that lives inside the docs root it is opened for belongs to that root (it moves and copies
+with the project). A database is adopted (the new root recorded) by the root that opens it when it
+records none (written before roots were recorded) or when its recorded root no longer exists (the
+project folder was moved or renamed), unless most of its sampled documents are missing under the
+new root or differ in size from what was indexed: then it is another project's index and is
+refused.
 """
 
 from __future__ import annotations
