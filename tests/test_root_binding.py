@@ -19,7 +19,7 @@ import pytest
 
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
-from markdown_memory.errors import RootMismatchError
+from markdown_memory.errors import DatabaseReadOnlyError, DocsRootMissingError, RootMismatchError
 from markdown_memory.server_runtime import Runtime
 
 
@@ -208,3 +208,200 @@ def test_mcp_tools_answer_the_refusal_as_a_tool_error(tmp_path: Path) -> None:
             assert str(first) in body["error"] and str(other) in body["error"] and "internal" not in body["error"]
         assert runtime.shutdown(timeout=5)
     assert _documents(db) == ["notes.md", "x.md"]
+
+
+# -- the docs root disappears while a process serves it -----------------------------------------
+def _entry_points(engine: Engine) -> dict:
+    return {
+        "index": engine.index, "refresh": lambda: engine.refresh(ttl=0), "status": engine.status,
+        "search": lambda: engine.search("wombat"), "read": lambda: engine.read("x.md", "X"),
+        "outline": lambda: engine.outline("x.md"), "list": engine.list_documents,
+    }
+
+
+@pytest.mark.parametrize("db_inside_root", [True, False])
+def test_a_docs_root_renamed_while_served_is_refused_and_nothing_is_created_or_removed(
+        tmp_path: Path, db_inside_root: bool) -> None:
+    """Regression (tester): after `mv proj proj-renamed` a server with a relative database
+    recreated `proj/.mm/index.db` at the old path (a stray folder, "scanned 0"), and with the
+    default location the next run removed every document ("found no Markdown file")."""
+    root = _project(tmp_path / "proj", "wombat")
+    db = root / ".mm" / "index.db" if db_inside_root else tmp_path / "data" / "index.db"
+    engine = _engine(root, db)
+    engine.index()
+    root.rename(tmp_path / "proj-renamed")
+    kept = (tmp_path / "proj-renamed" / ".mm" / "index.db") if db_inside_root else db
+    for name, call in _entry_points(engine).items():
+        with pytest.raises(DocsRootMissingError, match="no longer exists") as refused:
+            call()
+        assert str(root) in str(refused.value), name
+        assert not root.exists(), f"{name} recreated the old docs root"
+    engine.close()
+    fresh = _engine(root, db)  # a new process (or thread) opening it
+    for name, call in _entry_points(fresh).items():
+        with pytest.raises(DocsRootMissingError):
+            call()
+    assert not root.exists()
+    assert _documents(kept) == ["notes.md", "x.md"]
+    (tmp_path / "proj-renamed").rename(root)  # the root comes back: the index is all there
+    assert _engine(root, db).search("wombat")["results"][0]["file_path"] == "x.md"
+
+
+def test_mcp_tools_answer_a_missing_docs_root_as_a_tool_error(tmp_path: Path) -> None:
+    root = _project(tmp_path / "proj", "wombat")
+    db = root / ".mm" / "index.db"
+    runtime = Runtime(Settings.load(root, db, "none", auto_index=True))
+    runtime.engine.index()
+    root.rename(tmp_path / "moved")
+    for tool, fn in {"search_docs": lambda: runtime.search_docs("wombat", 5, None, 2000),
+                     "index_directory": lambda: runtime.index_directory(None, False),
+                     "list_documents": lambda: runtime.list_documents(None, 0)}.items():
+        result = anyio.run(runtime.call, tool, fn)
+        body = json.loads(result.content[0].text)
+        assert result.is_error and "no longer exists" in body["error"] and "internal" not in body["error"], tool
+    assert runtime.shutdown(timeout=5)
+    assert not root.exists()
+    assert _documents(tmp_path / "moved" / ".mm" / "index.db") == ["notes.md", "x.md"]
+
+
+# -- read-only databases --------------------------------------------------------------------------
+def _read_only(request: pytest.FixtureRequest, *paths: Path) -> None:
+    """Make ``paths`` unwritable for this process: chmod for a normal user; as root (who ignores
+    modes) the immutable attribute. Undone after the test."""
+    if os.geteuid() != 0:
+        for p in paths:
+            p.chmod(0o555 if p.is_dir() else 0o444)
+        request.addfinalizer(lambda: [p.chmod(0o755 if p.is_dir() else 0o644) for p in paths])
+        return
+    if subprocess.run(["chattr", "+i", *map(str, paths)], capture_output=True).returncode != 0:
+        pytest.skip("running as root and chattr +i is unavailable: cannot make a file read-only")
+    request.addfinalizer(lambda: subprocess.run(["chattr", "-i", *map(str, paths)], capture_output=True))
+
+
+def _assert_read_only_error(run: subprocess.CompletedProcess, db: Path) -> None:
+    assert run.returncode == 2, run.stderr
+    assert "Traceback" not in run.stderr and run.stderr.count("\n") == 1
+    assert run.stderr.startswith("markdown-memory: error: the index database")
+    assert str(db) in run.stderr and "cannot be written" in run.stderr
+    assert "writable" in run.stderr and "MARKDOWN_MEMORY_DB" in run.stderr
+
+
+def test_a_database_in_a_read_only_folder_is_a_user_error(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Regression (tester): SQLite cannot create -wal/-shm in a read-only folder; search,
+    status, list and outline printed an internal error with a traceback."""
+    root = _project(tmp_path / "proj", "wombat")
+    db = tmp_path / "ro" / "index.db"
+    assert _cli("index", str(root), cwd=tmp_path, db=db).returncode == 0
+    _read_only(request, db.parent)
+    for args in (["search", "wombat"], ["search", "--no-refresh", "wombat"], ["status"], ["list"],
+                 ["outline", "x.md"], ["index"]):
+        _assert_read_only_error(_cli(*args, cwd=root, db=db), db)
+    as_json = json.loads(_cli("status", "--json", cwd=root, db=db).stdout)
+    assert as_json["error"]["type"] == "database_read_only"
+
+
+def test_a_read_only_database_file_refuses_writes_and_still_answers_without_them(
+        tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Regression (tester): a read-only index.db (and its .lock, owned by another user): plain
+    `search` failed with an internal PermissionError on index.db.lock; and an index run after
+    an interrupted one took the read-only database for a damaged one and moved it aside."""
+    root = _project(tmp_path / "proj", "wombat")
+    db = tmp_path / "data" / "index.db"
+    assert _cli("index", str(root), cwd=tmp_path, db=db).returncode == 0
+    (root / "x.md").write_text("# X\n\nwombat changed\n")
+    _read_only(request, db, Path(str(db) + ".lock"))
+    _assert_read_only_error(_cli("search", "wombat", cwd=root, db=db), db)
+    _assert_read_only_error(_cli("index", cwd=root, db=db), db)
+    found = _cli("search", "--no-refresh", "wombat", cwd=root, db=db)
+    assert found.returncode == 0 and "x.md" in found.stdout and "stale" in found.stdout
+    assert _cli("status", cwd=root, db=db).returncode == 0
+    assert [p.name for p in db.parent.iterdir() if "corrupt" in p.name] == []
+
+
+def test_an_interrupted_run_on_a_read_only_database_is_not_taken_for_damage(
+        tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    root = _project(tmp_path / "proj", "wombat")
+    db = tmp_path / "data" / "index.db"
+    engine = _engine(root, db)
+    engine.index()
+    engine.close()
+    engine.run_marker().write_text("1")  # a run was killed
+    (root / "x.md").write_text("# X\n\nwombat changed\n")
+    _read_only(request, db)
+    with pytest.raises(DatabaseReadOnlyError, match="cannot be written"):
+        _engine(root, db).index()
+    assert [p.name for p in db.parent.iterdir() if "corrupt" in p.name] == []
+    assert _documents(db) == ["notes.md", "x.md"]
+
+
+# -- legitimate setups the binding refused ---------------------------------------------------------
+def test_a_copied_project_with_its_database_inside_belongs_to_the_copy(tmp_path: Path) -> None:
+    """Regression (tester): `cp -a A A2` with a relative database (`.mm/index.db`): A2's own
+    copy of the database was refused as belonging to A."""
+    import shutil
+
+    first = _project(tmp_path / "A", "wombat")
+    _engine(first, first / ".mm" / "index.db").index()
+    copy = tmp_path / "A2"
+    shutil.copytree(first, copy, symlinks=True)
+    (copy / "x.md").write_text("# X\n\nkoala\n")
+    engine = _engine(copy, copy / ".mm" / "index.db")
+    assert engine.search("wombat")["results"]  # not refused as A's database
+    assert engine.index().updated == 1
+    assert engine.search("koala")["results"][0]["file_path"] == "x.md"
+    assert engine.store.get_meta("docs_root") == os.path.realpath(copy)
+    assert _engine(first, first / ".mm" / "index.db").search("wombat")["results"][0]["file_path"] == "x.md"
+
+
+def test_a_reclone_at_the_old_path_leaves_the_old_folder_its_own_database(tmp_path: Path) -> None:
+    work = _project(tmp_path / "W", "wombat")
+    _engine(work, work / ".mm" / "index.db").index()
+    work.rename(tmp_path / "W-old")
+    _project(tmp_path / "W", "koala")  # `git clone ... W`
+    old = tmp_path / "W-old"
+    assert _engine(old, old / ".mm" / "index.db").search("wombat")["results"][0]["file_path"] == "x.md"
+
+
+def test_a_database_inside_its_own_subproject_is_still_refused_for_the_parent(tmp_path: Path) -> None:
+    parent = tmp_path / "p"
+    sub = _project(parent / "sub", "wombat")
+    db = sub / ".mm" / "index.db"
+    _engine(sub, db).index()
+    with pytest.raises(RootMismatchError, match="belongs to the docs root"):
+        _engine(parent, db).status()
+
+
+def test_a_switched_symlink_root_keeps_its_database(tmp_path: Path) -> None:
+    """Regression (tester): `current -> rel1`, later `current -> rel2`, with an explicit --db:
+    refused because the recorded real path rel1 still exists."""
+    rel1 = _project(tmp_path / "rel1", "wombat")
+    rel2 = _project(tmp_path / "rel2", "koala")
+    current = tmp_path / "current"
+    current.symlink_to(rel1, target_is_directory=True)
+    db = tmp_path / "i.db"
+    _engine(current, db).index()
+    current.unlink()
+    current.symlink_to(rel2, target_is_directory=True)
+    engine = _engine(current, db)
+    engine.index()
+    assert engine.search("koala")["results"][0]["file_path"] == "x.md"
+    with pytest.raises(RootMismatchError):  # another spelling still compares by real path
+        _engine(rel1, db).status()
+
+
+def test_a_different_project_with_common_file_names_does_not_adopt_a_moved_root_database(tmp_path: Path) -> None:
+    """Regression (tester): with P renamed away, `search --docs-dir Q` adopted P's database
+    because Q has files of the same names, and answered P's text as Q's."""
+    db = tmp_path / "shared.db"
+    p = tmp_path / "P"
+    q = tmp_path / "Q"
+    for root, text in ((p, "the wombat project, with a long introduction " * 5), (q, "koala")):
+        (root / "docs").mkdir(parents=True)
+        (root / "README.md").write_text(f"# Readme\n\n{text}\n")
+        (root / "docs" / "guide.md").write_text(f"# Guide\n\n{text} guide\n")
+    _engine(p, db).index()
+    p.rename(tmp_path / "P-unmounted")
+    with pytest.raises(RootMismatchError, match="no longer exists"):
+        _engine(q, db).search("wombat")
+    moved = _engine(tmp_path / "P-unmounted", db)  # P itself, moved: still adopted
+    assert moved.search("wombat")["results"][0]["file_path"] in ("README.md", "docs/guide.md")

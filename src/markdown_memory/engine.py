@@ -7,6 +7,7 @@ opens on first use and the embedding model loads on the first call that needs a 
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -19,7 +20,14 @@ import filelock
 
 from .config import Settings
 from .embed.base import Embedder
-from .errors import DocumentNotFoundError, EmbedderUnavailableError, IndexBusyError, QueryError, SectionNotFoundError
+from .errors import (
+    DocsRootMissingError,
+    DocumentNotFoundError,
+    EmbedderUnavailableError,
+    IndexBusyError,
+    QueryError,
+    SectionNotFoundError,
+)
 from .freshness import remember_folders, stale_paths
 from .indexer import IndexReport, Progress, index_tree, refresh_paths
 from .markdown.parse import PREAMBLE
@@ -27,7 +35,7 @@ from .reading import outline_nodes, page, verbatim_lines
 from .resolve import normalise_request_path, resolve_document, resolve_heading
 from .search import analyse, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusMixin
-from .store import BUSY_TIMEOUT_MS, Store, is_corruption, move_aside
+from .store import BUSY_TIMEOUT_MS, Store, is_corruption, is_readonly, move_aside, readonly_error
 from .tokens import count_tokens
 from .walk import stat_signature
 
@@ -68,11 +76,29 @@ class Engine(StatusMixin):
         self.vectors_due = False
 
     # -- resources ------------------------------------------------------------------------
+    def require_root(self) -> None:
+        """Raise DocsRootMissingError when the docs root is not an existing directory any more
+        (moved, renamed or deleted while this process runs). Every entry point checks this
+        (one ``stat``) before it opens the database, creates a folder or lock file, or changes
+        the index: a walk of a missing root would remove every document, and a database path
+        inside the old root would be recreated there as a stray folder."""
+        if not os.path.isdir(self.root):
+            raise DocsRootMissingError(
+                f"the docs root {str(self.root)!r} no longer exists (moved, renamed or deleted?); the index "
+                f"{str(self.settings.db_path)!r} is kept unchanged: restore the folder, or restart markdown-memory "
+                "with --docs-dir / MARKDOWN_MEMORY_DOCS_DIR (and --db / MARKDOWN_MEMORY_DB, if set) pointing at "
+                "its new location"
+            )
+
     @property
     def store(self) -> Store:
         """This thread's connection (opened, and the schema created, on first use). A database
         that cannot be opened because it is damaged is moved aside and rebuilt (see
-        ``_recover``); lock contention (SQLITE_BUSY) is never treated as damage."""
+        ``_recover``); lock contention (SQLITE_BUSY) is never treated as damage. Raises
+        DocsRootMissingError (see ``require_root``), DatabaseReadOnlyError when the database
+        cannot be opened because it or its folder is not writable, RootMismatchError and
+        SchemaError."""
+        self.require_root()
         store = getattr(self._local, "store", None)
         if store is not None and getattr(self._local, "generation", 0) != self._generation:
             store.close()
@@ -142,10 +168,28 @@ class Engine(StatusMixin):
         return self._embedder_error
 
     def writer_lock(self) -> filelock.FileLock:
-        """Cross-process writer lock next to the database (released by the OS if we die)."""
+        """Cross-process writer lock next to the database (released by the OS if we die).
+        Raises DocsRootMissingError (see ``require_root``) before creating the database's
+        folder, and DatabaseReadOnlyError when that folder cannot be created."""
+        self.require_root()
         path = Path(str(self.settings.db_path) + ".lock")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if is_readonly(exc):
+                raise readonly_error(self.settings.db_path, exc) from exc
+            raise
         return filelock.FileLock(str(path))
+
+    def _acquire(self, lock: filelock.FileLock, timeout: float) -> None:
+        """``lock.acquire(timeout)``; a lock file that cannot be created or opened for writing
+        (read-only folder or file) raises DatabaseReadOnlyError instead of an OSError."""
+        try:
+            lock.acquire(timeout=timeout)
+        except OSError as exc:
+            if is_readonly(exc):
+                raise readonly_error(self.settings.db_path, exc) from exc
+            raise
 
     # -- index ----------------------------------------------------------------------------
     def index(
@@ -158,7 +202,10 @@ class Engine(StatusMixin):
         should_stop: Callable[[], bool] | None = None,
     ) -> IndexReport:
         """Incrementally index the root (or ``directory`` inside it). Raises IndexBusyError
-        when another process holds the writer lock longer than ``wait_seconds``."""
+        when another process holds the writer lock longer than ``wait_seconds``,
+        DocsRootMissingError when the root no longer exists (nothing is created or changed),
+        DatabaseReadOnlyError when the database or its folder cannot be written."""
+        self.require_root()
         target = None
         rel = self.subpath(directory)
         if rel is not None:
@@ -168,13 +215,13 @@ class Engine(StatusMixin):
         lock = self.writer_lock()
         try:
             try:
-                lock.acquire(timeout=0)
+                self._acquire(lock, 0)
             except filelock.Timeout:
                 if wait_seconds <= 0:
                     raise
                 log.warning("another process is indexing %s; waiting up to %g s for it to finish",
                             self.root, round(wait_seconds, 1))
-                lock.acquire(timeout=wait_seconds)
+                self._acquire(lock, wait_seconds)
         except filelock.Timeout as exc:
             raise IndexBusyError(
                 f"another index run is in progress for {str(self.root)!r}; try again when it finishes"
@@ -210,6 +257,10 @@ class Engine(StatusMixin):
                 marker.unlink(missing_ok=True)  # only a run that returned: a crash leaves it behind
             finally:
                 writer.close()
+        except Exception as exc:
+            if is_readonly(exc):
+                raise readonly_error(self.settings.db_path, exc) from exc
+            raise
         finally:
             self.indexing = False
             self.progress = {}
@@ -228,7 +279,9 @@ class Engine(StatusMixin):
     def _open_writer(self) -> Store:
         """The index run's own connection (caller holds the writer lock). After a run that did
         not finish (the process was killed: its ``run_marker`` file is still there) the database
-        is checked first (``integrity_problem``) and moved aside and rebuilt when damaged."""
+        is checked first (``integrity_problem``) and moved aside and rebuilt when damaged.
+        Raises DatabaseReadOnlyError when the database file cannot be written."""
+        self._check_writable()
         try:
             writer = Store(self.settings.db_path, root=self.root)
         except Exception as exc:
@@ -247,6 +300,14 @@ class Engine(StatusMixin):
         writer.close()
         log.warning("integrity check failed after an interrupted run: %s", problem)
         return self._recover(problem)
+
+    def _check_writable(self) -> None:
+        """Raise DatabaseReadOnlyError when the database file exists but cannot be written
+        (read-only file or filesystem): found before a run starts writing, so no document fails
+        half-way and no run marker is left behind. One ``access`` call."""
+        path = self.settings.db_path
+        if path.exists() and not os.access(path, os.W_OK):
+            raise readonly_error(path, PermissionError(errno.EACCES, "the file is read-only", str(path)))
 
     def _embedder_for_index(self) -> Embedder | None:
         return self.embedder()
@@ -269,13 +330,15 @@ class Engine(StatusMixin):
         Keyword index only (milliseconds per file): new text gets vectors in the next index
         run, unchanged passages keep theirs. The stat probe of every indexed file and folder
         (~7 ms for 700 files here) runs again once ``PROBE_COST_FACTOR`` times its last cost
-        has passed (at most ``ttl`` seconds later): a small or
-        medium tree is probed on practically every call, so an edit followed at once by a
-        search is seen, while probing never takes more than about 1/``PROBE_COST_FACTOR`` of
-        the time on a huge tree. Explicit ``paths`` are always refreshed and do not count as a
-        probe. Returns the report, or None when nothing was stale. Safe beside a running index
-        run (each document is replaced in one transaction).
+        has passed (at most ``ttl`` seconds later): a small or medium tree is probed on
+        practically every call, so an edit followed at once by a search is seen, while probing
+        never takes more than about 1/``PROBE_COST_FACTOR`` of the time on a huge tree. Explicit
+        ``paths`` are always refreshed and do not count as a probe. Returns the report, or None
+        when nothing was stale. Safe beside a running index run (each document is replaced in
+        one transaction). Raises DocsRootMissingError when the root no longer exists (nothing
+        is changed) and DatabaseReadOnlyError when the database cannot be written.
         """
+        self.require_root()
         probe = paths is None
         if probe:
             now = time.monotonic()
@@ -287,11 +350,16 @@ class Engine(StatusMixin):
             self._refreshed_at = now
         if not paths:
             return None
+        self._check_writable()
         writer = Store(self.settings.db_path, root=self.root)
         try:
             report = refresh_paths(writer, self.root, paths, self.settings.exclude)
             with writer.transaction():
                 remember_folders(writer, self.root, paths)
+        except Exception as exc:
+            if is_readonly(exc):
+                raise readonly_error(self.settings.db_path, exc) from exc
+            raise
         finally:
             writer.close()
         if probe:

@@ -50,6 +50,18 @@ class RootMismatchError(MarkdownMemoryError):
     or written; the message names both roots and the fixes."""
 
 
+class DocsRootMissingError(MarkdownMemoryError):
+    """The docs root is no longer an existing directory (moved, renamed or deleted while a
+    server runs). Raised before any folder or file is created or the index is changed: the
+    index stays intact for when the root comes back."""
+
+
+class DatabaseReadOnlyError(MarkdownMemoryError):
+    """The index database (or its folder: SQLite's -wal/-shm files, the writer lock) cannot be
+    written or opened: read-only file or filesystem, missing permission. The message names the
+    database, the cause and the fixes."""
+
+
 class IndexBusyError(MarkdownMemoryError):
     """Another process holds the writer lock for this docs root."""
 

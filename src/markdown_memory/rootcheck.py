@@ -9,10 +9,14 @@ answer from the other project.
 
 Roots are compared by real path (symlinks resolved), and as the same directory on disk
 (``os.path.samefile``) while the recorded one still exists, so a symlinked path or another
-spelling of the same folder is the same root. A database is adopted (the new root recorded) by
-the root that opens it when it records none (written before roots were recorded) or when its
-recorded root no longer exists (the project folder was moved or renamed), unless most of its
-documents are missing under the new root: then it is another project's index and is refused.
+spelling of the same folder is the same root; the root is also recorded as given (absolute,
+symlinks not resolved), so a symlink switched to another release is the same root too. A database
+file that lives inside the docs root it is opened for belongs to that root (it moves and copies
+with the project). A database is adopted (the new root recorded) by the root that opens it when it
+records none (written before roots were recorded) or when its recorded root no longer exists (the
+project folder was moved or renamed), unless most of its sampled documents are missing under the
+new root or differ in size from what was indexed: then it is another project's index and is
+refused.
 """
 
 from __future__ import annotations
@@ -30,25 +34,57 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger("markdown_memory.store")
 
 ROOT_KEY = "docs_root"
+#: the root as given when recorded (absolute, symlinks not resolved: a switched symlink matches)
+GIVEN_KEY = "docs_root_given"
 #: documents checked (by ``lstat``) when a database without a recorded root is adopted
 ADOPT_SAMPLE = 50
 
 
 def bind_root(store: "Store", root: Path) -> None:
-    """Make sure ``store`` belongs to ``root``: record the root's real path when the database
-    has none yet (a new database, or one written before roots were recorded) or when the
-    recorded root no longer exists and the documents are found under ``root`` (the project
-    folder was moved or renamed); else compare.
+    """Make sure ``store`` belongs to ``root``: record the root (its real path, and the path as
+    given: absolute, symlinks not resolved) when the database has none yet (a new database, or
+    one written before roots were recorded), when the database file lives inside ``root`` (it
+    moves and copies with the project: ``cp -a``, a re-clone beside the old folder), or when the
+    recorded root no longer exists and the sampled documents are found, as indexed, under
+    ``root`` (the project folder was moved or renamed); else compare. A root given by the same
+    path as recorded is the same root even when that path is a symlink now pointing elsewhere.
 
-    Reads one ``meta`` row when the recorded root matches (no write lock). Raises
+    Reads two ``meta`` rows when the recorded root matches (no write lock). Raises
     RootMismatchError (naming both roots and the fixes) when the database belongs to another root.
     """
     real = os.path.realpath(root)
+    given = os.path.abspath(root)
     recorded = store.get_meta(ROOT_KEY)
+    recorded_given = store.get_meta(GIVEN_KEY)
     if recorded is not None and same_root(recorded, real):
+        if recorded_given is None:  # written before the given path was recorded
+            _record(store, recorded, real, given, adopt=False)
         return
-    if recorded is not None and os.path.isdir(recorded):
+    inside = recorded is not None and _db_inside(store, real) and not _db_inside(store, recorded)
+    if recorded is not None and recorded_given == given:
+        log.debug("index database %s: the docs root %s now resolves to %s (was %s)", store.path, given, real,
+                  recorded)
+    elif inside:
+        log.debug("index database %s lives inside the docs root %s: it now belongs to it (was %s; the project "
+                  "was copied or moved)", store.path, real, recorded)
+    elif recorded is not None and os.path.isdir(recorded):
         raise RootMismatchError(mismatch_message(str(store.path), recorded, real))
+    else:
+        _record(store, recorded, real, given, adopt=True)
+        return
+    _record(store, recorded, real, given, adopt=False)
+
+
+def _db_inside(store: "Store", root: str) -> bool:
+    """True when the database file lives inside (below) the directory ``root``."""
+    db = os.path.realpath(store.path)
+    top = os.path.realpath(root)
+    return db.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _record(store: "Store", recorded: str | None, real: str, given: str, *, adopt: bool) -> None:
+    """Write ``real`` and ``given`` as the database's root (after ``_check_documents_fit`` when
+    ``adopt``); in a read-only database only the checks run."""
     try:
         with store.transaction():
             current = store.get_meta(ROOT_KEY)  # another process may have recorded one meanwhile
@@ -56,13 +92,16 @@ def bind_root(store: "Store", root: Path) -> None:
                 if same_root(current, real):
                     return
                 raise RootMismatchError(mismatch_message(str(store.path), current, real))
-            _check_documents_fit(store, real, recorded)
+            if adopt:
+                _check_documents_fit(store, real, recorded)
             store.set_meta(ROOT_KEY, real)
+            store.set_meta(GIVEN_KEY, given)
     except store.driver.module.OperationalError as exc:
         if "readonly" not in str(exc).lower():
             raise
         log.debug("cannot record the docs root in the read-only database %s", store.path)
-        _check_documents_fit(store, real, recorded)
+        if adopt:
+            _check_documents_fit(store, real, recorded)
 
 
 def same_root(recorded: str, real: str) -> bool:
@@ -96,22 +135,31 @@ def mismatch_message(db: str, recorded: str, root: str) -> str:
 
 def _check_documents_fit(store: "Store", real: str, recorded: str | None) -> None:
     """Before a database is adopted by ``real`` (it records no root, or its ``recorded`` root no
-    longer exists): refuse it when most of its first ``ADOPT_SAMPLE`` documents are not under
-    ``real``, i.e. it was built for another project. One ``lstat`` per sampled document."""
-    paths = [r[0] for r in store.conn.execute(f"SELECT path FROM documents ORDER BY id LIMIT {ADOPT_SAMPLE}")]
-    missing = [p for p in paths if not os.path.lexists(os.path.join(real, p))]
+    longer exists): refuse it unless most of its first ``ADOPT_SAMPLE`` documents are under
+    ``real`` with the size they were indexed with. Common names (README.md, docs/guide.md) are
+    present in other projects too: a different project's files differ in size. One ``stat``
+    per sampled document."""
+    rows = store.conn.execute(f"SELECT path, size FROM documents ORDER BY id LIMIT {ADOPT_SAMPLE}").fetchall()
+    unfit = [p for p, size in rows if not _same_size(os.path.join(real, p), size)]
     db = str(store.path)
-    if paths and len(missing) * 2 > len(paths):
+    if rows and len(unfit) * 2 > len(rows):
         if recorded is not None:
             raise RootMismatchError(mismatch_message(db, recorded, real))
         total = store.conn.execute("SELECT count(*) FROM documents").fetchone()[0]
         raise RootMismatchError(
             f"the index database {db!r} was written by an older markdown-memory that did not record its docs "
-            f"root, and most of its {total} documents (e.g. {missing[0]!r}) are not under {real!r}, so it looks "
-            f"like another project's index; {FIXES}, or {_delete_hint(db, real)}"
+            f"root, and most of its {total} documents (e.g. {unfit[0]!r}) are not under {real!r} as they were "
+            f"indexed, so it looks like another project's index; {FIXES}, or {_delete_hint(db, real)}"
         )
     if recorded is not None:
         log.warning("index database %s was built for %s, which no longer exists; its documents are under %s, "
                     "so it now belongs to that root (the project folder was moved)", db, recorded, real)
-    elif paths:
+    elif rows:
         log.info("index database %s had no recorded docs root; it now belongs to %s", db, real)
+
+
+def _same_size(path: str, size: int) -> bool:
+    try:
+        return os.stat(path).st_size == size
+    except OSError:
+        return False

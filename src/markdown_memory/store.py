@@ -13,6 +13,7 @@ embedder ``weights_id`` they belong to.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import json
 import logging
@@ -25,7 +26,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .errors import MarkdownMemoryError, SchemaError
+from .errors import DatabaseReadOnlyError, MarkdownMemoryError, SchemaError
 from .fts_text import fts_text
 
 log = logging.getLogger("markdown_memory.store")
@@ -200,6 +201,35 @@ def is_corruption(exc: BaseException) -> bool:
     return any(marker in text for marker in _CORRUPT_MARKERS)
 
 
+_READONLY_MARKERS = ("readonly database", "read-only", "unable to open database file")
+_READONLY_ERRNOS = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def is_readonly(exc: BaseException) -> bool:
+    """True when ``exc`` says the database, its folder or a file beside it cannot be written
+    or opened (read-only file or filesystem, no permission): SQLite's "attempt to write a
+    readonly database" / "unable to open database file", or an OSError with EACCES, EPERM or
+    EROFS. Never true for damage, lock contention or a refusal of ours."""
+    if isinstance(exc, MarkdownMemoryError) or is_transient(exc):
+        return False
+    if isinstance(exc, OSError):
+        return exc.errno in _READONLY_ERRNOS
+    text = str(exc).lower()
+    return any(marker in text for marker in _READONLY_MARKERS)
+
+
+def readonly_error(path: Path, exc: BaseException) -> DatabaseReadOnlyError:
+    """The one-sentence user error for a database that cannot be written (see ``is_readonly``):
+    which database, the cause, and the fixes."""
+    cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename and str(exc.filename) != str(path) else ""
+    return DatabaseReadOnlyError(
+        f"the index database {str(path)!r} cannot be written ({cause}{where}): SQLite needs to write the file and "
+        "to create its -wal, -shm and .lock files beside it; make the file and its folder writable, or point "
+        "--db / MARKDOWN_MEMORY_DB at a writable location"
+    )
+
+
 def move_aside(path: Path) -> Path:
     """Rename a damaged database (and its -wal/-shm files) to ``<name>.corrupt-<UTC time>``
     beside it; never deletes anything. Returns the new path of the main file."""
@@ -245,7 +275,8 @@ def front_matter_keywords(title: str, metadata: dict[str, Any]) -> tuple[str, st
 class Store:
     """A connection to one index database plus the write and read helpers the engine needs.
 
-    Raises SchemaError when the file was written by a newer schema. With ``root`` (the docs
+    Raises SchemaError when the file was written by a newer schema, DatabaseReadOnlyError when
+    the database cannot be opened or set up because it (or its folder) is not writable. With ``root`` (the docs
     root the caller serves) the database must belong to it (``rootcheck.bind_root``: recorded
     on first use) or RootMismatchError is raised. Not thread-safe: use one Store per thread.
     """
@@ -253,8 +284,14 @@ class Store:
     def __init__(self, path: Path, *, create: bool = True, root: Path | None = None) -> None:
         self.path = path
         self.driver = pick_driver()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = self.driver.module.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = self.driver.module.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+                                                   check_same_thread=False)
+        except Exception as exc:
+            if is_readonly(exc):
+                raise readonly_error(path, exc) from exc
+            raise
         self.conn.isolation_level = None  # explicit BEGIN/COMMIT
         self.vec_available = False
         if self.driver.vec_available:
@@ -274,8 +311,10 @@ class Store:
                 from .rootcheck import bind_root
 
                 bind_root(self, root)
-        except BaseException:
+        except BaseException as exc:
             self.close()
+            if is_readonly(exc):
+                raise readonly_error(path, exc) from exc
             raise
 
     def _set_journal_mode(self) -> str:
@@ -310,7 +349,9 @@ class Store:
 
     def integrity_problem(self) -> str | None:
         """None when ``PRAGMA quick_check`` and the FTS5 integrity check pass, else the first
-        problem found (one line). Reads every page: O(database size), ~1 s per 100 MB."""
+        problem found (one line). Reads every page: O(database size), ~1 s per 100 MB. Raises
+        DatabaseReadOnlyError when the database cannot be written (the FTS5 check writes): that
+        is not damage."""
         rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check").fetchall()]
         if rows != ["ok"]:
             return "; ".join(rows[:3])
@@ -319,6 +360,8 @@ class Store:
         except self.driver.module.DatabaseError as exc:
             if is_transient(exc):
                 raise
+            if is_readonly(exc):  # the check writes; a read-only database is not a damaged one
+                raise readonly_error(self.path, exc) from exc
             return f"full-text index: {exc}"
         return None
 
