@@ -35,7 +35,7 @@ import time
 from typing import Callable
 
 from .engine import Engine
-from .errors import IndexBusyError
+from .errors import IndexBusyError, MarkdownMemoryError
 from .indexer import IndexReport
 
 log = logging.getLogger("markdown_memory.autoindex")
@@ -181,6 +181,9 @@ class AutoIndexer:
                      " (stopped; the next run resumes)" if report.interrupted else "")
         except IndexBusyError:
             log.info("%s index run skipped: another process is indexing %s", reason, engine.root)
+        except MarkdownMemoryError as exc:  # a user-fixable state (root gone, read-only database)
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            log.warning("%s index run not started: %s", reason, exc)
         except Exception as exc:
             self.last_error = f"{type(exc).__name__}: {exc}"
             log.exception("%s index run failed", reason)

@@ -26,13 +26,11 @@ from .errors import (
     EmbedderUnavailableError,
     IndexBusyError,
     QueryError,
-    SectionNotFoundError,
 )
 from .freshness import remember_folders, stale_paths
 from .indexer import IndexReport, Progress, index_tree, refresh_paths
-from .markdown.parse import PREAMBLE
-from .reading import outline_nodes, page, verbatim_lines
-from .resolve import normalise_request_path, resolve_document, resolve_heading
+from .reading import document_entries, outline_nodes, page, pick_sections, verbatim_lines
+from .resolve import normalise_request_path, resolve_document
 from .search import analyse, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusMixin
 from .store import BUSY_TIMEOUT_MS, Store, is_corruption, is_readonly, move_aside, readonly_error
@@ -553,23 +551,7 @@ class Engine(StatusMixin):
             "FROM sections WHERE doc_id = ? ORDER BY ordinal",
             (doc_id,),
         ).fetchall()
-        available = list(dict.fromkeys([r[1] for r in rows] + [r[0] for r in rows if r[3]]))
-        if heading_path.strip() in ("", PREAMBLE.lower()) and rows and rows[0][2] == 0:
-            wanted = rows[0][1]
-        else:
-            wanted = resolve_heading(heading_path, available, rel)
-        picked = [r for r in rows if r[0] == wanted] or [r for r in rows if r[1] == wanted]
-        if not picked:
-            raise SectionNotFoundError(f"no section {heading_path!r} in {rel}")
-        if include_subsections and picked[0][2] > 0:
-            level = picked[0][2]
-            last_ordinal = picked[-1][7]
-            for r in rows:
-                if r[7] <= last_ordinal:
-                    continue
-                if r[2] <= level and r[1] != wanted:
-                    break
-                picked.append(r)
+        wanted, picked = pick_sections(rows, heading_path, rel, include_subsections)
         lines = verbatim_lines(picked)
         start_line = picked[0][4]
         cursor = int(cursor)
@@ -603,15 +585,6 @@ class Engine(StatusMixin):
             f"FROM documents d {where} ORDER BY d.path LIMIT ? OFFSET ?",
             [*params, limit, max(0, int(offset))],
         ).fetchall()
-        docs = [
-            {
-                "path": r[0],
-                "title": r[1],
-                "sections": r[4],
-                "tokens": r[2],
-                "modified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r[3] / 1e9)),
-            }
-            for r in rows
-        ]
+        docs = document_entries(rows)
         nxt = offset + len(docs)
         return {"documents": docs, "total": total, "next_offset": nxt if nxt < total else None}

@@ -9,9 +9,12 @@ subsections, as ``tokens_with_children`` does for tokens.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Sequence
 
-from .errors import QueryError
+from .errors import QueryError, SectionNotFoundError
+from .markdown.parse import PREAMBLE
+from .resolve import resolve_heading
 from .tokens import count_tokens
 
 
@@ -95,3 +98,40 @@ def page(lines: list[str], cursor: int, page_tokens: int, what: str) -> tuple[li
         used += cost
         index += 1
     return out, index
+
+
+def pick_sections(rows: Sequence[Sequence[Any]], heading_path: str, rel: str,
+                  include_subsections: bool) -> tuple[str, list[Sequence[Any]]]:
+    """The breadcrumb ``heading_path`` resolves to in document ``rel`` and its rows in order
+    (all ``(Part n)`` pieces of a base path; with ``include_subsections`` its descendants too).
+    ``rows``: (heading_path, base_path, level, part, start_line, end_line, text, ordinal) of the
+    document, by ordinal; an empty request or ``(preamble)`` picks the preamble. Raises
+    SectionNotFoundError (with candidates, see ``resolve.resolve_heading``)."""
+    available = list(dict.fromkeys([r[1] for r in rows] + [r[0] for r in rows if r[3]]))
+    if heading_path.strip() in ("", PREAMBLE.lower()) and rows and rows[0][2] == 0:
+        wanted = rows[0][1]
+    else:
+        wanted = resolve_heading(heading_path, available, rel)
+    picked = [r for r in rows if r[0] == wanted] or [r for r in rows if r[1] == wanted]
+    if not picked:
+        raise SectionNotFoundError(f"no section {heading_path!r} in {rel}")
+    if include_subsections and picked[0][2] > 0:
+        level = picked[0][2]
+        last_ordinal = picked[-1][7]
+        for r in rows:
+            if r[7] <= last_ordinal:
+                continue
+            if r[2] <= level and r[1] != wanted:
+                break
+            picked.append(r)
+    return wanted, picked
+
+
+def document_entries(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    """``list_documents`` entries from (path, title, tokens, mtime_ns, sections) rows:
+    path, title, sections, tokens, modified (ISO 8601 UTC)."""
+    return [
+        {"path": r[0], "title": r[1], "sections": r[4], "tokens": r[2],
+         "modified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r[3] / 1e9))}
+        for r in rows
+    ]
