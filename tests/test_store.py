@@ -140,3 +140,22 @@ def test_connections_opening_an_old_schema_together_migrate_it_once(tmp_path):
     assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert "ctime_ns" in [row[1] for row in check.execute("PRAGMA table_info(documents)")]
     check.close()
+
+
+def test_passages_marked_pending_while_their_vector_row_exists_are_re_embedded(tmp_path, docs_root, make_engine):
+    """Regression (final tester round): a passage marked pending again while its vec0 row still
+    existed made every later run fail with 'UNIQUE constraint failed on vec_passages primary
+    key' (vec0 ignores INSERT OR REPLACE): CLI search exited 1 and the gap never closed."""
+    db = tmp_path / "pending.db"
+    engine = make_engine(docs_root, "minilm", db=db)
+    engine.index()
+    raw = sqlite3.connect(db)
+    raw.execute("UPDATE passages SET has_vector = 0 WHERE doc_id = (SELECT min(id) FROM documents)")
+    raw.commit()
+    raw.close()
+    assert engine.status()["pending_vectors"] > 0
+    report = engine.index()
+    assert report.vectors_embedded + report.vectors_reused > 0
+    status = engine.status()
+    assert status["pending_vectors"] == 0 and status["vectors"] == status["passages"]
+    assert engine.search("which port must be free for the server to start")["keyword_only"] is False

@@ -471,10 +471,20 @@ class Store:
         return doc_id
 
     def attach_vectors(self, pairs: Sequence[tuple[int, bytes]]) -> None:
-        """Store passage vectors ``[(passage_id, float32 blob)]`` and mark them embedded."""
+        """Store passage vectors ``[(passage_id, float32 blob)]`` and mark them embedded. A
+        passage that still has a vector row (marked pending again) gets it replaced: vec0 ignores
+        ``INSERT OR REPLACE`` and would fail the whole run on the duplicate rowid, so on that
+        error the batch's rows are deleted and inserted again (no extra cost otherwise)."""
         if not pairs:
             return
-        self.conn.executemany("INSERT OR REPLACE INTO vec_passages(rowid, embedding) VALUES (?, ?)", pairs)
+        sql = "INSERT INTO vec_passages(rowid, embedding) VALUES (?, ?)"
+        try:
+            self.conn.executemany(sql, pairs)
+        except self.driver.module.DatabaseError as exc:  # OperationalError or IntegrityError by driver
+            if "unique" not in str(exc).lower():
+                raise
+            self._delete_rowids("vec_passages", [pid for pid, _ in pairs])
+            self.conn.executemany(sql, pairs)
         self.conn.executemany("UPDATE passages SET has_vector = 1 WHERE id = ?", [(pid,) for pid, _ in pairs])
 
     def refresh_section_vectors(self, section_ids: Iterable[int]) -> int:
