@@ -381,7 +381,8 @@ class Engine(StatusMixin):
             # Short on purpose: it rides on every answer; index_status.embedder.error has the detail.
             if "not installed" in self._embedder_error or "none of its files" in self._embedder_error:
                 return (f"keyword-only: the {self.settings.embedder} model is not installed; run "
-                        "`markdown-memory --download-model`, or use `--embedder minilm` (no download)")
+                        "`markdown-memory --download-model`, or use `--embedder minilm` (no download; for the MCP "
+                        "server set MARKDOWN_MEMORY_EMBEDDER=minilm in its registration)")
             cause = self._embedder_error.split(";")[0][:200]
             return f"keyword-only: {cause} (`markdown-memory status` shows how to fix it)"
         return None
