@@ -146,3 +146,15 @@ def test_auto_index_off_flags_hits_from_changed_files_stale_and_says_how_to_refr
     hit = after["results"][0]
     assert "stale" not in hit and "30 days" in hit["content"] and hit["start_line"] == fresh["start_line"] + 4
     assert not after["message"] or "stale" not in after["message"]
+
+
+def test_list_documents_of_a_missing_or_empty_folder_says_why(docs_root: Path, tmp_path: Path) -> None:
+    """Regression (final tester round): over MCP, list_documents(directory="nope") answered an
+    empty list with no message; an agent could not tell 'no such folder' from 'nothing indexed'."""
+    runtime = _runtime(docs_root, tmp_path, auto_index=False)
+    runtime.engine.index()
+    (docs_root / "empty").mkdir()
+    assert "does not exist under the docs root" in runtime.list_documents("nope", 0)["message"]
+    assert "is a file, not a folder" in runtime.list_documents("cli.md", 0)["message"]
+    assert "nothing under 'empty' is indexed" in runtime.list_documents("empty", 0)["message"]
+    assert runtime.list_documents(None, 0)["message"] is None

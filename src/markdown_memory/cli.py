@@ -413,21 +413,6 @@ def _index_root(positional: str | None, flag: str | None) -> str | None:
     return positional or flag
 
 
-def _empty_folder_note(engine: Any, directory: str) -> str | None:
-    """Why ``list DIRECTORY`` found nothing: the folder is not under the docs root, is a file,
-    or holds nothing indexed. None for the root itself."""
-    rel = engine.subpath(directory)
-    if rel is None:
-        return None
-    target = engine.root / rel
-    if not target.exists():
-        return f"{directory!r} does not exist under the docs root {str(engine.root)!r}"
-    if not target.is_dir():
-        return f"{rel!r} is a file, not a folder; `list` takes a folder under the docs root"
-    return (f"nothing under {rel!r} is indexed (it holds no Markdown files, they are excluded, or they are "
-            "not indexed yet: run `markdown-memory index`)")
-
-
 def _run_command(args: argparse.Namespace) -> int:
     from .engine import Engine
 
@@ -475,10 +460,7 @@ def _run_command(args: argparse.Namespace) -> int:
             return 0
         if args.command == "list":
             docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit)
-            docs["message"] = None
-            if args.directory and not docs["total"]:
-                docs["message"] = _empty_folder_note(engine, args.directory)
-            elif docs["total"] and not docs["documents"]:
+            if docs["total"] and not docs["documents"]:
                 docs["message"] = (f"offset {args.offset} is past the end: {docs['total']} documents in all; "
                                    f"pass --offset below {docs['total']}")
             if engine.indexing_elsewhere():

@@ -29,7 +29,7 @@ from .errors import (
 )
 from .freshness import remember_folders, stale_paths
 from .indexer import IndexReport, Progress, index_tree, refresh_paths
-from .reading import document_entries, outline_nodes, page, pick_sections, verbatim_lines
+from .reading import document_entries, empty_folder_note, outline_nodes, page, pick_sections, verbatim_lines
 from .resolve import normalise_request_path, resolve_document
 from .search import analyse, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusMixin
@@ -572,7 +572,8 @@ class Engine(StatusMixin):
 
     def list_documents(self, directory: str | None = None, *, offset: int = 0, limit: int = 200) -> dict[str, Any]:
         """Indexed documents (optionally under ``directory``): path, title, sections, tokens,
-        modified (ISO 8601 UTC); paged by ``offset``/``limit`` (max 200)."""
+        modified (ISO 8601 UTC); paged by ``offset``/``limit`` (max 200). ``message`` says why a
+        folder lists nothing (not under the root, a file, nothing indexed there), else None."""
         limit = max(1, min(int(limit), 200))
         params: list[Any] = []
         where = ""
@@ -588,4 +589,5 @@ class Engine(StatusMixin):
         ).fetchall()
         docs = document_entries(rows)
         nxt = offset + len(docs)
-        return {"documents": docs, "total": total, "next_offset": nxt if nxt < total else None}
+        message = empty_folder_note(self.root, rel, str(directory), self._index_hint()) if rel and not total else None
+        return {"documents": docs, "total": total, "next_offset": nxt if nxt < total else None, "message": message}

@@ -10,6 +10,7 @@ subsections, as ``tokens_with_children`` does for tokens.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import QueryError, SectionNotFoundError
@@ -135,3 +136,16 @@ def document_entries(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
          "modified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r[3] / 1e9))}
         for r in rows
     ]
+
+
+def empty_folder_note(root: Path, rel: str, directory: str, index_hint: str) -> str:
+    """Why folder ``rel`` (as the caller typed it: ``directory``) under docs root ``root`` lists
+    no document: it does not exist, it is a file, or nothing in it is indexed (``index_hint``
+    says how to index)."""
+    target = root / rel
+    if not target.exists():
+        return f"{directory!r} does not exist under the docs root {str(root)!r}"
+    if not target.is_dir():
+        return f"{rel!r} is a file, not a folder; list_documents takes a folder under the docs root"
+    return (f"nothing under {rel!r} is indexed (it holds no Markdown files, they are excluded, or they are not "
+            f"indexed yet: {index_hint})")
