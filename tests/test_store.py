@@ -77,33 +77,43 @@ def test_vectors_are_added_later_without_reparsing(tmp_path, monkeypatch, docs_r
     second.close()
 
 
+def _open_together(path, threads: int = 6) -> tuple[list[str], list[str]]:
+    """Open ``threads`` Stores on ``path`` at the same moment (a barrier); returns the errors
+    ("Type: message") and the journal modes of the ones that opened."""
+    import threading
+
+    barrier = threading.Barrier(threads)
+    failures: list[str] = []
+    modes: list[str] = []
+
+    def open_it() -> None:
+        barrier.wait()
+        try:
+            store = Store(path)
+        except Exception as exc:  # the caller's assertion reports it
+            failures.append(f"{type(exc).__name__}: {exc}")
+            return
+        modes.append(store.journal_mode)
+        store.close()
+
+    workers = [threading.Thread(target=open_it) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return failures, modes
+
+
 def test_connections_opening_a_new_database_together_all_get_wal(tmp_path):
     """Regression (CI, /usr/bin/python3): the background index run and a status() call opened a
     brand-new database at the same moment; SQLite refuses one of two simultaneous WAL switches
     at once ("database is locked", no busy wait), and the first index run failed."""
-    import threading
-
     failures: list[str] = []
     modes: list[str] = []
     for round_no in range(40):
-        path = tmp_path / f"new-{round_no}.db"
-        barrier = threading.Barrier(6)
-
-        def open_it() -> None:
-            barrier.wait()
-            try:
-                store = Store(path)
-            except Exception as exc:  # the assertion below reports it
-                failures.append(f"{type(exc).__name__}: {exc}")
-                return
-            modes.append(store.journal_mode)
-            store.close()
-
-        threads = [threading.Thread(target=open_it) for _ in range(6)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        failed, opened = _open_together(tmp_path / f"new-{round_no}.db")
+        failures += failed
+        modes += opened
     assert failures == []
     assert set(modes) == {"wal"} and len(modes) == 240
 
@@ -111,8 +121,6 @@ def test_connections_opening_a_new_database_together_all_get_wal(tmp_path):
 def test_connections_opening_an_old_schema_together_migrate_it_once(tmp_path):
     """Two processes upgrading a schema-v1 index at once: the second must see the first's
     migration instead of adding the ctime_ns column again ("duplicate column name")."""
-    import threading
-
     path = tmp_path / "old.db"
     Store(path).close()
     raw = sqlite3.connect(path)
@@ -120,21 +128,7 @@ def test_connections_opening_an_old_schema_together_migrate_it_once(tmp_path):
     raw.execute("PRAGMA user_version = 1")
     raw.commit()
     raw.close()
-    barrier = threading.Barrier(6)
-    failures: list[str] = []
-
-    def open_it() -> None:
-        barrier.wait()
-        try:
-            Store(path).close()
-        except Exception as exc:  # the assertion below reports it
-            failures.append(f"{type(exc).__name__}: {exc}")
-
-    threads = [threading.Thread(target=open_it) for _ in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    failures, _modes = _open_together(path)
     assert failures == []
     check = sqlite3.connect(path)
     assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
