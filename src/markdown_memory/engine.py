@@ -33,7 +33,7 @@ from .reading import document_entries, empty_folder_note, outline_nodes, page, p
 from .resolve import normalise_request_path, resolve_document
 from .search import analyse, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusMixin
-from .store import BUSY_TIMEOUT_MS, Store, is_corruption, is_readonly, move_aside, readonly_error
+from .store import BUSY_TIMEOUT_MS, Store, is_corruption, move_aside, readonly_as_user_error, readonly_error
 from .tokens import count_tokens
 from .walk import stat_signature
 
@@ -171,23 +171,15 @@ class Engine(StatusMixin):
         folder, and DatabaseReadOnlyError when that folder cannot be created."""
         self.require_root()
         path = Path(str(self.settings.db_path) + ".lock")
-        try:
+        with readonly_as_user_error(self.settings.db_path, OSError):
             path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            if is_readonly(exc):
-                raise readonly_error(self.settings.db_path, exc) from exc
-            raise
         return filelock.FileLock(str(path))
 
     def _acquire(self, lock: filelock.FileLock, timeout: float) -> None:
         """``lock.acquire(timeout)``; a lock file that cannot be created or opened for writing
         (read-only folder or file) raises DatabaseReadOnlyError instead of an OSError."""
-        try:
+        with readonly_as_user_error(self.settings.db_path, OSError):
             lock.acquire(timeout=timeout)
-        except OSError as exc:
-            if is_readonly(exc):
-                raise readonly_error(self.settings.db_path, exc) from exc
-            raise
 
     # -- index ----------------------------------------------------------------------------
     def index(
@@ -233,32 +225,8 @@ class Engine(StatusMixin):
                 progress(phase, done, total)
 
         try:
-            writer = self._open_writer()
-            marker = self.run_marker()
-            try:
-                marker.write_text(str(os.getpid()))  # stays if this process dies mid-run
-                report = index_tree(
-                    writer,
-                    self.root,
-                    embedder=None if self.settings.embedder == "none" else self._embedder_for_index,
-                    weights_id=self._expected_weights_id(),
-                    exclude=self.settings.exclude,
-                    directory=target,
-                    force=force,
-                    progress=track,
-                    should_stop=should_stop,
-                )
-                if not report.interrupted and not target and writer.get_meta("moved_aside"):
-                    with writer.transaction():
-                        writer.conn.execute("DELETE FROM meta WHERE key IN ('moved_aside', 'moved_aside_reason')")
-                    self.moved_aside = None
-                marker.unlink(missing_ok=True)  # only a run that returned: a crash leaves it behind
-            finally:
-                writer.close()
-        except Exception as exc:
-            if is_readonly(exc):
-                raise readonly_error(self.settings.db_path, exc) from exc
-            raise
+            with readonly_as_user_error(self.settings.db_path):
+                report = self._run_index(target, force, track, should_stop)
         finally:
             self.indexing = False
             self.progress = {}
@@ -267,6 +235,34 @@ class Engine(StatusMixin):
         if report.keyword_only:
             report.message = self._keyword_only_message()
         self.last_report = report
+        return report
+
+    def _run_index(self, target: Path | None, force: bool, track: Progress,
+                   should_stop: Callable[[], bool] | None) -> IndexReport:
+        """The body of ``index`` (caller holds the writer lock): open the writer, leave the run
+        marker while ``index_tree`` runs, clear a recorded move-aside after a full run."""
+        writer = self._open_writer()
+        marker = self.run_marker()
+        try:
+            marker.write_text(str(os.getpid()))  # stays if this process dies mid-run
+            report = index_tree(
+                writer,
+                self.root,
+                embedder=None if self.settings.embedder == "none" else self._embedder_for_index,
+                weights_id=self._expected_weights_id(),
+                exclude=self.settings.exclude,
+                directory=target,
+                force=force,
+                progress=track,
+                should_stop=should_stop,
+            )
+            if not report.interrupted and not target and writer.get_meta("moved_aside"):
+                with writer.transaction():
+                    writer.conn.execute("DELETE FROM meta WHERE key IN ('moved_aside', 'moved_aside_reason')")
+                self.moved_aside = None
+            marker.unlink(missing_ok=True)  # only a run that returned: a crash leaves it behind
+        finally:
+            writer.close()
         return report
 
     def run_marker(self) -> Path:
@@ -351,13 +347,10 @@ class Engine(StatusMixin):
         self._check_writable()
         writer = Store(self.settings.db_path, root=self.root)
         try:
-            report = refresh_paths(writer, self.root, paths, self.settings.exclude)
-            with writer.transaction():
-                remember_folders(writer, self.root, paths)
-        except Exception as exc:
-            if is_readonly(exc):
-                raise readonly_error(self.settings.db_path, exc) from exc
-            raise
+            with readonly_as_user_error(self.settings.db_path):
+                report = refresh_paths(writer, self.root, paths, self.settings.exclude)
+                with writer.transaction():
+                    remember_folders(writer, self.root, paths)
         finally:
             writer.close()
         if probe:

@@ -27,7 +27,9 @@ import numpy as np
 
 from .errors import SchemaError
 from .fts_text import fts_text
-from .store_errors import is_corruption, is_readonly, is_transient, move_aside, readonly_error  # noqa: F401 (re-exported)
+from .store_errors import (  # noqa: F401 (re-exported)
+    is_corruption, is_readonly, is_transient, move_aside, readonly_as_user_error, readonly_error,
+)
 
 log = logging.getLogger("markdown_memory.store")
 
@@ -216,14 +218,10 @@ class Store:
     def __init__(self, path: Path, *, create: bool = True, root: Path | None = None) -> None:
         self.path = path
         self.driver = pick_driver()
-        try:
+        with readonly_as_user_error(path):
             path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = self.driver.module.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
                                                    check_same_thread=False)
-        except Exception as exc:
-            if is_readonly(exc):
-                raise readonly_error(path, exc) from exc
-            raise
         self.conn.isolation_level = None  # explicit BEGIN/COMMIT
         self.vec_available = False
         if self.driver.vec_available:

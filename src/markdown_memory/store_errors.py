@@ -10,7 +10,9 @@ import errno
 import logging
 import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from .errors import DatabaseReadOnlyError, MarkdownMemoryError
 
@@ -82,3 +84,18 @@ def move_aside(path: Path) -> Path:
         os.replace(path, target)
     log.warning("index database %s was damaged; moved it aside to %s and rebuilding", path, target)
     return target
+
+
+@contextmanager
+def readonly_as_user_error(path: Path, catch: type[BaseException] | tuple[type[BaseException], ...] = Exception
+                           ) -> Iterator[None]:
+    """Run the block; an exception of type ``catch`` that ``is_readonly`` becomes
+    ``readonly_error(path, exc)`` (a DatabaseReadOnlyError, chained); any other propagates
+    unchanged. ``catch=OSError`` for file operations whose other errors must never be read by
+    their message (a lock timeout naming a "read-only" folder is not a read-only database)."""
+    try:
+        yield
+    except catch as exc:
+        if is_readonly(exc):
+            raise readonly_error(path, exc) from exc
+        raise
