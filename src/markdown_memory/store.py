@@ -192,6 +192,16 @@ def blob_vector(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4")
 
 
+#: values bound per ``IN (...)`` query: far below SQLite's bound-parameter limit (999 before 3.32)
+IN_CHUNK = 500
+
+
+def _bound_chunks(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
+    """``items`` in slices of at most ``IN_CHUNK``, one ``IN (...)`` query each."""
+    for i in range(0, len(items), IN_CHUNK):
+        yield items[i : i + IN_CHUNK]
+
+
 def front_matter_keywords(title: str, metadata: dict[str, Any]) -> tuple[str, str]:
     """Front-matter text the keyword index adds to a document's first section: its ``title``
     when it differs from the document title (the H1), and its ``description``/``summary``, each
@@ -375,10 +385,8 @@ class Store:
         if paths is None:
             rows = self.conn.execute(sql).fetchall()
         else:
-            wanted = list(dict.fromkeys(paths))
             rows = []
-            for i in range(0, len(wanted), 500):  # stay far below SQLite's bound-parameter limit
-                chunk = wanted[i : i + 500]
+            for chunk in _bound_chunks(list(dict.fromkeys(paths))):
                 rows += self.conn.execute(f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk).fetchall()
         return {r[0]: (r[1], r[2], (r[3], r[4], r[5])) for r in rows}
 
@@ -403,8 +411,7 @@ class Store:
         self.conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
     def _delete_rowids(self, table: str, ids: Sequence[int]) -> None:
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
+        for chunk in _bound_chunks(ids):
             marks = ",".join("?" * len(chunk))
             self.conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", list(chunk))
 
