@@ -140,9 +140,9 @@ class Runtime:
     # -- tools ------------------------------------------------------------------------------
     def _refresh(self) -> None:
         """Re-index files changed on disk since they were indexed before answering (stat probe
-        of every indexed file and folder, at most every 0.5 s: an edit made just after a probe is
-        caught by ``_fresh_hits`` instead). Off with auto-index off: then hits from changed files
-        are flagged ``stale``."""
+        of every indexed file and folder, throttled by ``Engine.refresh`` on huge trees: an edit
+        of a hit's file made just after a probe is caught by ``_fresh_hits`` instead). Off with
+        auto-index off: then hits from changed files are flagged ``stale``."""
         if not self.settings.auto_index:
             return
         try:
@@ -185,16 +185,16 @@ class Runtime:
         flagged ``hit["stale"]`` and the answer's ``message`` says how to refresh."""
         engine = self.engine
         answer = run()
-        if self.settings.auto_index:
-            changed = engine.changed_among(h["file_path"] for h in answer["results"])
-            if changed:
-                try:
-                    engine.refresh(sorted(changed))
-                except Exception:  # flagged stale below; the background run retries
-                    log.warning("refreshing the files of search hits failed", exc_info=True)
-                else:
-                    answer = run()
-        stale = engine.mark_stale(answer["results"])
+        changed = engine.changed_among(h["file_path"] for h in answer["results"])
+        if changed and self.settings.auto_index:
+            try:
+                engine.refresh(sorted(changed))
+            except Exception:  # flagged stale below; the background run retries
+                log.warning("refreshing the files of search hits failed", exc_info=True)
+            else:
+                answer = run()
+                changed = engine.changed_among(h["file_path"] for h in answer["results"])
+        stale = engine.mark_stale(answer["results"], changed)
         if stale:
             flagged = sum(1 for h in answer["results"] if "stale" in h)
             how = ("they are re-indexed automatically; search again shortly" if self.settings.auto_index else

@@ -45,12 +45,14 @@ class StatusMixin:
         known = self.store.documents_by_path(wanted)
         return {c["path"]: c["change"] for c in changed_documents(self.root, known)}
 
-    def mark_stale(self, hits: list[dict[str, Any]]) -> dict[str, str]:
+    def mark_stale(self, hits: list[dict[str, Any]], changed: dict[str, str] | None = None) -> dict[str, str]:
         """Set ``hit["stale"] = "modified"|"missing"|"unreadable"`` on the hits whose
         ``file_path`` differs on disk now from what was indexed (their text and lines may be
         outdated), so an answer never passes them off as current. One ``stat`` per distinct
-        file. Returns ``{path: change}`` of the files flagged."""
-        changed = self.changed_among(h.get("file_path", "") for h in hits)
+        file, unless the caller has just done that: ``changed`` = ``changed_among`` of these
+        hits. Returns ``{path: change}`` of the files flagged."""
+        if changed is None:
+            changed = self.changed_among(h.get("file_path", "") for h in hits)
         for hit in hits:
             change = changed.get(hit.get("file_path", ""))
             if change:
