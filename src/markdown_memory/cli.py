@@ -257,7 +257,9 @@ def _busy_note(status: dict[str, Any]) -> str:
 
 def _add_note(answer: dict[str, Any], note: str) -> None:
     """Put ``note`` first in ``answer["message"]`` (the other sentence, if any, follows)."""
-    answer["message"] = f"{note}; {answer['message']}" if answer.get("message") else note
+    from .status import prepend_note
+
+    answer["message"] = prepend_note(note, answer.get("message"))
 
 
 def _render_outline(outline: dict[str, Any]) -> str:

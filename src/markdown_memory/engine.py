@@ -32,7 +32,7 @@ from .indexer import IndexReport, Progress, index_tree, refresh_paths
 from .reading import document_entries, empty_folder_note, outline_nodes, page, pick_sections, verbatim_lines
 from .resolve import normalise_request_path, resolve_document
 from .search import analyse, pack_hits, search_sections
-from .status import REFRESH_TTL_SECONDS, StatusMixin
+from .status import REFRESH_TTL_SECONDS, StatusMixin, prepend_note
 from .store import BUSY_TIMEOUT_MS, Store, is_corruption, move_aside, readonly_as_user_error, readonly_error
 from .tokens import count_tokens
 from .walk import stat_signature
@@ -434,7 +434,7 @@ class Engine(StatusMixin):
             note = self.empty_index_message() or "no confident match: nothing in the docs clearly answers this query"
             if outcome.absent and note.startswith("no confident match"):
                 note += "; no document mentions " + ", ".join(f"'{a}'" for a in outcome.absent[:3])
-            message = f"{note}; {message}" if message else note
+            message = prepend_note(note, message)
         return {
             "results": results,
             "confidence": outcome.confidence,

@@ -183,6 +183,8 @@ class Runtime:
         ``stat`` per hit file, not the throttled probe) are re-indexed and the search runs
         again; whatever still differs (auto-index off, a failed refresh, an edit meanwhile) is
         flagged ``hit["stale"]`` and the answer's ``message`` says how to refresh."""
+        from .status import prepend_note
+
         engine = self.engine
         answer = run()
         changed = engine.changed_among(h["file_path"] for h in answer["results"])
@@ -201,7 +203,7 @@ class Runtime:
                    "call index_directory to refresh the index (read_section reads a file's current text)")
             note = (f"{flagged} hit(s) marked stale: their file changed on disk since it was indexed, so their "
                     f"text and lines may be outdated; {how}")
-            answer["message"] = f"{note}; {answer['message']}" if answer.get("message") else note
+            answer["message"] = prepend_note(note, answer.get("message"))
         return answer
 
     def _await_first_index(self, kind: str) -> None:

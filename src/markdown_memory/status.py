@@ -21,6 +21,11 @@ if TYPE_CHECKING:  # pragma: no cover
 REFRESH_TTL_SECONDS = 0.5
 
 
+def prepend_note(note: str, message: str | None) -> str:
+    """``note`` first, then the answer's other ``message`` if any: ``"note; message"``."""
+    return f"{note}; {message}" if message else note
+
+
 class StatusMixin:
     """``changed_files``, ``indexing_elsewhere`` and ``status`` over the engine's state."""
 
