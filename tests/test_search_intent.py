@@ -10,7 +10,17 @@ from pathlib import Path
 import pytest
 
 from conftest import indexed_engine, top
-from markdown_memory.search.intent import ROLES, asked_roles, asks_for_remedy, plays_role, remedy_heading
+from markdown_memory.search.intent import ROLES, asked_roles, plays_role
+
+REMEDY = next(role for role in ROLES if role.name == "remedy")
+
+
+def asks_for_remedy(query: str) -> bool:
+    return bool(REMEDY.asks.search(query))
+
+
+def remedy_heading(base_path: str) -> bool:
+    return plays_role(REMEDY, base_path)
 
 ALERTS = {
     "QueueBacklogGrowing": ("the message queue backlog grows faster than consumers drain it",

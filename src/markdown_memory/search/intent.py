@@ -84,13 +84,3 @@ def plays_role(role: Role, base_path: str) -> bool:
     every section of a "Troubleshooting" page)."""
     return any(role.heading.match(_SUFFIXES.sub("", part).strip().rstrip(":?？：").strip())
                for part in base_path.split(" > "))
-
-
-def asks_for_remedy(query: str) -> bool:
-    """True when ``query`` asks how to fix, resolve, mitigate or work around something."""
-    return bool(ROLES[0].asks.search(query))
-
-
-def remedy_heading(base_path: str) -> bool:
-    """True when a part of ``base_path`` is a remedy heading ("Mitigation", "Solution", "How to fix")."""
-    return plays_role(ROLES[0], base_path)
