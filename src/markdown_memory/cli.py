@@ -11,27 +11,18 @@ import argparse
 import json
 import logging
 import os
-import re
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
 from . import __version__
 from .config import EMBEDDER_CHOICES, Settings
-from .errors import ConfigError, MarkdownMemoryError
+from .errors import ConfigError, MarkdownMemoryError, UsageError, describe_error
 
 log = logging.getLogger("markdown_memory")
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-#: seconds ``search`` waits for another process's index run to release the writer lock before it
-#: answers from the index as it stands (and says so)
-BUSY_WAIT_SECONDS = 2.0
-
-
-class UsageError(ConfigError):
-    """A command line argparse rejects (unknown flag, missing or out-of-range argument)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -248,20 +239,6 @@ def _render_list(docs: dict[str, Any], directory: str | None, offset: int) -> st
     return "\n".join(out)
 
 
-def _busy_note(status: dict[str, Any]) -> str:
-    """The sentence an answer carries while another process is indexing the same docs root."""
-    return (f"another index run is in progress for this docs root, so results may be incomplete until it "
-            f"finishes ({status['documents']} documents and {status['vectors']} vectors indexed so far); "
-            "search again when `markdown-memory status` no longer says indexing")
-
-
-def _add_note(answer: dict[str, Any], note: str) -> None:
-    """Put ``note`` first in ``answer["message"]`` (the other sentence, if any, follows)."""
-    from .status import prepend_note
-
-    answer["message"] = prepend_note(note, answer.get("message"))
-
-
 def _render_outline(outline: dict[str, Any]) -> str:
     out = [f"{outline['file_path']} — {outline['title']}"]
     if outline.get("preamble"):
@@ -324,24 +301,6 @@ def _wants_json(argv: list[str]) -> bool:
     return any(len(a) >= 3 and "--json".startswith(a) for a in head)
 
 
-def _error_object(exc: BaseException) -> dict[str, Any]:
-    """An error as ``--json`` prints it: ``{"error": {"message": the one-line sentence, "type":
-    snake_case kind ("document_not_found", "section_not_found", "usage", ...), "candidates":
-    [paths or heading paths] and "ambiguous": bool when the error carries them}}``."""
-    if isinstance(exc, MarkdownMemoryError):
-        kind = re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__.removesuffix("Error")).lower()
-        error: dict[str, Any] = {"message": str(exc), "type": kind or "error"}
-        if getattr(exc, "candidates", None) is not None:
-            error["candidates"] = list(exc.candidates)  # type: ignore[attr-defined]
-        if hasattr(exc, "ambiguous"):
-            error["ambiguous"] = bool(exc.ambiguous)  # type: ignore[attr-defined]
-        return {"error": error}
-    if isinstance(exc, KeyboardInterrupt):
-        return {"error": {"message": "interrupted", "type": "interrupted"}}
-    return {"error": {"message": f"internal error ({type(exc).__name__}: {exc}); the traceback is on stderr",
-                      "type": "internal"}}
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``markdown-memory`` console script. Returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -362,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
             print(download_model(name))
             return 0
         if args.command is None:
-            from .server import run_server
+            from .mcp import run_server
 
             try:
                 settings = Settings.load(args.server_docs_dir, args.db, args.embedder,
@@ -379,14 +338,14 @@ def main(argv: list[str] | None = None) -> int:
         return _run_command(args)
     except MarkdownMemoryError as exc:
         if as_json:
-            _emit(_error_object(exc))
-        candidates = [c for c in (getattr(exc, "candidates", None) or []) if c not in str(exc)]
+            _emit(describe_error(exc).cli_payload())
+        candidates = [c for c in (exc.candidates or []) if c not in str(exc)]
         listed = f" (candidates: {' | '.join(candidates[:10])})" if candidates else ""
         sys.stderr.write(f"markdown-memory: error: {exc}{listed}\n")
         return 2
     except KeyboardInterrupt as exc:
         if as_json:
-            _emit(_error_object(exc))
+            _emit(describe_error(exc).cli_payload())
         sys.stderr.write("markdown-memory: interrupted\n")
         return 130
     except BrokenPipeError:
@@ -398,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         # A bug, not a user mistake: the traceback (stderr, exit 1) is what a report needs, and
         # --json still answers with one object.
         if as_json:
-            _emit(_error_object(exc))
+            _emit(describe_error(exc).cli_payload())
         raise
 
 
@@ -416,7 +375,9 @@ def _index_root(positional: str | None, flag: str | None) -> str | None:
 
 
 def _run_command(args: argparse.Namespace) -> int:
+    """One engine call per command, rendered for a person or as one JSON object."""
     from .engine import Engine
+    from .models import Freshness
 
     root = _index_root(args.docs_root, args.docs_dir_flag) if args.command == "index" else args.docs_dir
     settings = Settings.load(root, args.db, args.embedder)
@@ -428,73 +389,31 @@ def _run_command(args: argparse.Namespace) -> int:
             progress.finish()
             data = report.to_dict()
             _emit(data) if args.json else print(_render_report(data))
-            return 0
-        if args.command == "search":
-            busy = False if args.no_refresh else not _index_before_search(engine)
+        elif args.command == "search":
+            progress = _Progress()
             answer = engine.search(args.query, top_k=args.top_k, path_prefix=args.path_prefix,
-                                   max_tokens=args.max_tokens)
-            stale = engine.mark_stale(answer["results"])  # --no-refresh, a busy index, an edit meanwhile
-            status = engine.status()
-            answer["index_status"] = status
-            if stale:
-                _add_note(answer, f"{len(stale)} file(s) of these hits changed on disk since they were indexed "
-                                  "(marked stale): their text and lines may be outdated; run `markdown-memory "
-                                  "index` to refresh them")
-            if busy or status["indexing"]:  # indexing now can only be another process's run
-                _add_note(answer, _busy_note(status))
+                                   max_tokens=args.max_tokens, progress=progress,
+                                   freshness=Freshness.FLAG if args.no_refresh else Freshness.INDEX).to_dict()
+            progress.finish()
             _emit(answer) if args.json else print(_render_search(answer, _read_command(settings, args)))
-            return 0
-        if args.command == "outline":
-            outline = engine.outline(args.file, args.max_depth)
+        elif args.command == "outline":
+            outline = engine.outline(args.file, args.max_depth).to_dict()
             _emit(outline) if args.json else print(_render_outline(outline))
-            return 0
-        if args.command == "read":
+        elif args.command == "read":
             section = engine.read(args.file, args.heading_path, include_subsections=args.include_subsections,
-                                  page_tokens=10**9)
+                                  page_tokens=10**9).to_dict()
             _emit(section) if args.json else print(section["content"])
-            return 0
-        if args.command == "status":
-            status = engine.status()
-            if args.json:
-                _emit(status)
-            else:
-                print(_render_status(status))
-            return 0
-        if args.command == "list":
-            docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit)
-            if docs["total"] and not docs["documents"]:
-                docs["message"] = (f"offset {args.offset} is past the end: {docs['total']} documents in all; "
-                                   f"pass --offset below {docs['total']}")
-            if engine.indexing_elsewhere():
-                _add_note(docs, "another index run is in progress for this docs root, so the list may be "
-                                "incomplete until it finishes")
+        elif args.command == "status":
+            status = engine.status().to_dict()
+            _emit(status) if args.json else print(_render_status(status))
+        elif args.command == "list":
+            docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit).to_dict()
             _emit(docs) if args.json else print(_render_list(docs, args.directory, args.offset))
-            return 0
+        else:
+            return 2
     finally:
         engine.close()
-    return 2
-
-
-def _index_before_search(engine: Any) -> bool:
-    """Bring the index up to date before a search (progress bar on a terminal). Another
-    process's run holds the writer lock: poll it for up to ``BUSY_WAIT_SECONDS`` seconds, then
-    give up. Returns True when this process indexed, False when the other run still goes on."""
-    from .errors import IndexBusyError
-
-    progress = _Progress()
-    deadline = time.monotonic() + BUSY_WAIT_SECONDS
-    try:
-        while True:
-            try:
-                engine.index(progress=progress, wait_seconds=0)
-                return True
-            except IndexBusyError:
-                if time.monotonic() >= deadline:
-                    log.info("another process is indexing this docs root; searching the index as it stands")
-                    return False
-                time.sleep(0.1)
-    finally:
-        progress.finish()
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,446 +1,121 @@
-"""The engine: one object per docs root with the public API the CLI and MCP server share.
+"""The engine: one façade per docs root, shared by the CLI and the MCP server.
 
 ``Engine(settings)`` -> ``index()``, ``search()``, ``outline()``, ``read()``,
-``list_documents()``, ``status()``. Nothing heavy happens in the constructor: the database
-opens on first use and the embedding model loads on the first call that needs a vector.
+``list_documents()``, ``status()``, each returning a typed model (:mod:`.models`). Nothing heavy
+happens in the constructor: the database opens on first use and the embedding model loads on
+the first call that needs a vector. ``background=True`` (the MCP server) loads the model in a
+thread, keeps passage vectors in memory, and, with ``settings.auto_index``, keeps the index
+current with a catch-up scheduler. How an answer treats files changed on disk is one policy,
+chosen per call (:class:`~markdown_memory.models.Freshness`).
 """
 
 from __future__ import annotations
 
-import errno
-import json
 import logging
 import os
-import threading
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 import filelock
 
+from . import messages
 from .config import Settings
+from .database import Database
 from .embed.base import Embedder
-from .errors import (
-    DocsRootMissingError,
-    DocumentNotFoundError,
-    EmbedderUnavailableError,
-    IndexBusyError,
-    QueryError,
-)
+from .embed.loader import ModelLoader
+from .errors import DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
 from .freshness import remember_folders, stale_paths
-from .indexer import IndexReport, Progress, index_tree, refresh_paths
-from .reading import document_entries, empty_folder_note, outline_nodes, page, pick_sections, verbatim_lines
+from .index.activity import IndexActivity
+from .indexer import Progress, index_tree, refresh_paths
+from .models import (
+    DocumentEntry,
+    DocumentList,
+    Freshness,
+    Hit,
+    IndexReport,
+    IndexStatus,
+    Outline,
+    OutlineHeading,
+    Preamble,
+    SearchAnswer,
+    SectionText,
+)
+from .reading import outline_nodes, page, pick_sections, verbatim_lines
 from .resolve import normalise_request_path, resolve_document
 from .search import analyse, pack_hits, search_sections
-from .status import REFRESH_TTL_SECONDS, StatusMixin, prepend_note
-from .store import BUSY_TIMEOUT_MS, Store, is_corruption, move_aside, readonly_as_user_error, readonly_error
-from .tokens import count_tokens
+from .status import REFRESH_TTL_SECONDS, StatusReporter
+from .text import count_tokens
 from .walk import stat_signature
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import Store
 
 log = logging.getLogger("markdown_memory.engine")
 
+#: Requests: a query is cut to this many characters; top_k is clamped to 1..MAX_TOP_K.
 MAX_QUERY_CHARS = 10_000
+MAX_TOP_K = 50
+#: list_documents pages hold at most this many documents
+MAX_LIST_LIMIT = 200
 READ_PAGE_TOKENS = 8_000
-
-
 #: refresh(): a new stat probe starts once this many times the last probe's cost has passed.
 PROBE_COST_FACTOR = 4.0
+#: Freshness.INDEX: how long to poll another process's writer lock before answering anyway (s).
+BUSY_WAIT_SECONDS = 2.0
+#: Freshness.REFRESH on a never-indexed root: how long to wait for the first run's keyword index.
+CATCH_UP_WAIT_SECONDS = 5.0
 
 
-class Engine(StatusMixin):
+class Engine:
     """Index and query one docs root (see module docstring). Thread-safe for reads through
-    per-thread database connections; index runs take a cross-process writer lock."""
+    per-thread database connections; index runs take a cross-process writer lock.
 
-    def __init__(self, settings: Settings) -> None:
+    ``embedder``: a loaded model to use instead of loading the configured preset (tests share
+    one). ``background``: server mode (see module docstring). ``clock``: the monotonic clock
+    of the scheduler and the refresh throttle.
+    """
+
+    def __init__(self, settings: Settings, *, embedder: Embedder | None = None, background: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        from .index.scheduler import BackgroundIndexer
+        from .store import VectorCache
+
         self.settings = settings
         self.root: Path = settings.docs_root
-        self._local = threading.local()
-        self._embedder: Embedder | None = None
-        self._embedder_error: str | None = None
-        self._embedder_lock = threading.Lock()
-        self.indexing = False
-        self.progress: dict[str, int] = {}
+        self.database = Database(settings.docs_root, settings.db_path)
+        self.loader = ModelLoader(settings.embedder, settings.threads, embedder=embedder, background=background)
+        self.activity = IndexActivity()
+        self.background = background
+        self.context = messages.Context(self.root, settings.embedder, background and settings.auto_index)
+        self.reporter = StatusReporter(self.database, self.loader, self.activity, self.context)
+        self.vector_cache = VectorCache() if background else None
+        self.scheduler = BackgroundIndexer(self, enabled=background and settings.auto_index, clock=clock)
         self.last_report: IndexReport | None = None
-        #: set by AutoIndexer: changed files are refreshed in the background (status wording)
-        self.auto_refresh = False
-        #: where a damaged database was moved (this process), for the status message
-        self.moved_aside: str | None = None
-        self._generation = 0  # bumped when the database file is replaced: threads reopen
+        self._clock = clock
         self._refreshed_at = float("-inf")
         self._probe_seconds = 0.0  # how long the last stat probe took (refresh)
-        self._index_generation = 0  # bumped by every index run or refresh in this process
-        self._status_cache: tuple[Any, float, Any] | None = None
-        #: set when a refresh wrote text that has no vectors yet (the AutoIndexer runs for it)
-        self.vectors_due = False
 
     # -- resources ------------------------------------------------------------------------
-    def require_root(self) -> None:
-        """Raise DocsRootMissingError when the docs root is not an existing directory any more
-        (moved, renamed or deleted while this process runs). Every entry point checks this
-        (one ``stat``) before it opens the database, creates a folder or lock file, or changes
-        the index: a walk of a missing root would remove every document, and a database path
-        inside the old root would be recreated there as a stray folder."""
-        if not os.path.isdir(self.root):
-            raise DocsRootMissingError(
-                f"the docs root {str(self.root)!r} no longer exists (moved, renamed or deleted?); the index "
-                f"{str(self.settings.db_path)!r} is kept unchanged: restore the folder, or restart markdown-memory "
-                "with --docs-dir / MARKDOWN_MEMORY_DOCS_DIR (and --db / MARKDOWN_MEMORY_DB, if set) pointing at "
-                "its new location"
-            )
-
     @property
-    def store(self) -> Store:
-        """This thread's connection (opened, and the schema created, on first use). A database
-        that cannot be opened because it is damaged is moved aside and rebuilt (see
-        ``_recover``); lock contention (SQLITE_BUSY) is never treated as damage. Raises
-        DocsRootMissingError (see ``require_root``), DatabaseReadOnlyError when the database
-        cannot be opened because it or its folder is not writable, RootMismatchError and
-        SchemaError."""
-        self.require_root()
-        store = getattr(self._local, "store", None)
-        if store is not None and getattr(self._local, "generation", 0) != self._generation:
-            store.close()
-            store = None
-        if store is None:
-            store = self._open_store()
-            self._local.store = store
-            self._local.generation = self._generation
-        return store
-
-    def _open_store(self) -> Store:
-        try:
-            return Store(self.settings.db_path, root=self.root)
-        except Exception as exc:
-            if not is_corruption(exc):
-                raise
-            reason = str(exc)
-        with self.writer_lock().acquire(timeout=BUSY_TIMEOUT_MS / 1000):
-            try:  # another process may have rebuilt it while we waited for the lock
-                return Store(self.settings.db_path, root=self.root)
-            except Exception as exc:
-                if not is_corruption(exc):
-                    raise
-                return self._recover(str(exc) or reason)
-
-    def _recover(self, reason: str) -> Store:
-        """Move the damaged database aside and start an empty one that records where the old
-        one went. Caller holds the writer lock."""
-        target = move_aside(self.settings.db_path)
-        self.moved_aside = str(target)
-        self._generation += 1
-        store = Store(self.settings.db_path, root=self.root)
-        with store.transaction():
-            store.set_meta("moved_aside", str(target))
-            store.set_meta("moved_aside_reason", reason[:300])
-        return store
+    def store(self) -> "Store":
+        """This thread's database connection (see ``Database.connection``)."""
+        return self.database.connection()
 
     def close(self) -> None:
-        store = getattr(self._local, "store", None)
-        if store is not None:
-            store.close()
-            self._local.store = None
+        """Close this thread's database connection."""
+        self.database.close()
 
-    def embedder(self) -> Embedder | None:
-        """The loaded embedder, or None (keyword-only: by choice, or because it cannot load;
-        ``embedder_error`` then says why and how to fix it). Loads at most once."""
-        if self.settings.embedder == "none":
-            return None
-        with self._embedder_lock:
-            if self._embedder is None and self._embedder_error is None:
-                from .embed import get_embedder
-
-                try:
-                    self._embedder = get_embedder(self.settings.embedder, self.settings.threads)
-                except EmbedderUnavailableError as exc:
-                    self._embedder_error = str(exc)
-                    # the cause on stderr; the full fix is in `status` and `--download-model`
-                    log.warning("keyword-only search: %s", str(exc).split(";")[0][:300])
-                    log.info("%s", exc)
-                except Exception as exc:  # onnxruntime/tokenizers failures on verified files
-                    self._embedder_error = f"the {self.settings.embedder} model failed to load: {exc}"
-                    log.warning("keyword-only search: %s", self._embedder_error)
-        return self._embedder
+    def shutdown(self, timeout: float = 5.0) -> bool:
+        """Stop background work; True when none is left running after ``timeout`` seconds (a
+        model still loading cannot be interrupted)."""
+        return self.scheduler.shutdown(timeout) and not self.loader.loading
 
     @property
-    def embedder_error(self) -> str | None:
-        return self._embedder_error
-
-    def writer_lock(self) -> filelock.FileLock:
-        """Cross-process writer lock next to the database (released by the OS if we die).
-        Raises DocsRootMissingError (see ``require_root``) before creating the database's
-        folder, and DatabaseReadOnlyError when that folder cannot be created."""
-        self.require_root()
-        path = Path(str(self.settings.db_path) + ".lock")
-        with readonly_as_user_error(self.settings.db_path, OSError):
-            path.parent.mkdir(parents=True, exist_ok=True)
-        return filelock.FileLock(str(path))
-
-    def _acquire(self, lock: filelock.FileLock, timeout: float) -> None:
-        """``lock.acquire(timeout)``; a lock file that cannot be created or opened for writing
-        (read-only folder or file) raises DatabaseReadOnlyError instead of an OSError."""
-        with readonly_as_user_error(self.settings.db_path, OSError):
-            lock.acquire(timeout=timeout)
-
-    # -- index ----------------------------------------------------------------------------
-    def index(
-        self,
-        directory: str | None = None,
-        *,
-        force: bool = False,
-        wait_seconds: float = 60.0,
-        progress: Progress | None = None,
-        should_stop: Callable[[], bool] | None = None,
-    ) -> IndexReport:
-        """Incrementally index the root (or ``directory`` inside it). Raises IndexBusyError
-        when another process holds the writer lock longer than ``wait_seconds``,
-        DocsRootMissingError when the root no longer exists (nothing is created or changed),
-        DatabaseReadOnlyError when the database or its folder cannot be written."""
-        self.require_root()
-        target = None
-        rel = self.subpath(directory)
-        if rel is not None:
-            target = (self.root / rel).resolve()
-            if not target.is_dir():
-                raise QueryError(f"{directory!r} is not a directory inside the docs root {str(self.root)!r}")
-        lock = self.writer_lock()
-        try:
-            try:
-                self._acquire(lock, 0)
-            except filelock.Timeout:
-                if wait_seconds <= 0:
-                    raise
-                log.warning("another process is indexing %s; waiting up to %g s for it to finish",
-                            self.root, round(wait_seconds, 1))
-                self._acquire(lock, wait_seconds)
-        except filelock.Timeout as exc:
-            raise IndexBusyError(
-                f"another index run is in progress for {str(self.root)!r}; try again when it finishes"
-            ) from exc
-        self.indexing = True
-        self.vectors_due = False  # this run embeds whatever a refresh left without vectors
-
-        def track(phase: str, done: int, total: int) -> None:
-            self.progress = {"phase": phase, "done": done, "total": total}  # type: ignore[dict-item]
-            if progress:
-                progress(phase, done, total)
-
-        try:
-            with readonly_as_user_error(self.settings.db_path):
-                report = self._run_index(target, force, track, should_stop)
-        finally:
-            self.indexing = False
-            self.progress = {}
-            lock.release()
-        self._index_generation += 1
-        if report.keyword_only:
-            report.message = self._keyword_only_message()
-        self.last_report = report
-        return report
-
-    def _run_index(self, target: Path | None, force: bool, track: Progress,
-                   should_stop: Callable[[], bool] | None) -> IndexReport:
-        """The body of ``index`` (caller holds the writer lock): open the writer, leave the run
-        marker while ``index_tree`` runs, clear a recorded move-aside after a full run."""
-        writer = self._open_writer()
-        marker = self.run_marker()
-        try:
-            marker.write_text(str(os.getpid()))  # stays if this process dies mid-run
-            report = index_tree(
-                writer,
-                self.root,
-                embedder=None if self.settings.embedder == "none" else self._embedder_for_index,
-                weights_id=self._expected_weights_id(),
-                exclude=self.settings.exclude,
-                directory=target,
-                force=force,
-                progress=track,
-                should_stop=should_stop,
-            )
-            if not report.interrupted and not target and writer.get_meta("moved_aside"):
-                with writer.transaction():
-                    writer.conn.execute("DELETE FROM meta WHERE key IN ('moved_aside', 'moved_aside_reason')")
-                self.moved_aside = None
-            marker.unlink(missing_ok=True)  # only a run that returned: a crash leaves it behind
-        finally:
-            writer.close()
-        return report
-
-    def run_marker(self) -> Path:
-        """A file that exists while an index run is under way (and after one was killed): a
-        file, not a database row, so a run that changes nothing writes nothing to the index."""
-        return Path(str(self.settings.db_path) + ".run")
-
-    def _open_writer(self) -> Store:
-        """The index run's own connection (caller holds the writer lock). After a run that did
-        not finish (the process was killed: its ``run_marker`` file is still there) the database
-        is checked first (``integrity_problem``) and moved aside and rebuilt when damaged.
-        Raises DatabaseReadOnlyError when the database file cannot be written."""
-        self._check_writable()
-        try:
-            writer = Store(self.settings.db_path, root=self.root)
-        except Exception as exc:
-            if not is_corruption(exc):
-                raise
-            return self._recover(str(exc))
-        try:
-            problem = writer.integrity_problem() if self.run_marker().exists() else None
-        except Exception as exc:
-            if not is_corruption(exc):
-                writer.close()
-                raise
-            problem = str(exc)
-        if problem is None:
-            return writer
-        writer.close()
-        log.warning("integrity check failed after an interrupted run: %s", problem)
-        return self._recover(problem)
-
-    def _check_writable(self) -> None:
-        """Raise DatabaseReadOnlyError when the database file exists but cannot be written
-        (read-only file or filesystem): found before a run starts writing, so no document fails
-        half-way and no run marker is left behind. One ``access`` call."""
-        path = self.settings.db_path
-        if path.exists() and not os.access(path, os.W_OK):
-            raise readonly_error(path, PermissionError(errno.EACCES, "the file is read-only", str(path)))
-
-    def _embedder_for_index(self) -> Embedder | None:
-        return self.embedder()
-
-    def _expected_weights_id(self) -> str | None:
-        """``weights_id`` of the loaded embedder, else what the preset would load when that is
-        known without loading it (None: unknown, or keyword-only)."""
-        if self._embedder is not None:
-            return self._embedder.weights_id
-        if self.settings.embedder == "none":
-            return None
-        from .embed.base import expected_weights_id
-
-        return expected_weights_id(self.settings.embedder)
-
-    def refresh(self, paths: list[str] | None = None, *, ttl: float = REFRESH_TTL_SECONDS) -> IndexReport | None:
-        """Re-index, now, the files that changed since they were indexed (edited, deleted,
-        unreadable, or new in a folder the last walk knew), or exactly ``paths``.
-
-        Keyword index only (milliseconds per file): new text gets vectors in the next index
-        run, unchanged passages keep theirs. The stat probe of every indexed file and folder
-        (~7 ms for 700 files here) runs again once ``PROBE_COST_FACTOR`` times its last cost
-        has passed (at most ``ttl`` seconds later): a small or medium tree is probed on
-        practically every call, so an edit followed at once by a search is seen, while probing
-        never takes more than about 1/``PROBE_COST_FACTOR`` of the time on a huge tree. Explicit
-        ``paths`` are always refreshed and do not count as a probe. Returns the report, or None
-        when nothing was stale. Safe beside a running index run (each document is replaced in
-        one transaction). Raises DocsRootMissingError when the root no longer exists (nothing
-        is changed) and DatabaseReadOnlyError when the database cannot be written.
-        """
-        self.require_root()
-        probe = paths is None
-        if probe:
-            now = time.monotonic()
-            gap = min(ttl, PROBE_COST_FACTOR * self._probe_seconds)
-            if now - self._refreshed_at < gap:
-                return None
-            paths = stale_paths(self.store, self.root, self.settings.exclude)
-            self._probe_seconds = time.monotonic() - now
-            self._refreshed_at = now
-        if not paths:
-            return None
-        self._check_writable()
-        writer = Store(self.settings.db_path, root=self.root)
-        try:
-            with readonly_as_user_error(self.settings.db_path):
-                report = refresh_paths(writer, self.root, paths, self.settings.exclude)
-                with writer.transaction():
-                    remember_folders(writer, self.root, paths)
-        finally:
-            writer.close()
-        if probe:
-            self._refreshed_at = time.monotonic()
-        self._index_generation += 1
-        if report.added or report.updated:
-            self.vectors_due = True  # new text waits for the next index run to get vectors
-        log.info("refreshed %d file(s): %d added, %d updated, %d removed", len(paths), report.added,
-                 report.updated, report.removed)
-        return report
-
-    def _keyword_only_message(self) -> str | None:
-        if self.settings.embedder == "none":
-            return "keyword-only by choice (--embedder none); vectors are not computed"
-        if not self.store.vec_available:
-            return (
-                "keyword-only: sqlite-vec cannot be loaded by this Python; install `sqlean.py` "
-                "(pip install sqlean.py) to enable vector search"
-            )
-        if self._embedder_error:
-            # Short on purpose: it rides on every answer; index_status.embedder.error has the detail.
-            if "not installed" in self._embedder_error or "none of its files" in self._embedder_error:
-                return (f"keyword-only: the {self.settings.embedder} model is not installed; run "
-                        "`markdown-memory --download-model`, or use `--embedder minilm` (no download; for the MCP "
-                        "server set MARKDOWN_MEMORY_EMBEDDER=minilm in its registration)")
-            cause = self._embedder_error.split(";")[0][:200]
-            return f"keyword-only: {cause} (`markdown-memory status` shows how to fix it)"
-        return None
-
-    # -- search ---------------------------------------------------------------------------
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int = 5,
-        path_prefix: str | None = None,
-        max_tokens: int = 2000,
-    ) -> dict[str, Any]:
-        """Hybrid search. Returns ``{"results": [hit...], "confidence": str, "keyword_only":
-        bool, "message": str|None}``; each hit has file_path, heading_path, start_line,
-        end_line, tokens, score, content (when it fits ``max_tokens``), preview, matched_by.
-        With no confident match ``message`` says so, or, when the index holds no document (never
-        indexed, first run under way), says that instead and how to index. Raises QueryError
-        for an empty query."""
-        if not query or not query.strip():
-            raise QueryError("query is empty; pass words, a phrase or an identifier to search for")
-        query = query[:MAX_QUERY_CHARS]
-        top_k = max(1, min(int(top_k), 50))
-        prefix = self.subpath(path_prefix)
-        if prefix is not None and not self._has_documents_under(prefix):
-            return {"results": [], "confidence": "none", "keyword_only": False,
-                    "message": self.empty_index_message() or f"no indexed documents under {prefix!r}; list the "
-                               "indexed paths with list_documents (CLI: markdown-memory list)"}
-        analysed = analyse(query)
-        store = self.store
-        qvec = None
-        embedder_name = None
-        other_build: str | None = None
-        wid, _dim = store.vector_space()
-        if store.vec_available and store.has_vec_tables():
-            emb = self.embedder()
-            if emb is not None and emb.weights_id == wid:
-                qvec = emb.embed_query(query)
-                embedder_name = emb.name
-            elif emb is not None and wid is not None:
-                other_build = wid
-                self.vectors_due = True  # the server's next index run re-embeds with this model
-        outcome = search_sections(
-            store, analysed, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=prefix
-        )
-        results = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens)
-        keyword_only = qvec is None
-        message = None
-        if keyword_only:
-            message = self._keyword_only_message()
-            if message is None and other_build is not None:
-                message = self._other_vectors_message(other_build)
-            if message is None and self.settings.embedder != "none":
-                message = "keyword-only: vectors are still being computed for this index"
-        if outcome.confidence == "none":
-            note = self.empty_index_message() or "no confident match: nothing in the docs clearly answers this query"
-            if outcome.absent and note.startswith("no confident match"):
-                note += "; no document mentions " + ", ".join(f"'{a}'" for a in outcome.absent[:3])
-            message = prepend_note(note, message)
-        return {
-            "results": results,
-            "confidence": outcome.confidence,
-            "keyword_only": keyword_only,
-            "message": message,
-        }
+    def indexing(self) -> bool:
+        """True while an index run of this process is under way or about to start."""
+        return self.activity.indexing
 
     def subpath(self, raw: str | None) -> str | None:
         """A folder or path prefix inside the root as a POSIX relative path; None for the root
@@ -453,134 +128,347 @@ class Engine(StatusMixin):
             return None
         return rel or None
 
-    def _has_documents_under(self, prefix: str) -> bool:
-        like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
-        row = self.store.conn.execute(
-            "SELECT 1 FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' LIMIT 1", (prefix, like)
-        ).fetchone()
-        return row is not None
-
-    def _indexed_paths(self) -> list[str]:
-        return [r[0] for r in self.store.conn.execute("SELECT path FROM documents ORDER BY path")]
-
-    def _document_row(self, file_path: str) -> tuple[int, str, str, str]:
-        """The stored row of a requested document, re-indexed first when the file changed on
-        disk (or is on disk but not yet indexed), so reads never serve old text."""
+    # -- index ----------------------------------------------------------------------------
+    def index(self, directory: str | None = None, *, force: bool = False, wait_seconds: float = 60.0,
+              progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
+              if_idle: bool = False) -> IndexReport:
+        """Incrementally index the root (or ``directory`` inside it). Raises QueryError for a
+        ``directory`` that is not a folder inside the root; IndexBusyError when another process
+        holds the writer lock longer than ``wait_seconds`` (or, with ``if_idle``, when this
+        process is already indexing); DocsRootMissingError when the root no longer exists
+        (nothing is created or changed); DatabaseReadOnlyError when the database or its folder
+        cannot be written."""
+        self.database.require_root()
+        target = None
+        rel = self.subpath(directory)
+        if rel is not None:
+            target = (self.root / rel).resolve()
+            if not target.is_dir():
+                raise QueryError(f"{directory!r} is not a directory inside the docs root {str(self.root)!r}")
+        if if_idle and self.activity.indexing:
+            raise IndexBusyError("an index run is already in progress in this server")
+        lock = self.database.writer_lock()
         try:
-            rel = resolve_document(file_path, self.root, self._indexed_paths())
+            try:
+                self.database.acquire(lock, 0)
+            except filelock.Timeout:
+                if wait_seconds <= 0:
+                    raise
+                log.warning("another process is indexing %s; waiting up to %g s for it to finish",
+                            self.root, round(wait_seconds, 1))
+                self.database.acquire(lock, wait_seconds)
+        except filelock.Timeout as exc:
+            raise IndexBusyError(messages.index_busy(self.root)) from exc
+        self.activity.begin()
+
+        def track(phase: str, done: int, total: int) -> None:
+            self.activity.report(phase, done, total)
+            if progress:
+                progress(phase, done, total)
+
+        try:
+            with self.database.readonly_guard():
+                report = self._run_index(target, force, track, should_stop)
+        finally:
+            self.activity.end()
+            lock.release()
+        if report.keyword_only:
+            report = report.with_message(self.reporter.keyword_only_cause())
+        self.last_report = report
+        return report
+
+    def _run_index(self, target: Path | None, force: bool, track: Progress,
+                   should_stop: Callable[[], bool] | None) -> IndexReport:
+        """The body of ``index`` (caller holds the writer lock): open the writer, leave the run
+        marker while ``index_tree`` runs, clear a recorded move-aside after a full run."""
+        writer = self.database.writer()
+        marker = self.database.run_marker()
+
+        def embedder() -> Embedder | None:
+            self.activity.mark_parsed()  # index_tree asks for the model only once every file is parsed
+            return self.loader.for_index(should_stop)
+
+        try:
+            marker.write_text(str(os.getpid()))  # stays if this process dies mid-run
+            report = index_tree(
+                writer, self.root,
+                embedder=None if self.settings.embedder == "none" else embedder,
+                weights_id=self.loader.expected_weights_id(),
+                exclude=self.settings.exclude, directory=target, force=force, progress=track,
+                should_stop=should_stop,
+            )
+            if not report.interrupted and not target and writer.get_meta("moved_aside"):
+                with writer.transaction():
+                    writer.clear_moved_aside()
+                self.database.moved_aside = None
+            marker.unlink(missing_ok=True)  # only a run that returned: a crash leaves it behind
+        finally:
+            writer.close()
+        return report
+
+    def refresh(self, paths: list[str] | None = None, *, ttl: float = REFRESH_TTL_SECONDS) -> IndexReport | None:
+        """Re-index, now, the files that changed since they were indexed (edited, deleted,
+        unreadable, or new in a folder the last walk knew), or exactly ``paths``.
+
+        Keyword index only (milliseconds per file): new text gets vectors in the next index
+        run, unchanged passages keep theirs. The stat probe of every indexed file and folder
+        (~7 ms for 700 files here) runs again once ``PROBE_COST_FACTOR`` times its last cost
+        has passed (at most ``ttl`` seconds later): an edit followed at once by a search is
+        seen, while probing never takes more than about 1/``PROBE_COST_FACTOR`` of the time on
+        a huge tree. Explicit ``paths`` are always refreshed and do not count as a probe.
+        Returns the report, or None when nothing was stale. Safe beside a running index run.
+        Raises DocsRootMissingError and DatabaseReadOnlyError."""
+        self.database.require_root()
+        probe = paths is None
+        if paths is None:
+            now = self._clock()
+            if now - self._refreshed_at < min(ttl, PROBE_COST_FACTOR * self._probe_seconds):
+                return None
+            paths = stale_paths(self.store, self.root, self.settings.exclude)
+            self._probe_seconds = self._clock() - now
+            self._refreshed_at = now
+        if not paths:
+            return None
+        writer = self.database.refresher()
+        try:
+            with self.database.readonly_guard():
+                report = refresh_paths(writer, self.root, paths, self.settings.exclude)
+                with writer.transaction():
+                    remember_folders(writer, self.root, paths)
+        finally:
+            writer.close()
+        if probe:
+            self._refreshed_at = self._clock()
+        self.activity.changed()
+        if report.added or report.updated:
+            self.activity.need_vectors()  # new text waits for the next index run to get vectors
+        log.info("refreshed %d file(s): %d added, %d updated, %d removed", len(paths), report.added,
+                 report.updated, report.removed)
+        return report
+
+    # -- freshness policy -------------------------------------------------------------------
+    def _prepare(self, freshness: Freshness, kind: str, *, progress: Progress | None = None,
+                 schedule: bool = True) -> bool:
+        """Bring the index as current as ``freshness`` asks before an answer (``kind`` names
+        the call, for the log). Under ``REFRESH`` the background scheduler also hears of the
+        call (``schedule``) and, while its first run on a never-indexed root is going, the
+        answer waits a moment for that run's keyword index. Returns False when another
+        process's run kept ``Freshness.INDEX`` from indexing (the answer says so)."""
+        if freshness is Freshness.INDEX:
+            deadline = self._clock() + BUSY_WAIT_SECONDS
+            while True:
+                try:
+                    self.index(progress=progress, wait_seconds=0)
+                    return True
+                except IndexBusyError:
+                    if self._clock() >= deadline:
+                        log.info("another process is indexing this docs root; answering from the index as it stands")
+                        return False
+                    time.sleep(0.1)
+        if freshness is Freshness.REFRESH:
+            try:
+                self.refresh()
+            except RootMismatchError:  # the database is another root's: every answer is that error
+                raise
+            except Exception:  # a refresh problem must not fail the answer; the next run retries
+                log.warning("refreshing changed files failed", exc_info=True)
+            if schedule:
+                self.scheduler.on_call(kind)
+                if kind != "list_documents" and self.scheduler.first_run_running:
+                    self.activity.wait_parsed(CATCH_UP_WAIT_SECONDS)
+        return True
+
+    def _current(self, freshness: Freshness, run: Callable[[], list[Hit]]) -> tuple[list[Hit], int]:
+        """Run the search ``run`` and make sure no hit from a file that differs on disk passes
+        for current: under ``Freshness.REFRESH`` such files (one ``stat`` per hit file, not the
+        throttled probe) are re-indexed and the search runs again; whatever still differs is
+        flagged ``stale``. Returns the hits and how many were flagged."""
+        hits = run()
+        changed = self.reporter.changed_among(h.file_path for h in hits)
+        if changed and freshness is Freshness.REFRESH:
+            try:
+                self.refresh(sorted(changed))
+            except Exception:  # flagged stale below; the background run retries
+                log.warning("refreshing the files of search hits failed", exc_info=True)
+            else:
+                hits = run()
+                changed = self.reporter.changed_among(h.file_path for h in hits)
+        if not changed:
+            return hits, 0
+        self.reporter.invalidate()  # status must not contradict the flag with an older probe
+        flagged = [replace(h, stale=changed[h.file_path]) if h.file_path in changed else h for h in hits]
+        return flagged, sum(1 for h in flagged if h.stale)
+
+    # -- search ---------------------------------------------------------------------------
+    def search(self, query: str, *, top_k: int = 5, path_prefix: str | None = None, max_tokens: int = 2000,
+               freshness: Freshness = Freshness.FLAG, progress: Progress | None = None) -> SearchAnswer:
+        """Hybrid search (BM25 keyword + vector lists fused by RRF, see ``search/``): at most
+        ``top_k`` hits, whose section text fits ``max_tokens`` in rank order (later hits are
+        pointers). ``message`` says when nothing matched confidently, why search is
+        keyword-only, which hits are stale, that another process is indexing, or that the
+        index is empty and how to fill it. Raises QueryError for an empty query,
+        QueryNotParsedError when the keyword index rejects it, PathOutsideRootError."""
+        if not query or not query.strip():
+            raise QueryError("query is empty; pass words, a phrase or an identifier to search for")
+        query = query[:MAX_QUERY_CHARS]
+        top_k = max(1, min(int(top_k), MAX_TOP_K))
+        prefix = self.subpath(path_prefix)
+        indexed_here = self._prepare(freshness, "search_docs", progress=progress)
+        self.loader.start()
+        if prefix is not None and not self.store.has_documents_under(prefix):
+            return SearchAnswer((), "none", False,
+                                self.reporter.empty_index_message() or messages.no_documents_under(prefix),
+                                self.status())
+        last: list[_Ranked] = []
+
+        def run() -> list[Hit]:
+            last.append(self._search(query, top_k, prefix, max_tokens))
+            return last[-1].hits
+
+        hits, flagged = self._current(freshness, run)
+        ranked = last[-1]
+        message = ranked.message
+        if flagged:
+            message = messages.prepend_note(messages.stale_hits(self.context, flagged), message)
+        status = self.status()
+        # a foreground process says in the answer that another one is indexing; a background
+        # engine's index_status says it
+        if not self.background and (not indexed_here or status.indexing):
+            message = messages.prepend_note(
+                messages.busy_elsewhere(status.counts.documents, status.counts.vectors), message)
+        return SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status)
+
+    def _search(self, query: str, top_k: int, prefix: str | None, max_tokens: int) -> _Ranked:
+        """One ranked, packed search over the index as it is."""
+        analysed = analyse(query)
+        store = self.store
+        qvec = None
+        embedder_name = None
+        other_build: str | None = None
+        wid, _dim = store.vector_space()
+        if store.vec_available and store.has_vec_tables():
+            emb = self.loader.for_search()
+            if emb is not None and emb.weights_id == wid:
+                qvec = emb.embed_query(query)
+                embedder_name = emb.name
+            elif emb is not None and wid is not None:
+                other_build = wid
+                self.activity.need_vectors()  # the server's next index run re-embeds with this model
+        outcome = search_sections(store, analysed, qvec, embedder_name=embedder_name, top_k=top_k,
+                                  path_prefix=prefix, vector_cache=self.vector_cache)
+        packed = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens)
+        keyword_only = qvec is None
+        message = None
+        if keyword_only:
+            message = self.reporter.keyword_only_cause()
+            if message is None and other_build is not None:
+                message = messages.other_vectors(self.context, other_build)
+            if message is None and self.settings.embedder != "none":
+                message = messages.vectors_pending()
+        if outcome.confidence == "none":
+            note = self.reporter.empty_index_message() or messages.no_confident_match(outcome.absent)
+            message = messages.prepend_note(note, message)
+        hits = [Hit(h["file_path"], h["heading_path"], h["start_line"], h["end_line"], h["tokens"], h["score"],
+                    h.get("content"), h["preview"], tuple(h["passage_lines"]), tuple(h["matched_by"]))
+                for h in packed]
+        return _Ranked(hits, outcome.confidence, keyword_only, message)
+
+    # -- documents ------------------------------------------------------------------------
+    def _document(self, file_path: str) -> tuple[int, str, str, dict[str, object]]:
+        """(id, path, title, front matter) of a requested document, re-indexed first when the
+        file changed on disk (or is on disk but not yet indexed), so reads never serve old text."""
+        store = self.store
+        try:
+            rel = resolve_document(file_path, self.root, store.indexed_paths())
         except DocumentNotFoundError:
             rel = normalise_request_path(file_path, self.root)
             self.refresh([rel])
             try:
-                rel = resolve_document(file_path, self.root, self._indexed_paths())
+                rel = resolve_document(file_path, self.root, store.indexed_paths())
             except DocumentNotFoundError as exc:
-                row = self.store.conn.execute("SELECT reason FROM failures WHERE path = ?", (rel,)).fetchone()
-                if row:
-                    raise DocumentNotFoundError(f"{rel!r} is not indexed: {row[0]}") from exc
+                reason = store.failure_reason(rel)
+                if reason:
+                    raise DocumentNotFoundError(f"{rel!r} is not indexed: {reason}") from exc
                 raise
         else:
-            stored = self.store.conn.execute(
-                "SELECT size, mtime_ns, ctime_ns FROM documents WHERE path = ?", (rel,)
-            ).fetchone()
             try:
                 st = os.stat(self.root / rel)
                 current = stat_signature(st) if os.access(self.root / rel, os.R_OK) else None
             except OSError:
                 current = None
-            if stored is None or current != tuple(stored):
+            if current != store.document_signature(rel):
                 self.refresh([rel])
-        row = self.store.conn.execute(
-            "SELECT id, path, title, metadata FROM documents WHERE path = ?", (rel,)
-        ).fetchone()
-        if row is None:
-            reason = self.store.conn.execute("SELECT reason FROM failures WHERE path = ?", (rel,)).fetchone()
-            why = reason[0] if reason else "it was deleted or moved since it was indexed"
+        header = store.document_header(rel)
+        if header is None:
+            why = store.failure_reason(rel) or "it was deleted or moved since it was indexed"
             raise DocumentNotFoundError(f"{rel!r} is no longer indexed: {why}")
-        return int(row[0]), row[1], row[2], row[3]
+        return header.id, header.path, header.title, header.metadata
 
-    def outline(self, file_path: str, max_depth: int | None = None) -> dict[str, Any]:
-        """Heading tree of one document: title, front-matter keys, preamble (lines) and
-        ``headings`` [{heading_path, title, level, start_line, end_line, end_line_with_children,
-        tokens, tokens_with_children, parts?}]; no bodies. ``end_line`` and ``tokens`` are the
-        heading's own text (what ``read`` returns), the ``_with_children`` fields include its
-        subsections (see ``reading.outline_nodes``). Raises DocumentNotFoundError /
-        PathOutsideRootError."""
-        doc_id, rel, title, metadata = self._document_row(file_path)
-        rows = self.store.conn.execute(
-            "SELECT base_path, title, level, part, start_line, end_line, tokens FROM sections WHERE doc_id = ? "
-            "ORDER BY ordinal",
-            (doc_id,),
-        ).fetchall()
-        preamble, nodes = outline_nodes(rows)
-        if max_depth is not None:  # depth in the tree (1 = top headings), whatever their # level
+    def outline(self, file_path: str, max_depth: int | None = None, *,
+                freshness: Freshness = Freshness.FLAG) -> Outline:
+        """Heading tree of one document (no bodies); ``max_depth`` counts depth in the tree
+        (1 = top headings), whatever their ``#`` level. Raises DocumentNotFoundError (with
+        candidates) and PathOutsideRootError."""
+        self._prepare(freshness, "get_document_outline")
+        doc_id, rel, title, metadata = self._document(file_path)
+        preamble, nodes = outline_nodes(self.store.sections_of(doc_id))
+        if max_depth is not None:
             nodes = [n for n in nodes if n["heading_path"].count(" > ") + 1 <= max_depth]
-        meta = json.loads(metadata or "{}")
-        return {
-            "file_path": rel,
-            "title": title,
-            "front_matter_keys": sorted(meta),
-            "preamble": preamble,
-            "headings": nodes,
-        }
+        return Outline(rel, title, tuple(sorted(metadata)), Preamble(**preamble) if preamble else None,
+                       tuple(OutlineHeading(**n) for n in nodes))
 
-    def read(
-        self,
-        file_path: str,
-        heading_path: str,
-        *,
-        include_subsections: bool = False,
-        cursor: int = 0,
-        page_tokens: int = READ_PAGE_TOKENS,
-    ) -> dict[str, Any]:
-        """The verbatim text of one section (all ``(Part n)`` pieces joined for a base path;
-        with ``include_subsections`` its descendants too). Long answers are paged by
-        ``page_tokens``: ``next_cursor`` (a line index into the text, 0 = its first line) is set
-        when more lines remain; pass it as ``cursor`` for the next page. Raises
-        DocumentNotFoundError, SectionNotFoundError (with candidates), PathOutsideRootError, and
-        QueryError for a cursor outside the text (negative, or not below its line count: the
-        message gives the valid range) instead of answering an empty page."""
-        doc_id, rel, _title, _meta = self._document_row(file_path)
-        rows = self.store.conn.execute(
-            "SELECT heading_path, base_path, level, part, start_line, end_line, text, ordinal "
-            "FROM sections WHERE doc_id = ? ORDER BY ordinal",
-            (doc_id,),
-        ).fetchall()
-        wanted, picked = pick_sections(rows, heading_path, rel, include_subsections)
+    def read(self, file_path: str, heading_path: str, *, include_subsections: bool = False, cursor: int = 0,
+             page_tokens: int = READ_PAGE_TOKENS, freshness: Freshness = Freshness.FLAG) -> SectionText:
+        """The verbatim text of one section (all ``(Part n)`` pieces joined; with
+        ``include_subsections`` its descendants too), paged by ``page_tokens``: ``next_cursor``
+        (a line index into the text) is set when more lines remain. Raises
+        DocumentNotFoundError, SectionNotFoundError (with candidates), PathOutsideRootError,
+        and QueryError for a cursor outside the text (the message gives the valid range)."""
+        self._prepare(freshness, "read_section")
+        doc_id, rel, _title, _meta = self._document(file_path)
+        wanted, picked = pick_sections(self.store.sections_of(doc_id), heading_path, rel, include_subsections)
         lines = verbatim_lines(picked)
-        start_line = picked[0][4]
+        start_line = picked[0].start_line
         cursor = int(cursor)
-        out_lines, index = page(lines, cursor, page_tokens, f"section {wanted!r} of {rel}"
-                                + (" with its subsections" if include_subsections else ""))
+        what = f"section {wanted!r} of {rel}" + (" with its subsections" if include_subsections else "")
+        out_lines, index = page(lines, cursor, page_tokens, what)
         content = "\n".join(out_lines)
-        return {
-            "file_path": rel,
-            "heading_path": wanted,
-            "start_line": start_line + cursor,
-            "end_line": start_line + index - 1,
-            "section_end_line": picked[-1][5],
-            "tokens": count_tokens(content),
-            "content": content,
-            "next_cursor": index if index < len(lines) else None,
-        }
+        return SectionText(rel, wanted, start_line + cursor, start_line + index - 1, picked[-1].end_line,
+                           count_tokens(content), content, index if index < len(lines) else None)
 
-    def list_documents(self, directory: str | None = None, *, offset: int = 0, limit: int = 200) -> dict[str, Any]:
-        """Indexed documents (optionally under ``directory``): path, title, sections, tokens,
-        modified (ISO 8601 UTC); paged by ``offset``/``limit`` (max 200). ``message`` says why a
-        folder lists nothing (not under the root, a file, nothing indexed there), else None."""
-        limit = max(1, min(int(limit), 200))
-        params: list[Any] = []
-        where = ""
+    def list_documents(self, directory: str | None = None, *, offset: int = 0, limit: int = MAX_LIST_LIMIT,
+                       freshness: Freshness = Freshness.FLAG) -> DocumentList:
+        """Indexed documents (optionally under ``directory``) by path, paged by
+        ``offset``/``limit`` (max 200). ``message`` says why a page lists nothing (not under the
+        root, a file, nothing indexed there, past the end) or that another run is indexing."""
         rel = self.subpath(directory)
-        if rel is not None:
-            where = "WHERE d.path LIKE ? ESCAPE '\\'"
-            params.append(rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")
-        total = self.store.conn.execute(f"SELECT count(*) FROM documents d {where}", params).fetchone()[0]
-        rows = self.store.conn.execute(
-            "SELECT d.path, d.title, d.tokens, d.mtime_ns, (SELECT count(*) FROM sections s WHERE s.doc_id = d.id) "
-            f"FROM documents d {where} ORDER BY d.path LIMIT ? OFFSET ?",
-            [*params, limit, max(0, int(offset))],
-        ).fetchall()
-        docs = document_entries(rows)
+        self._prepare(freshness, "list_documents", schedule=rel is None)
+        limit = max(1, min(int(limit), MAX_LIST_LIMIT))
+        offset = max(0, int(offset))
+        store = self.store
+        total = store.count_documents(rel)
+        docs = tuple(DocumentEntry.from_mtime(r.path, r.title, r.sections, r.tokens, r.mtime_ns)
+                     for r in store.document_list(rel, limit, offset))
         nxt = offset + len(docs)
-        message = empty_folder_note(self.root, rel, str(directory), self._index_hint()) if rel and not total else None
-        return {"documents": docs, "total": total, "next_offset": nxt if nxt < total else None, "message": message}
+        message = None
+        if rel and not total:
+            message = messages.empty_folder(self.context, rel, str(directory))
+        elif total and not docs:
+            message = messages.offset_past_end(offset, total)
+        if not self.activity.indexing and self.database.locked_elsewhere():
+            message = messages.prepend_note(messages.list_busy_elsewhere(), message)
+        return DocumentList(docs, total, nxt if nxt < total else None, message, self.status())
+
+    def status(self) -> IndexStatus:
+        """Index health (see ``models.IndexStatus``)."""
+        return self.reporter.status()
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """One search over the index as it is, before freshness checks."""
+
+    hits: list[Hit]
+    confidence: str
+    keyword_only: bool
+    message: str | None

@@ -1,10 +1,27 @@
-"""One exception hierarchy. Every message is one sentence a user (or an agent) can act on."""
+"""One exception hierarchy, and one mapping from an exception to what an adapter shows.
+
+Every message is one sentence a user (or an agent) can act on. :func:`describe_error` turns
+any exception into an :class:`ErrorReport`; the MCP server renders ``tool_payload()`` and the
+CLI ``cli_payload()`` from it.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+from typing import Any
+
+#: an MCP error result lists at most this many candidates
+TOOL_CANDIDATES = 20
+
 
 class MarkdownMemoryError(Exception):
-    """Base class for every error the engine raises on purpose."""
+    """Base class for every error the engine raises on purpose. ``candidates``: paths or
+    breadcrumbs the request may have meant (None: the error never has any); ``ambiguous``:
+    whether they are several matches rather than near misses (None: not applicable)."""
+
+    candidates: list[str] | None = None
+    ambiguous: bool | None = None
 
 
 class ConfigError(MarkdownMemoryError):
@@ -20,7 +37,7 @@ class DocumentNotFoundError(MarkdownMemoryError):
 
     def __init__(self, message: str, candidates: list[str] | None = None) -> None:
         super().__init__(message)
-        self.candidates = candidates or []
+        self.candidates: list[str] | None = candidates or []
 
 
 class SectionNotFoundError(MarkdownMemoryError):
@@ -31,13 +48,23 @@ class SectionNotFoundError(MarkdownMemoryError):
 
     def __init__(self, message: str, candidates: list[str] | None = None, ambiguous: bool = False) -> None:
         super().__init__(message)
-        self.candidates = candidates or []
-        self.ambiguous = ambiguous
+        self.candidates: list[str] | None = candidates or []
+        self.ambiguous: bool | None = ambiguous
 
 
 class QueryError(MarkdownMemoryError):
     """A request argument is unusable: an empty query, a folder that is not inside the docs
     root, a read cursor outside the section."""
+
+
+class QueryNotParsedError(QueryError):
+    """The keyword index rejected the query (an FTS5 syntax problem the query analyser missed)."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(
+            f"the query could not be parsed by the keyword index ({cause}); rephrase it with plain words "
+            "and without quotes or operators"
+        )
 
 
 class SchemaError(MarkdownMemoryError):
@@ -70,5 +97,67 @@ class EmbedderUnavailableError(MarkdownMemoryError):
     """The configured embedding model cannot be loaded; the message says how to fix it."""
 
 
+class ModelNotInstalledError(EmbedderUnavailableError):
+    """None of the model's files are where they belong (never downloaded or copied): the fix is
+    ``--download-model`` or another preset, not a repair of damaged files."""
+
+
 class ModelDownloadError(MarkdownMemoryError):
     """The model could not be downloaded or failed verification."""
+
+
+class UsageError(ConfigError):
+    """A command line the parser rejects (unknown flag, missing or out-of-range argument)."""
+
+
+@dataclass(frozen=True)
+class ErrorReport:
+    """An exception as the adapters show it: ``message`` one sentence, ``kind`` a snake_case
+    name ("document_not_found", "usage", "internal", ...), ``expected`` False for a bug."""
+
+    message: str
+    kind: str
+    expected: bool
+    candidates: tuple[str, ...] | None = None
+    ambiguous: bool | None = None
+    detail: str = ""
+
+    def tool_payload(self, tool: str) -> dict[str, Any]:
+        """The JSON body of an MCP error result: ``{"error": sentence, "candidates"?: [...],
+        "ambiguous"?: true}``. A bug is logged with its traceback by ``describe_error``'s
+        caller; the agent gets no traceback."""
+        if not self.expected:
+            return {"error": f"internal error in {tool} ({self.detail}); the server's stderr log has details — "
+                             "retry, or report it if it persists"}
+        payload: dict[str, Any] = {"error": self.message}
+        if self.candidates:
+            payload["candidates"] = list(self.candidates)[:TOOL_CANDIDATES]
+            if self.ambiguous:
+                payload["ambiguous"] = True
+        return payload
+
+    def cli_payload(self) -> dict[str, Any]:
+        """``--json``'s error object: ``{"error": {"message", "type", "candidates"?,
+        "ambiguous"?}}``."""
+        if not self.expected:
+            return {"error": {"message": f"internal error ({self.detail}); the traceback is on stderr",
+                              "type": self.kind}}
+        error: dict[str, Any] = {"message": self.message, "type": self.kind}
+        if self.candidates is not None:
+            error["candidates"] = list(self.candidates)
+        if self.ambiguous is not None:
+            error["ambiguous"] = self.ambiguous
+        return {"error": error}
+
+
+def describe_error(exc: BaseException) -> ErrorReport:
+    """The one mapping from an exception to what users see. Expected errors
+    (MarkdownMemoryError) keep their sentence; a KeyboardInterrupt is "interrupted"; anything
+    else is an internal error (the caller logs its traceback)."""
+    if isinstance(exc, MarkdownMemoryError):
+        kind = re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__.removesuffix("Error")).lower() or "error"
+        candidates = tuple(exc.candidates) if exc.candidates is not None else None
+        return ErrorReport(str(exc), kind, True, candidates, exc.ambiguous)
+    if isinstance(exc, KeyboardInterrupt):
+        return ErrorReport("interrupted", "interrupted", True)
+    return ErrorReport(str(exc), "internal", False, detail=f"{type(exc).__name__}: {exc}")

@@ -31,7 +31,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import EmbedderUnavailableError, ModelDownloadError
+from ..errors import EmbedderUnavailableError, ModelDownloadError, ModelNotInstalledError
 from .files import FileSpec, check_file, folder_size, remove_stamp, stamp_is_current, write_stamp
 
 logger = logging.getLogger("markdown_memory.embed")
@@ -171,8 +171,12 @@ def _check_all(folder: Path, specs: tuple[FileSpec, ...]) -> dict[str, str]:
     return problems
 
 
+def _all_missing(problems: dict[str, str], specs: tuple[FileSpec, ...]) -> bool:
+    return len(problems) == len(specs) and all(p.endswith(" is missing") for p in problems.values())
+
+
 def _describe(problems: dict[str, str], specs: tuple[FileSpec, ...], folder: Path) -> str:
-    if len(problems) == len(specs) and all(p.endswith(" is missing") for p in problems.values()):
+    if _all_missing(problems, specs):
         return f"none of its files are in {folder}"
     return "; ".join(problems.values())
 
@@ -228,14 +232,15 @@ def ensure_model(
         write_stamp(folder, specs)
         return _info(folder, manifest, specs)
     if override is not None:
-        raise EmbedderUnavailableError(
+        error = ModelNotInstalledError if _all_missing(problems, specs) else EmbedderUnavailableError
+        raise error(
             f"{ENV_MODEL_DIR}={str(folder)!r} does not hold the {manifest.preset} model: "
             f"{_describe(problems, specs, folder)}; copy the files from https://huggingface.co/{manifest.repo_id} "
             f"(revision {manifest.revision}) there, or unset {ENV_MODEL_DIR} and run `markdown-memory --download-model`"
         )
     if not download:
         busy = " (another process is downloading it right now; retry in a minute)" if _download_in_progress(manifest) else ""
-        raise EmbedderUnavailableError(
+        raise ModelNotInstalledError(
             f"the {manifest.preset} model ({manifest.total_bytes / 1e6:.0f} MB) is not installed{busy}: "
             f"{_describe(problems, specs, folder)}; run `markdown-memory --download-model` once, or "
             f"{offline_hint(manifest)}"

@@ -1,13 +1,15 @@
 """Background catch-up indexing for a long-running process (the MCP server).
 
-``AutoIndexer(engine)`` keeps the index of ``engine.root`` up to date without the agent asking:
+``BackgroundIndexer(engine)`` keeps the index of ``engine.root`` up to date without the agent
+asking (the engine creates it; ``enabled`` only in background mode with auto-index on):
 
-* Nothing runs before the first call. The first ``on_call()`` (the server calls it for
-  ``search_docs`` and for ``list_documents`` without a directory) starts a catch-up run in a
+* Nothing runs before the first call. The first ``on_call()`` (the engine's ``REFRESH``
+  freshness policy calls it for every answer but a folder listing) starts a catch-up run in a
   daemon thread and returns at once; the caller answers from the index as it stands
-  (``engine.indexing`` is already true for that answer). Documents are committed one by one,
+  (``engine.indexing`` is already true for that answer: the run is announced to
+  ``engine.activity`` before its thread starts). Documents are committed one by one,
   so keyword search sees them as they land; vectors fill in afterwards, batch by batch.
-* Later calls run a cheap stat probe of the indexed files (``Engine.changed_files``; about
+* Later calls run a cheap stat probe of the indexed files (``StatusReporter.changed_files``; about
   5 us per file, cached ``probe_ttl`` seconds). When it sees a file edited, deleted or
   unreadable and at least ``min_gap`` seconds passed since the last run ended, a run starts
   and the call waits up to ``refresh_wait`` seconds for it (a few changed files take well
@@ -20,10 +22,10 @@
   the next run resumes where it stopped because indexing is incremental.
 * The probe result only schedules runs: it may be ``probe_ttl`` seconds old, so it never
   decides whether a hit is current. The files of the hits themselves are checked when the
-  answer is made (``Engine.changed_among`` / ``Engine.mark_stale``, one ``stat`` each; the
-  server re-indexes them or flags ``hit["stale"]``), with or without this scheduler.
+  answer is made (one ``stat`` each: the engine re-indexes them or flags the hit ``stale``),
+  with or without this scheduler.
 
-Disabled (``settings.auto_index`` false: ``--no-auto-index`` / ``MARKDOWN_MEMORY_AUTO_INDEX=0``):
+Disabled (a CLI process, or ``--no-auto-index`` / ``MARKDOWN_MEMORY_AUTO_INDEX=0``):
 ``on_call`` does nothing and ``index_status.message`` tells the agent to call index_directory.
 """
 
@@ -32,13 +34,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from .engine import Engine
-from .errors import IndexBusyError, MarkdownMemoryError
-from .indexer import IndexReport
+from ..errors import IndexBusyError, MarkdownMemoryError
+from ..models import IndexReport
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine import Engine
 
 log = logging.getLogger("markdown_memory.autoindex")
+#: How long ``shutdown`` waits for a run to stop by default (seconds).
+SHUTDOWN_SECONDS = 5.0
 
 MIN_GAP_SECONDS = 10.0
 PROBE_TTL_SECONDS = 3.0
@@ -47,7 +53,7 @@ REFRESH_WAIT_SECONDS = 2.0
 LOCK_WAIT_SECONDS = 0.5
 
 
-class AutoIndexer:
+class BackgroundIndexer:
     """Schedules background index runs for one engine (see module docstring).
 
     All times are seconds. ``clock`` is the monotonic clock (tests may pass their own).
@@ -58,18 +64,16 @@ class AutoIndexer:
         self,
         engine: Engine,
         *,
+        enabled: bool,
         min_gap: float = MIN_GAP_SECONDS,
         probe_ttl: float = PROBE_TTL_SECONDS,
         walk_interval: float = WALK_INTERVAL_SECONDS,
         refresh_wait: float = REFRESH_WAIT_SECONDS,
         lock_wait: float = LOCK_WAIT_SECONDS,
-        enabled: bool | None = None,
-        stop_event: threading.Event | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """``stop_event``: share the caller's stop flag (setting it stops runs like ``shutdown``)."""
         self.engine = engine
-        self.enabled = engine.settings.auto_index if enabled is None else enabled
+        self.enabled = enabled
         self.min_gap = min_gap
         self.probe_ttl = probe_ttl
         self.walk_interval = walk_interval
@@ -77,7 +81,7 @@ class AutoIndexer:
         self.lock_wait = lock_wait
         self._clock = clock
         self._lock = threading.Lock()
-        self._stop = stop_event if stop_event is not None else threading.Event()
+        self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
         self._done.set()
@@ -88,7 +92,6 @@ class AutoIndexer:
         self.last_reason: str | None = None
         self.last_report: IndexReport | None = None
         self.last_error: str | None = None
-        engine.auto_refresh = self.enabled
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -100,6 +103,21 @@ class AutoIndexer:
     def thread(self) -> threading.Thread | None:
         """The thread of the current (or last) run, or None before the first run."""
         return self._thread
+
+    @property
+    def first_run_running(self) -> bool:
+        """True while the first run this scheduler started (the catch-up) is in progress."""
+        return self.runs == 1 and self.last_reason == "first" and self.running
+
+    @property
+    def stopping(self) -> bool:
+        """True once ``request_stop`` or ``shutdown`` was called: runs stop between documents.
+        Pass it as ``should_stop`` to index runs started outside the scheduler."""
+        return self._stop.is_set()
+
+    def request_stop(self) -> None:
+        """Stop scheduling and ask a running run to stop between two documents; returns at once."""
+        self._stop.set()
 
     def on_call(self, kind: str = "search") -> str | None:
         """Note a tool call (``kind`` is only logged) and start a run when one is due.
@@ -118,7 +136,7 @@ class AutoIndexer:
                 reason = "first"
             else:
                 since_end = now - (self._ended_at if self._ended_at is not None else self._started_at)
-                if since_end >= self.min_gap and (getattr(self.engine, "vectors_due", False) or self._changed(now)):
+                if since_end >= self.min_gap and (self.engine.activity.vectors_due or self._changed(now)):
                     reason = "changed"
                 elif now - self._started_at >= self.walk_interval:
                     reason = "walk"
@@ -134,7 +152,7 @@ class AutoIndexer:
         """Block until the current run (if any) ends; True when none is running afterwards."""
         return self._done.wait(timeout)
 
-    def shutdown(self, timeout: float = 5.0) -> bool:
+    def shutdown(self, timeout: float = SHUTDOWN_SECONDS) -> bool:
         """Stop scheduling, ask a running run to stop between two documents, and wait up to
         ``timeout`` seconds. True when no run is left running."""
         self._stop.set()
@@ -150,7 +168,7 @@ class AutoIndexer:
         if self._probe is not None and now - self._probe[0] < self.probe_ttl:
             return self._probe[1]
         try:
-            found = {c["path"]: c["change"] for c in self.engine.changed_files(limit=None)}
+            found = {c.path: c.change for c in self.engine.reporter.changed_files(limit=None)}
         except Exception:  # a probe must never fail a tool call
             log.exception("stat probe of indexed files failed")
             found = {}
@@ -162,7 +180,7 @@ class AutoIndexer:
         self._done.clear()
         self.runs += 1
         self.last_reason = reason
-        self.engine.indexing = True  # visible to the answer of the call that started the run
+        self.engine.activity.announce()  # visible to the answer of the call that started the run
         self._thread = threading.Thread(target=self._run, args=(reason,), name="mm-auto-index", daemon=True)
         self._thread.start()
 
@@ -188,10 +206,8 @@ class AutoIndexer:
             self.last_error = f"{type(exc).__name__}: {exc}"
             log.exception("%s index run failed", reason)
         finally:
-            engine.indexing = False
-            parsed = getattr(engine, "parsed", None)  # the server engine's "keyword index ready" event
-            if parsed is not None:
-                parsed.set()
+            engine.activity.withdraw()
+            engine.activity.mark_parsed()  # a run that failed early must not keep answers waiting
             try:
                 engine.close()  # this thread's read connection, if any was opened
             except Exception:  # pragma: no cover

@@ -1,0 +1,196 @@
+"""The index database of one docs root as a resource: per-thread connections, the
+cross-process writer lock, the run marker, and recovery from a damaged file.
+
+``Database(root, path)`` opens nothing until first use. ``connection()`` is this thread's
+:class:`~markdown_memory.store.Store` (WAL: readers never block the writer); ``writer()`` is an
+index run's own connection, opened under the writer lock. A database that cannot be opened
+because it is damaged (or that fails the integrity check after a run that was killed) is moved
+aside and rebuilt; lock contention is never treated as damage.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Iterator
+
+import filelock
+
+from .errors import DocsRootMissingError
+from .store import BUSY_TIMEOUT_MS, Store, is_corruption, move_aside, readonly_as_user_error, readonly_error
+
+log = logging.getLogger("markdown_memory.engine")
+
+
+class Database:
+    """The database at ``path`` for docs root ``root`` (see module docstring). Thread-safe."""
+
+    def __init__(self, root: Path, path: Path) -> None:
+        self.root = root
+        self.path = path
+        self._local = threading.local()
+        self._generation = 0  # bumped when the database file is replaced: threads reopen
+        #: where a damaged database was moved (this process), for the status message
+        self.moved_aside: str | None = None
+
+    def require_root(self) -> None:
+        """Raise DocsRootMissingError when the docs root is not an existing directory any more
+        (moved, renamed or deleted while this process runs). Checked (one ``stat``) before the
+        database is opened, a folder or lock file created, or the index changed: a walk of a
+        missing root would remove every document, and a database path inside the old root
+        would be recreated there as a stray folder."""
+        if not os.path.isdir(self.root):
+            raise DocsRootMissingError(
+                f"the docs root {str(self.root)!r} no longer exists (moved, renamed or deleted?); the index "
+                f"{str(self.path)!r} is kept unchanged: restore the folder, or restart markdown-memory "
+                "with --docs-dir / MARKDOWN_MEMORY_DOCS_DIR (and --db / MARKDOWN_MEMORY_DB, if set) pointing at "
+                "its new location"
+            )
+
+    # -- connections ----------------------------------------------------------------------------
+    def connection(self) -> Store:
+        """This thread's connection (opened, and the schema created, on first use). Raises
+        DocsRootMissingError, DatabaseReadOnlyError (the database or its folder is not
+        writable), RootMismatchError and SchemaError."""
+        self.require_root()
+        store: Store | None = getattr(self._local, "store", None)
+        if store is not None and getattr(self._local, "generation", 0) != self._generation:
+            store.close()
+            store = None
+        if store is None:
+            store = self._open()
+            self._local.store = store
+            self._local.generation = self._generation
+        return store
+
+    def close(self) -> None:
+        """Close this thread's connection, if it has one."""
+        store = getattr(self._local, "store", None)
+        if store is not None:
+            store.close()
+            self._local.store = None
+
+    def _open(self) -> Store:
+        try:
+            return Store(self.path, root=self.root)
+        except Exception as exc:
+            if not is_corruption(exc):
+                raise
+            reason = str(exc)
+        lock = self.writer_lock()
+        with self._hold(lock, BUSY_TIMEOUT_MS / 1000):
+            try:  # another process may have rebuilt it while we waited for the lock
+                return Store(self.path, root=self.root)
+            except Exception as exc:
+                if not is_corruption(exc):
+                    raise
+                return self._recover(str(exc) or reason)
+
+    def _recover(self, reason: str) -> Store:
+        """Move the damaged database aside and start an empty one that records where the old
+        one went. Caller holds the writer lock."""
+        target = move_aside(self.path)
+        self.moved_aside = str(target)
+        self._generation += 1
+        store = Store(self.path, root=self.root)
+        with store.transaction():
+            store.set_meta("moved_aside", str(target))
+            store.set_meta("moved_aside_reason", reason[:300])
+        return store
+
+    def writer(self) -> Store:
+        """An index run's own connection (caller holds the writer lock). After a run that did
+        not finish (its ``run_marker`` file is still there) the database is checked first and
+        moved aside and rebuilt when damaged. Raises DatabaseReadOnlyError when the database
+        file cannot be written."""
+        self.check_writable()
+        try:
+            writer = Store(self.path, root=self.root)
+        except Exception as exc:
+            if not is_corruption(exc):
+                raise
+            return self._recover(str(exc))
+        try:
+            problem = writer.integrity_problem() if self.run_marker().exists() else None
+        except Exception as exc:
+            if not is_corruption(exc):
+                writer.close()
+                raise
+            problem = str(exc)
+        if problem is None:
+            return writer
+        writer.close()
+        log.warning("integrity check failed after an interrupted run: %s", problem)
+        return self._recover(problem)
+
+    def refresher(self) -> Store:
+        """A connection for a refresh of a few files (no writer lock: each document is
+        replaced in one transaction, safe beside a running index run)."""
+        self.check_writable()
+        return Store(self.path, root=self.root)
+
+    def check_writable(self) -> None:
+        """Raise DatabaseReadOnlyError when the database file exists but cannot be written
+        (read-only file or filesystem): found before a run starts writing, so no document fails
+        half-way and no run marker is left behind. One ``access`` call."""
+        if self.path.exists() and not os.access(self.path, os.W_OK):
+            raise readonly_error(self.path, PermissionError(errno.EACCES, "the file is read-only", str(self.path)))
+
+    # -- the writer lock ------------------------------------------------------------------------
+    def writer_lock(self) -> filelock.FileLock:
+        """Cross-process writer lock next to the database (released by the OS if we die).
+        Raises DocsRootMissingError before creating the database's folder, and
+        DatabaseReadOnlyError when that folder cannot be created."""
+        self.require_root()
+        path = Path(str(self.path) + ".lock")
+        with readonly_as_user_error(self.path, OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return filelock.FileLock(str(path))
+
+    def acquire(self, lock: filelock.FileLock, timeout: float) -> None:
+        """``lock.acquire(timeout)``; a lock file that cannot be created or opened for writing
+        raises DatabaseReadOnlyError instead of an OSError; filelock.Timeout when busy."""
+        with readonly_as_user_error(self.path, OSError):
+            lock.acquire(timeout=timeout)
+
+    def _hold(self, lock: filelock.FileLock, timeout: float) -> "_Held":
+        self.acquire(lock, timeout)
+        return _Held(lock)
+
+    def locked_elsewhere(self) -> bool:
+        """True when another process (or thread) holds the writer lock right now: a
+        non-blocking acquire that is released at once."""
+        lock = self.writer_lock()
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            return True
+        except OSError:
+            return False
+        lock.release()
+        return False
+
+    def run_marker(self) -> Path:
+        """A file that exists while an index run is under way (and after one was killed): a
+        file, not a database row, so a run that changes nothing writes nothing to the index."""
+        return Path(str(self.path) + ".run")
+
+    def readonly_guard(self) -> Iterator[None]:
+        """Context: a read-only failure while writing becomes DatabaseReadOnlyError."""
+        return readonly_as_user_error(self.path)  # type: ignore[no-any-return]
+
+
+class _Held:
+    """``with``: release the lock on exit."""
+
+    def __init__(self, lock: filelock.FileLock) -> None:
+        self.lock = lock
+
+    def __enter__(self) -> filelock.FileLock:
+        return self.lock
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()

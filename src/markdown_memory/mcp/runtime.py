@@ -1,0 +1,124 @@
+"""What the MCP tools do: one lazily created engine, one engine call per tool, the answer as
+its model's agent view, and every failure as one error result.
+
+Nothing heavy is imported here: the engine (numpy, sqlite-vec, ...) is imported and created by
+the first tool call, so the MCP handshake never pays for the engine, the database or the
+model. Each tool body runs in a worker thread; the engine keeps one SQLite connection per
+thread. The engine runs in background mode (model warm-up in a thread, passage vectors in
+memory, catch-up indexing when auto-index is on); its freshness policy is ``REFRESH`` with
+auto-index on, ``FLAG`` (stale hits flagged) with it off.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+from .. import messages
+from ..config import Settings
+from ..errors import IndexBusyError, describe_error
+from ..models import Freshness, IndexOutcome
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mcp_types import CallToolResult
+
+    from ..engine import Engine
+
+log = logging.getLogger("markdown_memory.server")
+
+#: list_documents pages over MCP
+LIST_PAGE = 200
+#: index_directory waits this long for another process's writer lock (seconds)
+INDEX_LOCK_WAIT_SECONDS = 0.5
+
+
+def dumps(data: Any) -> str:
+    """Compact JSON (no spaces, UTF-8 kept): the text of every tool result."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+class Runtime:
+    """Per-server state: the engine (created on first use) and the tool bodies. Tool bodies
+    return a JSON-able dict or raise; :meth:`call` turns both into a ``CallToolResult``."""
+
+    def __init__(self, settings: Settings, startup_error: Exception | None = None) -> None:
+        self.settings = settings
+        #: raised by every tool call (settings could not be resolved, e.g. a refused docs root)
+        self.startup_error = startup_error
+        self._engine: Engine | None = None
+        self._engine_lock = threading.Lock()
+        self.freshness = Freshness.REFRESH if settings.auto_index else Freshness.FLAG
+
+    @property
+    def engine(self) -> Engine:
+        """The engine, created by the first call. Raises ``startup_error`` when set."""
+        if self.startup_error is not None:
+            raise self.startup_error
+        with self._engine_lock:
+            if self._engine is None:
+                from ..engine import Engine
+
+                self._engine = Engine(self.settings, background=True)
+            return self._engine
+
+    # -- plumbing ---------------------------------------------------------------------------
+    async def call(self, tool: str, fn: Callable[[], dict[str, Any]]) -> CallToolResult:
+        """Run ``fn`` in a worker thread; its answer, or its exception as an error result."""
+        import anyio
+        from mcp_types import CallToolResult, TextContent
+
+        started = time.monotonic()
+        try:
+            data = await anyio.to_thread.run_sync(fn)
+            is_error = False
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one tool error result
+            report = describe_error(exc)
+            if report.expected:
+                log.info("%s: %s", tool, exc)
+            else:
+                log.error("%s failed", tool, exc_info=exc)
+            data = report.tool_payload(tool)
+            is_error = True
+        log.debug("%s answered in %.3f s%s", tool, time.monotonic() - started, " (error)" if is_error else "")
+        return CallToolResult(content=[TextContent(type="text", text=dumps(data))], is_error=is_error)
+
+    def request_stop(self) -> None:
+        """Ask running index runs (catch-up or index_directory) to stop at the next file."""
+        if self._engine is not None:
+            self._engine.scheduler.request_stop()
+
+    def shutdown(self, timeout: float = 5.0) -> bool:
+        """Ask background work to stop; True when it finished within ``timeout`` seconds
+        (model loading cannot be interrupted and is not waited for)."""
+        self.request_stop()
+        return self._engine.shutdown(timeout) if self._engine is not None else True
+
+    # -- tools ------------------------------------------------------------------------------
+    def search_docs(self, query: str, top_k: int, path_prefix: str | None, max_tokens: int) -> dict[str, Any]:
+        answer = self.engine.search(query, top_k=top_k, path_prefix=path_prefix, max_tokens=max_tokens,
+                                    freshness=self.freshness)
+        return answer.to_dict(agent=True)
+
+    def read_section(self, file_path: str, heading_path: str, include_subsections: bool,
+                     cursor: int | None) -> dict[str, Any]:
+        return self.engine.read(file_path, heading_path, include_subsections=include_subsections,
+                                cursor=cursor or 0, freshness=self.freshness).to_dict()
+
+    def outline(self, file_path: str, max_depth: int | None) -> dict[str, Any]:
+        return self.engine.outline(file_path, max_depth, freshness=self.freshness).to_dict()
+
+    def list_documents(self, directory: str | None, offset: int) -> dict[str, Any]:
+        return self.engine.list_documents(directory, offset=offset, limit=LIST_PAGE,
+                                          freshness=self.freshness).to_dict(agent=True)
+
+    def index_directory(self, directory: str | None, force: bool) -> dict[str, Any]:
+        engine = self.engine
+        try:
+            report = engine.index(directory, force=force, wait_seconds=INDEX_LOCK_WAIT_SECONDS,
+                                  should_stop=lambda: engine.scheduler.stopping, if_idle=True)
+        except IndexBusyError as exc:
+            return IndexOutcome(None, engine.status(), messages.index_in_progress(str(exc))).to_dict()
+        return IndexOutcome(report, engine.status()).to_dict()

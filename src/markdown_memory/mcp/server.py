@@ -1,0 +1,159 @@
+"""MCP server over stdio: five tools on one docs root (``markdown-memory`` with no command).
+
+Start-up does no model load, no database work and no indexing: the engine is created on the
+first tool call (see :mod:`markdown_memory.mcp.runtime`). Only the MCP SDK's public API is used:
+the tools are ``Tool`` objects handed to ``MCPServer``, and a low-level ``Server`` whose
+``tools/list`` and ``tools/call`` handlers call ``MCPServer.list_tools`` / ``call_tool`` runs
+them on the guarded streams. stdout carries only JSON-RPC: at
+start the real stdout is kept as a private file descriptor for the transport and fd 1 (plus
+``sys.stdout``) is pointed at stderr (fd 0 likewise at the null device), so stray writes from any library, including native code
+writing to fd 1, land on stderr. Input lines pass through :mod:`markdown_memory.mcp.wire`, which
+repairs lone surrogate escapes and answers unparsable lines with a JSON-RPC error instead of
+letting the SDK drop them unanswered. Tool bodies run in worker threads so the event loop stays
+responsive. The server returns when stdin closes.
+
+Every tool answers one compact JSON text block; errors are tool results with ``is_error`` set
+and a JSON body ``{"error": sentence, "candidates"?: [...]}``, never a traceback.
+"""
+
+import io
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import Settings
+    from .runtime import Runtime
+
+log = logging.getLogger("markdown_memory.server")
+
+SERVER_NAME = "markdown-memory"
+
+INSTRUCTIONS = (
+    "Project docs are indexed by Markdown section. Never read whole .md files: "
+    "1) search_docs(query) first; hits carry file_path, heading_path and the section text "
+    "(later hits are pointers). 2) get_document_outline(file_path) to see a document's headings. "
+    "3) read_section(file_path, heading_path) to read one section. "
+    "Every search answer has index_status: keyword_only=true means semantic search is off "
+    "(use exact words); indexing=true means results may be incomplete; message, when set, "
+    "says what to do (e.g. call index_directory)."
+)
+
+TOOL_NAMES = ("search_docs", "read_section", "get_document_outline", "list_documents", "index_directory")
+
+
+
+def _protect_stdout() -> BinaryIO:
+    """Keep a private duplicate of fd 1 for the protocol and point fd 1 and ``sys.stdout``
+    at stderr. Returns the binary file the transport writes JSON-RPC to."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    wire_fd = os.dup(1)  # non-inheritable: child processes never get the protocol pipe
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(wire_fd, "wb", buffering=io.DEFAULT_BUFFER_SIZE)
+
+
+def _protect_stdin() -> BinaryIO:
+    """Keep a private duplicate of fd 0 for the protocol and point fd 0 at the null device, so
+    nothing else (a library, a child process) can consume protocol bytes."""
+    wire_fd = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return os.fdopen(wire_fd, "rb")
+
+
+def run_server(settings: "Settings", startup_error: Exception | None = None) -> None:
+    """Serve the MCP tools for ``settings.docs_root`` on stdin/stdout until stdin closes.
+
+    Never writes anything but JSON-RPC to the real stdout. When stdin closes, running tool
+    bodies and background work (catch-up indexing) are asked to stop; if they do not finish
+    within a few seconds (a model still loading cannot be interrupted) the process exits
+    without waiting for them. ``startup_error`` (e.g. a refused docs root) is returned by every
+    tool call as an error result, after a normal handshake.
+    """
+    wire_out = _protect_stdout()
+    wire_in = _protect_stdin()
+    import anyio
+
+    from .runtime import Runtime
+
+    runtime = Runtime(settings, startup_error=startup_error)
+    server = build_server(runtime)
+    log.info("MCP server for %s (embedder %s, auto-index %s)", settings.docs_root, settings.embedder,
+             settings.auto_index)
+    try:
+        anyio.run(_serve, server, wire_in, wire_out, runtime.request_stop)
+    finally:
+        if not runtime.shutdown(timeout=5.0):
+            log.warning("background work did not stop in time; exiting without waiting for it")
+            sys.stderr.flush()
+            os._exit(0)
+
+
+async def _serve(server: Any, wire_in: BinaryIO, wire_out: BinaryIO, on_eof: Callable[[], None]) -> None:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from .wire import SerialWriter, WireLines
+
+    lines = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace", newline=None))
+    out = SerialWriter(io.TextIOWrapper(wire_out, encoding="utf-8", newline="\n"))
+    stdin = WireLines(lines, reply=out.send, on_eof=on_eof)  # answers lines the SDK would drop
+    async with stdio_server(stdin=stdin, stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def build_server(runtime: "Runtime") -> Any:
+    """The low-level MCP ``Server`` serving the five tools bound to ``runtime`` (see module
+    docstring): argument problems answer one compact sentence instead of pydantic's report,
+    and unknown tools or arguments are refused by name."""
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    from .. import __version__
+    from .runtime import dumps
+    from .tools import tool_set
+
+    app, tools = tool_set(runtime)
+
+    def refuse(message: str) -> types.CallToolResult:
+        log.info("refused tool call: %s", message)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=dumps({"error": message}))],
+                                    is_error=True)
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=await app.list_tools())
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+        from mcp.server.mcpserver.exceptions import ToolError
+        from pydantic import ValidationError
+
+        name, arguments = params.name, params.arguments or {}
+        tool = tools.get(name)
+        if tool is None:
+            return refuse(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
+        allowed = tool.parameters.get("properties", {})
+        extra = sorted(set(arguments) - set(allowed))
+        if extra:
+            return refuse(f"unknown argument(s) {', '.join(map(repr, extra))} for {name}; "
+                          f"accepted: {', '.join(allowed)}")
+        try:
+            return await app.call_tool(name, arguments)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                log.error("%s failed", name, exc_info=exc)
+                return refuse(f"internal error in {name} ({exc}); the server's stderr log has details")
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in cause.errors(include_url=False)
+            )
+            return refuse(f"invalid arguments for {name}: {problems}")
+
+    return Server(SERVER_NAME, version=__version__, title="Markdown Memory", instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool)

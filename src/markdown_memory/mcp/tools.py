@@ -1,0 +1,141 @@
+"""The five MCP tools: their signatures (the JSON schemas agents see), descriptions and
+annotations, each bound to one :class:`~markdown_memory.mcp.runtime.Runtime` method.
+
+Built with the SDK's public ``Tool.from_function`` and handed to ``MCPServer(tools=...)``;
+every schema is closed (``additionalProperties: false``) so a misspelt argument is refused.
+"""
+
+# No ``from __future__ import annotations``: the SDK reads the tool functions' annotations at
+# run time, and they name objects imported inside tool_set.
+from typing import TYPE_CHECKING, Annotated, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.tools import Tool
+
+    from .runtime import Runtime
+
+_PATH_MAX = 4096
+_HEADING_MAX = 2000
+
+
+def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
+    """(the ``MCPServer`` holding the tools, the tools by name)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.tools import Tool
+    from mcp_types import CallToolResult, ToolAnnotations
+    from pydantic import Field
+
+    from .. import __version__
+    from .server import INSTRUCTIONS, SERVER_NAME
+
+    tools: "dict[str, Tool]" = {}
+
+    def tool(fn: Any, *, name: str, title: str, annotations: "ToolAnnotations", structured_output: bool,
+             description: str) -> None:
+        made = Tool.from_function(fn, name=name, title=title, description=description, annotations=annotations,
+                                  structured_output=structured_output)
+        made.parameters["additionalProperties"] = False
+        tools[name] = made
+
+    reader = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                             open_world_hint=False)
+    writer = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                             open_world_hint=False)
+
+    async def search_docs(
+        query: Annotated[str, Field(min_length=1, max_length=10_000,
+                                    description="What you want to know: words, a phrase, an identifier or an error message.")],
+        top_k: Annotated[int, Field(ge=1, le=20, description="Maximum number of hits (1-20).")] = 5,
+        path_prefix: Annotated[str | None, Field(max_length=_PATH_MAX,
+                                                 description="Only documents under this folder or path, relative to the docs root.")] = None,
+        max_tokens: Annotated[int, Field(ge=200, le=20_000,
+                                         description="Budget for section text in the answer (200-20000 tokens).")] = 2000,
+    ) -> CallToolResult:
+        return await runtime.call("search_docs", lambda: runtime.search_docs(query, top_k, path_prefix, max_tokens))
+
+    async def read_section(
+        file_path: Annotated[str, Field(min_length=1, max_length=_PATH_MAX,
+                                        description="Document path relative to the docs root (or a unique suffix such as 'install.md').")],
+        heading_path: Annotated[str, Field(max_length=_HEADING_MAX,
+                                           description="Breadcrumb such as 'Guide > Install > Linux', as returned by search_docs or get_document_outline; a unique trailing part or a close spelling also works.")],
+        include_subsections: Annotated[bool, Field(description="Also return the text of every subsection below it.")] = False,
+        cursor: Annotated[int | None, Field(ge=0, description="next_cursor from a previous read_section answer, to continue a long section.")] = None,
+    ) -> CallToolResult:
+        return await runtime.call("read_section",
+                          lambda: runtime.read_section(file_path, heading_path, include_subsections, cursor))
+
+    async def get_document_outline(
+        file_path: Annotated[str, Field(min_length=1, max_length=_PATH_MAX,
+                                        description="Document path relative to the docs root (or a unique suffix).")],
+        max_depth: Annotated[int | None, Field(ge=1, le=6, description="Deepest heading level to list (1-6); all levels when omitted.")] = None,
+    ) -> CallToolResult:
+        return await runtime.call("get_document_outline", lambda: runtime.outline(file_path, max_depth))
+
+    async def list_documents(
+        directory: Annotated[str | None, Field(max_length=_PATH_MAX,
+                                               description="Only documents under this folder, relative to the docs root.")] = None,
+        offset: Annotated[int, Field(ge=0, description="Skip this many documents (use next_offset from the previous page).")] = 0,
+    ) -> CallToolResult:
+        return await runtime.call("list_documents", lambda: runtime.list_documents(directory, offset))
+
+    async def index_directory(
+        directory: Annotated[str | None, Field(max_length=_PATH_MAX,
+                                               description="Only re-index this folder inside the docs root; the whole root when omitted.")] = None,
+        force: Annotated[bool, Field(description="Re-parse and re-embed every file even if unchanged (slow).")] = False,
+    ) -> CallToolResult:
+        return await runtime.call("index_directory", lambda: runtime.index_directory(directory, force))
+
+    tool(
+        search_docs, name="search_docs", title="Search project docs", annotations=reader, structured_output=False,
+        description=(
+            "Search the project's Markdown docs (keyword + semantic) and get the best matching sections. "
+            "Use this first, before opening any .md file. Each hit has file_path, heading_path, start_line, "
+            "end_line, tokens, score and content (the verbatim section text) while the total stays within "
+            "max_tokens; hits past the budget are pointers with a short preview: fetch one with read_section. "
+            "confidence 'none' means nothing clearly matched. A hit with stale (modified/missing/unreadable) comes "
+            "from a file changed since it was indexed: its text may be outdated and message says how to refresh. "
+            "index_status.keyword_only=true: prefer exact terms; index_status.message says how to fix the index."
+        ),
+    )
+    tool(
+        read_section, name="read_section", title="Read one doc section", annotations=reader, structured_output=False,
+        description=(
+            "Read one section of a Markdown document verbatim, by file_path and heading_path (from search_docs or "
+            "get_document_outline). Returns content with start_line/end_line and tokens. When next_cursor is "
+            "not null, call again with cursor=next_cursor for the rest (a cursor past the section's last line is "
+            "an error). A heading that does not resolve lists candidates: retry with one of them."
+        ),
+    )
+    tool(
+        get_document_outline, name="get_document_outline", title="Outline of one document", annotations=reader,
+        structured_output=False,
+        description=(
+            "List the heading tree of one Markdown document (no bodies): each heading's heading_path, level, "
+            "start_line, end_line and tokens of its own text (the lines read_section returns), and "
+            "end_line_with_children and tokens_with_children including its subsections (what read_section with "
+            "include_subsections returns), plus the title and front-matter keys. Use it to pick the one section "
+            "to read_section instead of reading the file."
+        ),
+    )
+    tool(
+        list_documents, name="list_documents", title="List indexed documents", annotations=reader,
+        structured_output=False,
+        description=(
+            "List indexed Markdown documents (optionally under a folder): path, title, sections, tokens, "
+            "modified; 200 per page, continue with offset=next_offset. Also returns index_status."
+        ),
+    )
+    tool(
+        index_directory, name="index_directory", title="Update the docs index", annotations=writer,
+        structured_output=False,
+        description=(
+            "Bring the index up to date for the docs root (or one folder in it): only changed files are "
+            "re-read. Call it when index_status.message asks for it or after editing docs. Returns counts, "
+            "warnings and files that could not be indexed. If a run is already in progress it answers at "
+            "once with in_progress=true."
+        ),
+    )
+    app = MCPServer(name=SERVER_NAME, title="Markdown Memory", version=__version__, instructions=INSTRUCTIONS,
+                    tools=list(tools.values()))
+    return app, tools

@@ -1,0 +1,196 @@
+"""The sentences answers carry: what is wrong with the index or the model, and what to do.
+
+One place for each wording, so the CLI and the MCP server say the same thing. Each function
+is pure: it gets the facts and returns one sentence (or None when there is nothing to say).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import DEFAULT_EMBEDDER
+from .embed.base import model_problem, preset_of_weights_id
+from .models import IndexCounts, IndexProgress
+from .text import short_cause
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every message depends on: the docs root, the configured embedder preset, and
+    whether a background indexer keeps the index current (the MCP server with auto-index)."""
+
+    root: Path
+    embedder: str
+    background: bool
+
+
+def prepend_note(note: str, message: str | None) -> str:
+    """``note`` first, then the answer's other ``message`` if any: ``"note; message"``."""
+    return f"{note}; {message}" if message else note
+
+
+def index_hint(ctx: Context) -> str:
+    """How to run an index for this root with this embedder: the MCP tool, and the CLI
+    command (with ``--embedder`` when it is not the default, which a bare command would use)."""
+    flag = "" if ctx.embedder == DEFAULT_EMBEDDER else f" --embedder {ctx.embedder}"
+    return f"call index_directory (or run `markdown-memory{flag} index`)"
+
+
+def keyword_only(ctx: Context, *, vec_available: bool, model_error: str | None, not_installed: bool,
+                 loading: bool) -> str | None:
+    """Why search has no vectors, when the cause is known without looking at the index:
+    keyword-only by choice, sqlite-vec missing, the model not installed or failing, or still
+    loading in the background. Short on purpose: it rides on every answer."""
+    if ctx.embedder == "none":
+        return "keyword-only by choice (--embedder none); vectors are not computed"
+    if not vec_available:
+        return ("keyword-only: sqlite-vec cannot be loaded by this Python; install `sqlean.py` "
+                "(pip install sqlean.py) to enable vector search")
+    if model_error:
+        if not_installed:
+            return (f"keyword-only: the {ctx.embedder} model is not installed; run "
+                    "`markdown-memory --download-model`, or use `--embedder minilm` (no download; for the MCP "
+                    "server set MARKDOWN_MEMORY_EMBEDDER=minilm in its registration)")
+        return f"keyword-only: {short_cause(model_error)} (`markdown-memory status` shows how to fix it)"
+    if loading:
+        return (f"keyword-only for now: the {ctx.embedder} model is still loading "
+                "(semantic search warming up); retry in a few seconds for semantic results")
+    return None
+
+
+def vectors_pending() -> str:
+    return "keyword-only: vectors are still being computed for this index"
+
+
+def other_vectors(ctx: Context, other: str) -> str:
+    """Why search is keyword-only when the stored vectors (``weights_id`` ``other``) are not
+    the configured model's, and the fix: another preset's vectors name the flag that uses
+    them as well as the re-index that replaces them."""
+    how = index_hint(ctx)
+    configured = ctx.embedder
+    itself = " (the server starts it by itself)" if ctx.background else ""
+    maker = preset_of_weights_id(other)
+    if maker and maker != configured:
+        return (f"keyword-only: the index's vectors were made by the {maker} model ({other}), not the configured "
+                f"{configured}; run with `--embedder {maker}` (MARKDOWN_MEMORY_EMBEDDER={maker}) to use them, "
+                f"or {how} to re-embed them with {configured}{itself}")
+    return (f"keyword-only: the index's vectors were made by another build of the {configured} model "
+            f"({other}); {how} to re-embed them{itself}")
+
+
+def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool) -> str:
+    """Why a search found nothing when the index holds no document at all: the root was never
+    indexed (and how to index it), its first run is under way, or the last run found nothing."""
+    root = str(ctx.root)
+    if indexing:
+        return (f"the docs root {root!r} is being indexed and no document is searchable yet (this says nothing "
+                "about what the docs cover); search again shortly")
+    if not ever_indexed:
+        return (f"the docs root {root!r} has not been indexed yet, so no document was searched (this says "
+                f"nothing about what the docs cover); {index_hint(ctx)} to index it, then search again")
+    return (f"the index of the docs root {root!r} holds no documents: the last index run found no Markdown "
+            "file it could index there (its failures are in `markdown-memory status`)")
+
+
+def no_confident_match(absent: list[str]) -> str:
+    """A search with no confident hit; ``absent``: query identifiers no document contains."""
+    note = "no confident match: nothing in the docs clearly answers this query"
+    if absent:
+        note += "; no document mentions " + ", ".join(f"'{a}'" for a in absent[:3])
+    return note
+
+
+def no_documents_under(prefix: str) -> str:
+    return (f"no indexed documents under {prefix!r}; list the indexed paths with list_documents "
+            "(CLI: markdown-memory list)")
+
+
+def stale_hits(ctx: Context, flagged: int) -> str:
+    """Hits whose file changed on disk since it was indexed (flagged ``stale``)."""
+    how = ("they are re-indexed automatically; search again shortly" if ctx.background else
+           f"{index_hint(ctx)} to refresh the index (read_section reads a file's current text)")
+    return (f"{flagged} hit(s) marked stale: their file changed on disk since it was indexed, so their "
+            f"text and lines may be outdated; {how}")
+
+
+def busy_elsewhere(documents: int, vectors: int) -> str:
+    """An answer made while another process is indexing the same docs root."""
+    return (f"another index run is in progress for this docs root, so results may be incomplete until it "
+            f"finishes ({documents} documents and {vectors} vectors indexed so far); "
+            "search again when `markdown-memory status` no longer says indexing")
+
+
+def list_busy_elsewhere() -> str:
+    return ("another index run is in progress for this docs root, so the list may be "
+            "incomplete until it finishes")
+
+
+def offset_past_end(offset: int, total: int) -> str:
+    return f"offset {offset} is past the end: {total} documents in all; pass --offset below {total}"
+
+
+def empty_folder(ctx: Context, rel: str, directory: str) -> str:
+    """Why folder ``rel`` (as the caller typed it: ``directory``) lists no document: it does
+    not exist, it is a file, or nothing in it is indexed."""
+    target = ctx.root / rel
+    if not target.exists():
+        return f"{directory!r} does not exist under the docs root {str(ctx.root)!r}"
+    if not target.is_dir():
+        return f"{rel!r} is a file, not a folder; list_documents takes a folder under the docs root"
+    return (f"nothing under {rel!r} is indexed (it holds no Markdown files, they are excluded, or they are not "
+            f"indexed yet: {index_hint(ctx)})")
+
+
+def index_busy(root: Path) -> str:
+    return f"another index run is in progress for {str(root)!r}; try again when it finishes"
+
+
+def index_in_progress(why: str) -> str:
+    """index_directory while a run is going: answered at once, not queued."""
+    return f"{why}; it updates the index as it goes, so search now or call index_directory again later"
+
+
+def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing: bool,
+                    progress: IndexProgress | None, ever_indexed: bool, keyword_only: bool,
+                    moved: str | None, other_build: str | None, known_cause: str | None) -> str | None:
+    """The one sentence of ``status`` an agent should act on, most urgent first (None when
+    healthy). ``known_cause``: :func:`keyword_only`'s answer; ``other_build``: the stored
+    vectors' weights_id when another model made them."""
+    how = index_hint(ctx)
+    if moved and (indexing or ctx.background):
+        return (f"the index database was damaged and was moved aside to {moved}; it is being rebuilt, "
+                "so results are incomplete until that finishes")
+    if moved:
+        return f"the index database was damaged and was moved aside to {moved}; {how} to rebuild it"
+    if indexing:
+        done = ""
+        if progress:
+            unit = "files" if progress.phase == "parse" else "passages embedded"
+            done = f" ({progress.done}/{progress.total} {unit})"
+        first = " for the first time" if not ever_indexed else ""
+        return (f"indexing{first} in progress{done}: results may be incomplete until it finishes; "
+                "search again shortly")
+    if not ever_indexed and counts.documents:
+        return f"the last index run did not finish ({counts.documents} documents indexed so far); {how} to complete it"
+    if not ever_indexed:
+        if ctx.background:
+            return "the docs root has not been indexed yet; indexing starts with the first search"
+        return f"the docs root has not been indexed yet; {how}"
+    if changed:
+        if ctx.background:
+            return (f"{changed} indexed file(s) changed on disk and are re-indexed automatically "
+                    "within seconds; hits from them may be outdated until then")
+        return f"{changed} indexed file(s) changed on disk; {how} to refresh them"
+    if other_build and not known_cause:
+        return other_vectors(ctx, other_build)
+    if keyword_only:
+        if known_cause:
+            return known_cause
+        problem = model_problem(ctx.embedder)
+        if problem:
+            return f"keyword-only: {problem}; then re-index"
+        return f"no vectors yet: {how} to compute them"
+    if counts.pending_vectors:
+        return f"{counts.pending_vectors} passages still wait for vectors; search is partly keyword-only"
+    return None

@@ -1,0 +1,452 @@
+"""What the engine returns: frozen dataclasses with one ``to_dict()`` each.
+
+``to_dict()`` is the wire format: the MCP tools and ``--json`` print exactly it (key order
+included; ``tests/test_wire_format.py`` pins it). Where an agent gets a leaner view than a
+person, the same method takes a flag (``agent=True``) instead of each adapter trimming dicts.
+
+Units: lines are 1-based lines of the file (inclusive ranges), tokens are
+``text.count_tokens`` estimates, times are seconds (epoch seconds for ``at``), paths are POSIX
+paths relative to the docs root.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Any
+
+from .text import short_cause
+
+__all__ = [
+    "DocumentEntry",
+    "DocumentList",
+    "EmbedderState",
+    "FileChange",
+    "Freshness",
+    "Hit",
+    "IndexCounts",
+    "IndexOutcome",
+    "IndexProgress",
+    "IndexReport",
+    "IndexStatus",
+    "LastRun",
+    "Outline",
+    "OutlineHeading",
+    "Preamble",
+    "SearchAnswer",
+    "SectionText",
+]
+
+#: the ``message`` an agent's ``index_status`` carries while a run is under way and the status
+#: itself has nothing more urgent to say
+INDEXING_NOTE = "indexing in progress: results may be incomplete until it finishes; search again shortly"
+#: index_directory answers list at most this many failed files and warnings
+REPORT_LIST_LIMIT = 50
+
+
+class Freshness(str, Enum):
+    """How an answer treats files that changed on disk since they were indexed.
+
+    * ``INDEX``: run an incremental index first (walk, parse, embed), as a one-shot CLI does;
+      when another process holds the index, answer after a short wait and say so.
+    * ``REFRESH``: re-index (keyword index only, milliseconds per file) the files a stat probe
+      finds edited, deleted or new, and the files of the hits themselves, then answer; a
+      long-running server with background indexing does this.
+    * ``FLAG``: answer from the index as it stands.
+
+    Under every policy a hit whose file still differs on disk is flagged ``stale`` and the
+    answer's ``message`` says so, in one wording.
+    """
+
+    INDEX = "index"
+    REFRESH = "refresh"
+    FLAG = "flag"
+
+
+# -- search ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Hit:
+    """One ranked section. ``content`` is the verbatim section text, or None for a pointer hit
+    (past the token budget: read it with ``read``); ``preview`` is <= 100 characters of the
+    passage that matched; ``passage_lines`` its line range; ``matched_by`` the ranked lists
+    that found it ("keyword", "vector", ...); ``stale`` "modified" | "missing" | "unreadable"
+    when the file changed on disk since it was indexed."""
+
+    file_path: str
+    heading_path: str
+    start_line: int
+    end_line: int
+    tokens: int
+    score: float
+    content: str | None
+    preview: str
+    passage_lines: tuple[int, int]
+    matched_by: tuple[str, ...]
+    stale: str | None = None
+
+    def to_dict(self, *, agent: bool = False) -> dict[str, Any]:
+        """``agent``: leave out ``preview`` when ``content`` already holds it."""
+        data: dict[str, Any] = {
+            "file_path": self.file_path,
+            "heading_path": self.heading_path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "tokens": self.tokens,
+            "score": self.score,
+        }
+        if self.content is not None:
+            data["content"] = self.content
+        if not (agent and self.content is not None):
+            data["preview"] = self.preview
+        data["passage_lines"] = list(self.passage_lines)
+        data["matched_by"] = list(self.matched_by)
+        if self.stale:
+            data["stale"] = self.stale
+        return data
+
+
+@dataclass(frozen=True)
+class SearchAnswer:
+    """``results`` in rank order; ``confidence`` "high" | "low" | "none"; ``keyword_only``
+    True when no query vector was used; ``message`` the one sentence to act on (or None);
+    ``index_status`` the index health the answer was made with."""
+
+    results: tuple[Hit, ...]
+    confidence: str
+    keyword_only: bool
+    message: str | None
+    index_status: IndexStatus | None = None
+
+    def to_dict(self, *, agent: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "results": [h.to_dict(agent=agent) for h in self.results],
+            "confidence": self.confidence,
+            "keyword_only": self.keyword_only,
+            "message": self.message,
+        }
+        if self.index_status is not None:
+            data["index_status"] = self.index_status.to_dict(agent=agent)
+        return data
+
+
+# -- outline and read -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class OutlineHeading:
+    """One heading of an outline. ``end_line``/``tokens``: its own text (what ``read``
+    returns); ``*_with_children``: with every subsection; ``parts``: how many ``(Part n)``
+    pieces a long section was stored as (None: one)."""
+
+    heading_path: str
+    title: str
+    level: int
+    start_line: int
+    end_line: int
+    end_line_with_children: int
+    tokens: int
+    tokens_with_children: int
+    parts: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "heading_path": self.heading_path, "title": self.title, "level": self.level,
+            "start_line": self.start_line, "end_line": self.end_line,
+            "end_line_with_children": self.end_line_with_children, "tokens": self.tokens,
+            "tokens_with_children": self.tokens_with_children,
+        }
+        if self.parts:
+            data["parts"] = self.parts
+        return data
+
+
+@dataclass(frozen=True)
+class Preamble:
+    """Text before a document's first heading."""
+
+    heading_path: str
+    start_line: int
+    end_line: int
+    tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"heading_path": self.heading_path, "start_line": self.start_line, "end_line": self.end_line,
+                "tokens": self.tokens}
+
+
+@dataclass(frozen=True)
+class Outline:
+    """Heading tree of one document (no bodies)."""
+
+    file_path: str
+    title: str
+    front_matter_keys: tuple[str, ...]
+    preamble: Preamble | None
+    headings: tuple[OutlineHeading, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file_path": self.file_path,
+            "title": self.title,
+            "front_matter_keys": list(self.front_matter_keys),
+            "preamble": self.preamble.to_dict() if self.preamble else None,
+            "headings": [h.to_dict() for h in self.headings],
+        }
+
+
+@dataclass(frozen=True)
+class SectionText:
+    """One page of a section's verbatim text: lines ``start_line``..``end_line`` of the file;
+    ``section_end_line`` is where the whole section ends; ``next_cursor`` is the cursor of the
+    next page (None: this is the last)."""
+
+    file_path: str
+    heading_path: str
+    start_line: int
+    end_line: int
+    section_end_line: int
+    tokens: int
+    content: str
+    next_cursor: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file_path": self.file_path, "heading_path": self.heading_path, "start_line": self.start_line,
+            "end_line": self.end_line, "section_end_line": self.section_end_line, "tokens": self.tokens,
+            "content": self.content, "next_cursor": self.next_cursor,
+        }
+
+
+# -- list -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DocumentEntry:
+    """One indexed document; ``modified`` is ISO 8601 UTC of its file's mtime."""
+
+    path: str
+    title: str
+    sections: int
+    tokens: int
+    modified: str
+
+    @classmethod
+    def from_mtime(cls, path: str, title: str, sections: int, tokens: int, mtime_ns: int) -> DocumentEntry:
+        return cls(path, title, sections, tokens, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime_ns / 1e9)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "sections": self.sections, "tokens": self.tokens,
+                "modified": self.modified}
+
+
+@dataclass(frozen=True)
+class DocumentList:
+    """One page of ``list_documents``: ``total`` documents match, ``next_offset`` continues
+    (None: last page); ``message`` says why the page is empty or incomplete."""
+
+    documents: tuple[DocumentEntry, ...]
+    total: int
+    next_offset: int | None
+    message: str | None
+    index_status: IndexStatus | None = None
+
+    def to_dict(self, *, agent: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {"documents": [d.to_dict() for d in self.documents], "total": self.total,
+                                "next_offset": self.next_offset, "message": self.message}
+        if agent and self.index_status is not None:  # a person asks `status` for it
+            data["index_status"] = self.index_status.to_dict(agent=agent)
+        return data
+
+
+# -- status ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class IndexCounts:
+    documents: int = 0
+    sections: int = 0
+    passages: int = 0
+    vectors: int = 0
+    pending_vectors: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return {"documents": self.documents, "sections": self.sections, "passages": self.passages,
+                "vectors": self.vectors, "pending_vectors": self.pending_vectors}
+
+
+@dataclass(frozen=True)
+class EmbedderState:
+    """The configured preset, whether it is loaded (or still ``loading`` in the background),
+    the ``weights_id`` of the stored vectors, and why it cannot load (``error``)."""
+
+    name: str
+    loaded: bool
+    weights_id: str | None
+    error: str | None
+    loading: bool = False
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    """A running index run: ``phase`` "parse" (``done``/``total`` files) or "embed" (passages)."""
+
+    phase: str
+    done: int
+    total: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"phase": self.phase, "done": self.done, "total": self.total}
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """An indexed file that differs on disk: ``change`` "modified" | "missing" | "unreadable"."""
+
+    path: str
+    change: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "change": self.change}
+
+
+@dataclass(frozen=True)
+class LastRun:
+    """The last completed index run: started ``at`` (epoch seconds), took ``seconds``."""
+
+    at: float
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"at": self.at, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.at)),
+                "seconds": self.seconds}
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """Index health. ``coverage`` "verified" (the last full walk completed and nothing changed
+    since) or "unknown"; ``changed_files`` and ``failures`` hold the first 20; ``failures``
+    items are ``{path, kind, reason}``; ``moved_aside`` is where a damaged database went;
+    ``message`` the one sentence to act on (None when healthy)."""
+
+    root: str
+    database: str
+    counts: IndexCounts
+    embedder: EmbedderState
+    keyword_only: bool
+    indexing: bool
+    progress: IndexProgress | None
+    coverage: str
+    changed_files: tuple[FileChange, ...]
+    failures: tuple[dict[str, str], ...]
+    last_run: LastRun | None
+    moved_aside: str | None
+    message: str | None
+
+    def to_dict(self, *, agent: bool = False) -> dict[str, Any]:
+        """The full status (CLI ``status``), or with ``agent`` what an agent needs on every
+        answer: no database path or pending count, the embedder's error as its cause only."""
+        if agent:
+            return self._agent_dict()
+        emb = self.embedder
+        return {
+            "root": self.root,
+            "database": self.database,
+            **self.counts.to_dict(),
+            "embedder": {"name": emb.name, "loaded": emb.loaded, "weights_id": emb.weights_id, "error": emb.error},
+            "keyword_only": self.keyword_only,
+            "indexing": self.indexing,
+            "progress": self.progress.to_dict() if self.progress else None,
+            "coverage": self.coverage,
+            "changed_files": [c.to_dict() for c in self.changed_files],
+            "failures": [dict(f) for f in self.failures],
+            "last_run": self.last_run.to_dict() if self.last_run else None,
+            "moved_aside": self.moved_aside,
+            "message": self.message,
+        }
+
+    def _agent_dict(self) -> dict[str, Any]:
+        emb = self.embedder
+        embedder: dict[str, Any] = {"name": emb.name, "loaded": emb.loaded,
+                                    "error": short_cause(emb.error) if emb.error else emb.error}
+        if emb.loading:
+            embedder["loading"] = True
+        message = self.message
+        if self.indexing and (self.last_run is None or message is None):
+            message = INDEXING_NOTE
+        data: dict[str, Any] = {
+            "root": self.root,
+            "documents": self.counts.documents,
+            "sections": self.counts.sections,
+            "passages": self.counts.passages,
+            "vectors": self.counts.vectors,
+            "indexing": self.indexing,
+            "coverage": self.coverage,
+            "changed_files": [c.to_dict() for c in self.changed_files],
+            "failures": [dict(f) for f in self.failures],
+            "last_run": self.last_run.to_dict() if self.last_run else None,
+            "embedder": embedder,
+            "keyword_only": self.keyword_only,
+            "message": message,
+        }
+        if self.indexing:
+            data["progress"] = self.progress.to_dict() if self.progress else None
+        return data
+
+
+# -- index ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class IndexReport:
+    """What one index run did. Counts are files unless named otherwise; ``failed`` items are
+    ``{path, reason}``, ``warnings`` items ``{path, message}``; ``seconds`` is wall time;
+    ``interrupted`` when it was asked to stop (the next run resumes)."""
+
+    root: str
+    scanned: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: tuple[dict[str, str], ...] = ()
+    warnings: tuple[dict[str, str], ...] = ()
+    sections: int = 0
+    passages: int = 0
+    vectors_embedded: int = 0
+    vectors_reused: int = 0
+    keyword_only: bool = False
+    message: str | None = None
+    seconds: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def indexed(self) -> int:
+        return self.added + self.updated
+
+    def with_message(self, message: str | None) -> IndexReport:
+        return replace(self, message=message)
+
+    def to_dict(self, *, agent: bool = False) -> dict[str, Any]:
+        """``agent``: at most ``REPORT_LIST_LIMIT`` failed files and warnings."""
+        limit = REPORT_LIST_LIMIT if agent else None
+        return {
+            "root": self.root, "scanned": self.scanned, "added": self.added, "updated": self.updated,
+            "unchanged": self.unchanged, "removed": self.removed,
+            "failed": [dict(f) for f in self.failed[:limit]],
+            "warnings": [dict(w) for w in self.warnings[:limit]],
+            "sections": self.sections, "passages": self.passages, "vectors_embedded": self.vectors_embedded,
+            "vectors_reused": self.vectors_reused, "keyword_only": self.keyword_only, "message": self.message,
+            "seconds": self.seconds, "interrupted": self.interrupted, "indexed": self.indexed,
+        }
+
+
+@dataclass(frozen=True)
+class IndexOutcome:
+    """The answer of ``index_directory``: the run's ``report``, or (``report`` None) that a run
+    is already in progress, with the ``message`` saying so; with the status after it."""
+
+    report: IndexReport | None
+    index_status: IndexStatus
+    message: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """An agent's view (failed files and warnings capped, the agent's status)."""
+        if self.report is None:
+            return {"in_progress": True, "message": self.message,
+                    "index_status": self.index_status.to_dict(agent=True)}
+        data = self.report.to_dict(agent=True)
+        data["index_status"] = self.index_status.to_dict(agent=True)
+        return data

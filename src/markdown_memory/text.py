@@ -1,0 +1,95 @@
+"""Every text rule shared by more than one stage, in one place.
+
+* Character classes: ``CJK_RUN`` (ideographs, kana, hangul: what the keyword index splits into
+  bigrams), ``WIDE`` (characters a BPE tokenizer spends about one token on), ``WORD`` (a run
+  of letters or digits, no underscore), ``HTML_TAG``.
+* Keyword-index text (:func:`fts_text`): FTS5's ``unicode61`` tokenizer treats a run of CJK
+  characters as one token, so Chinese or Japanese words inside a sentence could never match.
+  Before text enters the index (and before a query is built) every CJK run becomes its
+  overlapping character bigrams (``数据库迁移`` -> ``数据 据库 库迁 迁移``; one character stays
+  itself): the bigram scheme of Lucene's CJKAnalyzer, which matches 2-character queries that a
+  trigram index cannot. Latin text is unchanged, so identifiers keep working; displayed text is
+  never rewritten, only the indexed copy.
+* Token counts (:func:`count_tokens`): one documented estimate used everywhere (budgets,
+  outlines, reports). The agent's tokenizer is unknown (Claude, GPT and Gemini differ) and
+  counting must be cheap at index time, so: each wide character counts 1 token, every other
+  run ``ceil(chars / 4)`` tokens, the rule of thumb OpenAI publishes for English ("one token
+  ~= 4 characters", help.openai.com, "What are tokens"). It over-counts code slightly, the
+  safe side for a budget.
+* SQL ``LIKE`` patterns for path prefixes (:func:`like_prefix`), and the one-clause cause of
+  a long error message (:func:`short_cause`).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "CJK_RUN",
+    "HTML_TAG",
+    "WIDE",
+    "WORD",
+    "cjk_bigrams",
+    "count_tokens",
+    "fts_text",
+    "is_cjk",
+    "like_escape",
+    "like_prefix",
+    "short_cause",
+]
+
+#: a run of CJK ideographs, kana or hangul syllables
+CJK_RUN = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+#: one character that BPE tokenizers spend about one token on (CJK, hangul jamo, full-width forms)
+WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+#: a word: a run of letters or digits (underscore splits words)
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
+#: an HTML or JSX tag, opening or closing (no nesting of ``<`` inside)
+HTML_TAG = re.compile(r"<[^<>]*>")
+
+#: short_cause keeps at most this many characters
+CAUSE_CHARS = 200
+
+
+def is_cjk(text: str) -> bool:
+    """True when ``text`` holds at least one CJK ideograph, kana or hangul syllable."""
+    return CJK_RUN.search(text) is not None
+
+
+def cjk_bigrams(run: str) -> list[str]:
+    """``"数据库"`` -> ``["数据", "据库"]``; a single character -> ``[it]``."""
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def fts_text(text: str) -> str:
+    """The copy of ``text`` stored in (and searched against) the keyword index: CJK runs
+    become spaced bigrams (see module docstring)."""
+    return CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group(0))) + " ", text)
+
+
+def count_tokens(text: str) -> int:
+    """Estimated tokens of ``text`` (see module docstring). Returns >= 0; ``""`` -> 0."""
+    if not text:
+        return 0
+    wide = len(WIDE.findall(text))
+    rest = len(text) - wide
+    return wide + (rest + 3) // 4
+
+
+def like_escape(text: str) -> str:
+    """``text`` with ``\\``, ``%`` and ``_`` escaped for ``LIKE ? ESCAPE '\\'``."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def like_prefix(folder: str) -> str:
+    """A ``LIKE ? ESCAPE '\\'`` pattern for every path under ``folder`` (POSIX, no trailing
+    slash): ``docs/a_b`` -> ``docs/a\\_b/%``."""
+    return like_escape(folder) + "/%"
+
+
+def short_cause(message: str, limit: int = CAUSE_CHARS) -> str:
+    """The first clause of a long error message (up to the first ``;``), at most ``limit``
+    characters: what rides on every answer, while the full text stays in ``status``."""
+    return message.split(";")[0][:limit]
