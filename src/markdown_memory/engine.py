@@ -33,7 +33,9 @@ from .reading import document_entries, empty_folder_note, outline_nodes, page, p
 from .resolve import normalise_request_path, resolve_document
 from .search import analyse, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusMixin, prepend_note
-from .store import BUSY_TIMEOUT_MS, Store, is_corruption, move_aside, readonly_as_user_error, readonly_error
+from .store import (
+    BUSY_TIMEOUT_MS, Store, VectorCache, is_corruption, move_aside, readonly_as_user_error, readonly_error,
+)
 from .tokens import count_tokens
 from .walk import stat_signature
 
@@ -72,6 +74,8 @@ class Engine(StatusMixin):
         self._status_cache: tuple[Any, float, Any] | None = None
         #: set when a refresh wrote text that has no vectors yet (the AutoIndexer runs for it)
         self.vectors_due = False
+        #: passage vectors kept in memory for searches (the server sets one; None: vec0 scans)
+        self.vector_cache: VectorCache | None = None
 
     # -- resources ------------------------------------------------------------------------
     def require_root(self) -> None:
@@ -419,7 +423,8 @@ class Engine(StatusMixin):
                 other_build = wid
                 self.vectors_due = True  # the server's next index run re-embeds with this model
         outcome = search_sections(
-            store, analysed, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=prefix
+            store, analysed, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=prefix,
+            vector_cache=self.vector_cache,
         )
         results = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens)
         keyword_only = qvec is None

@@ -59,12 +59,11 @@ class Runtime:
             raise self.startup_error
         with self._engine_lock:
             if self._engine is None:
-                from .search.vectors import enable_cache
                 from .server_engine import ServerEngine
-
-                enable_cache(True)  # a long-lived process: keep passage vectors as one matrix
+                from .store import VectorCache
 
                 self._engine = ServerEngine(self.settings)
+                self._engine.vector_cache = VectorCache()  # a long-lived process: passage vectors as one matrix
             return self._engine
 
     # -- plumbing ---------------------------------------------------------------------------
