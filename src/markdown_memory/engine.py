@@ -8,7 +8,6 @@ opens on first use and the embedding model loads on the first call that needs a 
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 import threading
@@ -34,7 +33,8 @@ from .resolve import normalise_request_path, resolve_document
 from .search import analyse, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusMixin, prepend_note
 from .store import (
-    BUSY_TIMEOUT_MS, Store, VectorCache, is_corruption, move_aside, readonly_as_user_error, readonly_error,
+    BUSY_TIMEOUT_MS, DocumentHeader, Store, VectorCache, is_corruption, move_aside, readonly_as_user_error,
+    readonly_error,
 )
 from .tokens import count_tokens
 from .walk import stat_signature
@@ -261,8 +261,7 @@ class Engine(StatusMixin):
                 should_stop=should_stop,
             )
             if not report.interrupted and not target and writer.get_meta("moved_aside"):
-                with writer.transaction():
-                    writer.conn.execute("DELETE FROM meta WHERE key IN ('moved_aside', 'moved_aside_reason')")
+                writer.clear_moved_aside()
                 self.moved_aside = None
             marker.unlink(missing_ok=True)  # only a run that returned: a crash leaves it behind
         finally:
@@ -459,16 +458,12 @@ class Engine(StatusMixin):
         return rel or None
 
     def _has_documents_under(self, prefix: str) -> bool:
-        like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
-        row = self.store.conn.execute(
-            "SELECT 1 FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' LIMIT 1", (prefix, like)
-        ).fetchone()
-        return row is not None
+        return self.store.has_documents_under(prefix)
 
     def _indexed_paths(self) -> list[str]:
-        return [r[0] for r in self.store.conn.execute("SELECT path FROM documents ORDER BY path")]
+        return self.store.indexed_paths()
 
-    def _document_row(self, file_path: str) -> tuple[int, str, str, str]:
+    def _document_row(self, file_path: str) -> DocumentHeader:
         """The stored row of a requested document, re-indexed first when the file changed on
         disk (or is on disk but not yet indexed), so reads never serve old text."""
         try:
@@ -479,14 +474,12 @@ class Engine(StatusMixin):
             try:
                 rel = resolve_document(file_path, self.root, self._indexed_paths())
             except DocumentNotFoundError as exc:
-                row = self.store.conn.execute("SELECT reason FROM failures WHERE path = ?", (rel,)).fetchone()
-                if row:
-                    raise DocumentNotFoundError(f"{rel!r} is not indexed: {row[0]}") from exc
+                reason = self.store.failure_reason(rel)
+                if reason is not None:
+                    raise DocumentNotFoundError(f"{rel!r} is not indexed: {reason}") from exc
                 raise
         else:
-            stored = self.store.conn.execute(
-                "SELECT size, mtime_ns, ctime_ns FROM documents WHERE path = ?", (rel,)
-            ).fetchone()
+            stored = self.store.document_signature(rel)
             try:
                 st = os.stat(self.root / rel)
                 current = stat_signature(st) if os.access(self.root / rel, os.R_OK) else None
@@ -494,14 +487,12 @@ class Engine(StatusMixin):
                 current = None
             if stored is None or current != tuple(stored):
                 self.refresh([rel])
-        row = self.store.conn.execute(
-            "SELECT id, path, title, metadata FROM documents WHERE path = ?", (rel,)
-        ).fetchone()
-        if row is None:
-            reason = self.store.conn.execute("SELECT reason FROM failures WHERE path = ?", (rel,)).fetchone()
-            why = reason[0] if reason else "it was deleted or moved since it was indexed"
+        header = self.store.document_header(rel)
+        if header is None:
+            reason = self.store.failure_reason(rel)
+            why = reason if reason is not None else "it was deleted or moved since it was indexed"
             raise DocumentNotFoundError(f"{rel!r} is no longer indexed: {why}")
-        return int(row[0]), row[1], row[2], row[3]
+        return header
 
     def outline(self, file_path: str, max_depth: int | None = None) -> dict[str, Any]:
         """Heading tree of one document: title, front-matter keys, preamble (lines) and
@@ -510,20 +501,15 @@ class Engine(StatusMixin):
         heading's own text (what ``read`` returns), the ``_with_children`` fields include its
         subsections (see ``reading.outline_nodes``). Raises DocumentNotFoundError /
         PathOutsideRootError."""
-        doc_id, rel, title, metadata = self._document_row(file_path)
-        rows = self.store.conn.execute(
-            "SELECT base_path, title, level, part, start_line, end_line, tokens FROM sections WHERE doc_id = ? "
-            "ORDER BY ordinal",
-            (doc_id,),
-        ).fetchall()
-        preamble, nodes = outline_nodes(rows)
+        header = self._document_row(file_path)
+        rel, title = header.path, header.title
+        preamble, nodes = outline_nodes(self.store.sections_of(header.id))
         if max_depth is not None:  # depth in the tree (1 = top headings), whatever their # level
             nodes = [n for n in nodes if n["heading_path"].count(" > ") + 1 <= max_depth]
-        meta = json.loads(metadata or "{}")
         return {
             "file_path": rel,
             "title": title,
-            "front_matter_keys": sorted(meta),
+            "front_matter_keys": sorted(header.metadata),
             "preamble": preamble,
             "headings": nodes,
         }
@@ -544,15 +530,11 @@ class Engine(StatusMixin):
         DocumentNotFoundError, SectionNotFoundError (with candidates), PathOutsideRootError, and
         QueryError for a cursor outside the text (negative, or not below its line count: the
         message gives the valid range) instead of answering an empty page."""
-        doc_id, rel, _title, _meta = self._document_row(file_path)
-        rows = self.store.conn.execute(
-            "SELECT heading_path, base_path, level, part, start_line, end_line, text, ordinal "
-            "FROM sections WHERE doc_id = ? ORDER BY ordinal",
-            (doc_id,),
-        ).fetchall()
-        wanted, picked = pick_sections(rows, heading_path, rel, include_subsections)
+        header = self._document_row(file_path)
+        rel = header.path
+        wanted, picked = pick_sections(self.store.sections_of(header.id), heading_path, rel, include_subsections)
         lines = verbatim_lines(picked)
-        start_line = picked[0][4]
+        start_line = picked[0].start_line
         cursor = int(cursor)
         out_lines, index = page(lines, cursor, page_tokens, f"section {wanted!r} of {rel}"
                                 + (" with its subsections" if include_subsections else ""))
@@ -562,7 +544,7 @@ class Engine(StatusMixin):
             "heading_path": wanted,
             "start_line": start_line + cursor,
             "end_line": start_line + index - 1,
-            "section_end_line": picked[-1][5],
+            "section_end_line": picked[-1].end_line,
             "tokens": count_tokens(content),
             "content": content,
             "next_cursor": index if index < len(lines) else None,
@@ -573,19 +555,9 @@ class Engine(StatusMixin):
         modified (ISO 8601 UTC); paged by ``offset``/``limit`` (max 200). ``message`` says why a
         folder lists nothing (not under the root, a file, nothing indexed there), else None."""
         limit = max(1, min(int(limit), 200))
-        params: list[Any] = []
-        where = ""
         rel = self.subpath(directory)
-        if rel is not None:
-            where = "WHERE d.path LIKE ? ESCAPE '\\'"
-            params.append(rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")
-        total = self.store.conn.execute(f"SELECT count(*) FROM documents d {where}", params).fetchone()[0]
-        rows = self.store.conn.execute(
-            "SELECT d.path, d.title, d.tokens, d.mtime_ns, (SELECT count(*) FROM sections s WHERE s.doc_id = d.id) "
-            f"FROM documents d {where} ORDER BY d.path LIMIT ? OFFSET ?",
-            [*params, limit, max(0, int(offset))],
-        ).fetchall()
-        docs = document_entries(rows)
+        total = self.store.count_documents(rel)
+        docs = document_entries(self.store.document_list(rel, limit, max(0, int(offset))))
         nxt = offset + len(docs)
         message = empty_folder_note(self.root, rel, str(directory), self._index_hint()) if rel and not total else None
         return {"documents": docs, "total": total, "next_offset": nxt if nxt < total else None, "message": message}

@@ -90,11 +90,8 @@ class StatusMixin:
         store = self.store
         facts = (
             store.counts(),
-            [
-                {"path": r[0], "kind": r[1], "reason": r[2]}
-                for r in store.conn.execute("SELECT path, kind, reason FROM failures ORDER BY path LIMIT 20")
-            ],
-            store.conn.execute("SELECT count(*) FROM failures WHERE kind = 'failed'").fetchone()[0],
+            store.failures(20),
+            store.failed_file_count(),
             self.changed_files(),
         )
         self._status_cache = (key, time.monotonic(), facts)
@@ -154,7 +151,7 @@ class StatusMixin:
         the last run found no Markdown file it could index. Two small queries; a lock probe only
         when the index is empty."""
         store = self.store
-        if store.conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is not None:
+        if store.has_documents():
             return None
         root = str(self.root)
         if self.indexing or self.indexing_elsewhere():
