@@ -1,53 +1,69 @@
-"""The in-memory vector matrix gives the same neighbours as sqlite-vec and follows changes."""
+"""The in-memory vector matrix (VectorCache) gives the same neighbours as sqlite-vec and follows changes."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from markdown_memory.search import vectors
+from markdown_memory.store import VectorCache, knn
 
 
 @pytest.fixture
 def engine(docs_root, make_engine):
     eng = make_engine(docs_root)
     eng.index()
-    yield eng
-    vectors.enable_cache(False)
+    return eng
+
+
+def _new_ids(engine) -> set[int]:
+    return {r[0] for r in engine.store.conn.execute(
+        "SELECT p.id FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.path = 'k8s.md'")}
 
 
 def test_matrix_knn_matches_vec0(engine, minilm):
     q = minilm.embed_query("how long does the client wait for a server")
-    vectors.enable_cache(False)
-    sql = vectors.knn(engine.store, q, 10)
-    vectors.enable_cache(True)
-    mem = vectors.knn(engine.store, q, 10)
+    sql = knn(engine.store, q, 10)
+    cache = VectorCache()
+    mem = knn(engine.store, q, 10, cache)
+    assert cache.matrix(engine.store) is not None  # the answer came from the matrix
     # same distances in the same order (packed passages share a vector: ties may swap ids)
     assert np.allclose([d for _, d in mem], [d for _, d in sql], atol=1e-4)
     cutoff = sql[-1][1] - 1e-4
     assert {p for p, d in mem if d < cutoff} == {p for p, d in sql if d < cutoff}
 
 
-def test_matrix_is_reloaded_when_vectors_change(engine, docs_root, monkeypatch, minilm):
-    vectors.enable_cache(True)
+def test_matrix_is_reloaded_when_vectors_change(engine, docs_root, minilm):
+    cache = VectorCache(reload_seconds=0.0)
     q = minilm.embed_query("kubernetes operator reconciliation loop")
-    before = vectors.knn(engine.store, q, 3)
-    monkeypatch.setattr(vectors, "RELOAD_SECONDS", 0.0)
+    before = knn(engine.store, q, 3, cache)
     (docs_root / "k8s.md").write_text("# Operator\n\nThe Kubernetes operator runs a reconciliation loop.\n")
     engine.index()
-    after = vectors.knn(engine.store, q, 3)
-    new_ids = {r[0] for r in engine.store.conn.execute(
-        "SELECT p.id FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.path = 'k8s.md'")}
+    after = knn(engine.store, q, 3, cache)
+    new_ids = _new_ids(engine)
     assert after[0][0] in new_ids and before[0][0] not in new_ids
+    assert set(new_ids) <= set(cache.matrix(engine.store).ids.tolist())  # reloaded, not vec0
 
 
 def test_changing_vectors_fall_back_to_vec0_until_a_reload_is_due(engine, docs_root, minilm):
-    vectors.enable_cache(True)
+    cache = VectorCache()
     q = minilm.embed_query("kubernetes operator reconciliation loop")
-    vectors.knn(engine.store, q, 3)  # loads the matrix
+    knn(engine.store, q, 3, cache)  # loads the matrix
     (docs_root / "k8s.md").write_text("# Operator\n\nThe Kubernetes operator runs a reconciliation loop.\n")
     engine.index()
-    after = vectors.knn(engine.store, q, 3)  # matrix stale and reload not due: vec0 answers, fresh
-    new_ids = {r[0] for r in engine.store.conn.execute(
-        "SELECT p.id FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.path = 'k8s.md'")}
-    assert after[0][0] in new_ids
+    after = knn(engine.store, q, 3, cache)  # matrix stale and reload not due: vec0 answers, fresh
+    assert after[0][0] in _new_ids(engine)
+    assert cache.matrix(engine.store) is None  # still the old matrix, not due for a reload
+
+
+def test_the_server_engine_searches_through_one_vector_cache(docs_root, tmp_path, minilm):
+    from markdown_memory.config import Settings
+    from markdown_memory.server_runtime import Runtime
+
+    runtime = Runtime(Settings.load(docs_root, tmp_path / "index.db", "minilm", auto_index=False))
+    engine = runtime.engine
+    assert isinstance(engine.vector_cache, VectorCache)
+    engine._embedder = minilm
+    engine.index()
+    answer = engine.search("how long does the client wait for a server")
+    assert answer["keyword_only"] is False and answer["results"]
+    assert engine.vector_cache.matrix(engine.store) is not None

@@ -14,12 +14,12 @@ import json
 import os
 from pathlib import Path
 
-from .store import Store
+from .store import Store, StoredDocument
 from .walk import is_markdown_name, stat_signature, walk_markdown
 
 
 def changed_documents(
-    root: Path, known: dict[str, tuple[int, str, tuple[int, int, int]]], limit: int | None = None
+    root: Path, known: dict[str, StoredDocument], limit: int | None = None
 ) -> list[dict[str, str]]:
     """Indexed files (``known`` = ``Store.documents_by_path()``) that differ on disk, one
     ``stat`` each: ``[{"path", "change": "modified"|"missing"|"unreadable"}]``, at most

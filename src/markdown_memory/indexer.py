@@ -28,7 +28,7 @@ from .embed.base import Embedder
 from .embed.onnx_runtime import CALLS_IN_FLIGHT
 from .markdown import parse_document
 from .markdown.passages import embed_body, pack_runs
-from .store import Store, vector_blob
+from .store import Store, StoredDocument, vector_blob
 from .tokens import count_tokens
 from .walk import WalkEntry, describe_os_error, walk_markdown, walk_one
 
@@ -186,19 +186,16 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
         old_vectors: dict[str, bytes] = {}
         # The row may have been replaced since the caller looked (a refresh in another thread or
         # process): trust only what the transaction sees.
-        row = store.conn.execute("SELECT id FROM documents WHERE path = ?", (rel,)).fetchone()
-        old_id = int(row[0]) if row else None
+        old_id = store.document_id(rel)
         if old_id is not None:
             old_vectors = store.old_vectors(old_id) if reuse_vectors else {}
             store.delete_document(old_id)
         doc_id = store.insert_document(record, doc.sections, keyed)
         if old_vectors:
-            rows = store.conn.execute("SELECT id, embed_key FROM passages WHERE doc_id = ?", (doc_id,)).fetchall()
-            pairs = [(pid, old_vectors[key]) for pid, key in rows if key in old_vectors]
+            pairs = [(pid, old_vectors[key]) for pid, key in store.passage_embed_keys(doc_id) if key in old_vectors]
             store.attach_vectors(pairs)
             reused = len(pairs)
-            sids = [r[0] for r in store.conn.execute("SELECT id FROM sections WHERE doc_id = ?", (doc_id,))]
-            store.refresh_section_vectors(sids)
+            store.refresh_section_vectors(store.section_ids_of(doc_id))
     for w in doc.warnings:
         log.warning("%s: %s", rel, w)
     return len(doc.sections), len(doc.passages), reused
@@ -230,7 +227,7 @@ def index_tree(
     report = IndexReport(root=str(root))
     stop = should_stop or (lambda: False)
     if store.get_meta("parser_version") != PARSER_VERSION:
-        if store.conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
+        if not store.has_documents():
             with store.transaction():  # nothing parsed by an older parser: a resumable first run
                 store.set_meta("parser_version", PARSER_VERSION)
         else:
@@ -261,17 +258,14 @@ def index_tree(
     if progress and not report.interrupted:
         progress("parse", total, total)
     if not report.interrupted:
-        gone = [(p, v[0]) for p, v in known.items() if p not in seen and not _under_failed_dir(p, walk.problems)]
+        gone = [(p, v.id) for p, v in known.items() if p not in seen and not _under_failed_dir(p, walk.problems)]
         for path, doc_id in gone:
             with store.transaction():
                 store.delete_document(doc_id)
             report.removed += 1
     # Record failures and walk facts, writing only what differs: a run that found nothing new
     # leaves the database untouched (no write transaction, no WAL growth).
-    stored_failures = {
-        (r[0], r[1], r[2]) for r in store.conn.execute("SELECT path, kind, reason FROM failures")
-        if r[0].startswith(prefix)
-    }
+    stored_failures = {(f.path, f.kind, f.reason) for f in store.all_failures() if f.path.startswith(prefix)}
     changed = bool(report.added or report.updated or report.removed)
     meta: dict[str, str] = {}
     if not prefix:
@@ -318,7 +312,7 @@ def index_tree(
 def index_file(
     store: Store,
     entry: WalkEntry,
-    old: tuple[int, str, tuple[int, int, int]] | None,
+    old: StoredDocument | None,
     report: IndexReport,
     failures: list[tuple[str, str, str]],
     *,
@@ -329,13 +323,13 @@ def index_file(
     ``reuse_vectors=False`` leaves every passage of a rewritten document without a vector (the
     stored ones belong to another model build and are about to be replaced).
 
-    ``old`` is the stored ``(id, sha256, (size, mtime_ns, ctime_ns))`` or None. An unchanged
+    ``old`` is the stored ``StoredDocument(id, sha256, (size, mtime_ns, ctime_ns))`` or None. An unchanged
     stat signature skips reading; an unchanged sha256 only updates the stat fields. Counts go to ``report``,
     problems to ``failures`` as ``(path, "failed", reason)``. Never raises for a bad file.
     """
-    if old is not None and not force and old[2] == entry.signature:
+    if old is not None and not force and old.signature == entry.signature:
         report.unchanged += 1
-        report.warnings.extend({"path": entry.rel, "message": w} for w in _doc_warnings(store, entry.rel))
+        report.warnings.extend({"path": entry.rel, "message": w} for w in store.document_warnings(entry.rel))
         return
     try:
         data, text, decode_warning = read_markdown(entry.abs)
@@ -343,19 +337,19 @@ def index_file(
         failures.append((entry.rel, "failed", str(exc)))
         if old is not None:  # never serve the old text of a file we can no longer read
             with store.transaction():
-                store.delete_document(old[0])
+                store.delete_document(old.id)
             report.removed += 1
         return
-    if old is not None and not force and hashlib.sha256(data).hexdigest() == old[1]:
+    if old is not None and not force and hashlib.sha256(data).hexdigest() == old.sha256:
         with store.transaction():
-            store.touch_document(old[0], entry.signature)
+            store.touch_document(old.id, entry.signature)
         report.unchanged += 1
-        report.warnings.extend({"path": entry.rel, "message": w} for w in _doc_warnings(store, entry.rel))
+        report.warnings.extend({"path": entry.rel, "message": w} for w in store.document_warnings(entry.rel))
         return
     warnings = [decode_warning] if decode_warning else []
     try:
         secs, pas, reused = write_document(
-            store, entry.rel, data, text, entry.signature, warnings, old[0] if old else None,
+            store, entry.rel, data, text, entry.signature, warnings, old.id if old else None,
             reuse_vectors=reuse_vectors,
         )
     except Exception as exc:  # a parser bug must not stop the run
@@ -369,7 +363,7 @@ def index_file(
         report.added += 1
     else:
         report.updated += 1
-    for w in _doc_warnings(store, entry.rel):
+    for w in store.document_warnings(entry.rel):
         if w not in warnings:
             warnings.append(w)
     for w in warnings:
@@ -395,7 +389,7 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
         if isinstance(entry, str):
             if old is not None:
                 with store.transaction():
-                    store.delete_document(old[0])
+                    store.delete_document(old.id)
                 report.removed += 1
             if entry:
                 failures.append((rel, "failed", entry))
@@ -409,11 +403,6 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
     report.failed = [{"path": p, "reason": r} for p, _k, r in failures]
     report.seconds = round(time.monotonic() - started, 3)
     return report
-
-
-def _doc_warnings(store: Store, rel: str) -> list[str]:
-    row = store.conn.execute("SELECT warnings FROM documents WHERE path = ?", (rel,)).fetchone()
-    return list(json.loads(row[0])) if row and row[0] != "[]" else []
 
 
 def _under_failed_dir(path: str, problems: list[tuple[str, str]]) -> bool:
@@ -444,11 +433,7 @@ def embed_pending(
     stop = should_stop or (lambda: False)
     with store.transaction():
         store.ensure_vector_space(embedder.weights_id, embedder.dimension)
-    rows = store.conn.execute(
-        "SELECT p.id, p.section_id, p.kind, p.text, p.start_line, p.end_line, p.embed_key, s.base_path, s.level, d.title "
-        "FROM passages p JOIN sections s ON s.id = p.section_id JOIN documents d ON d.id = p.doc_id "
-        "WHERE p.has_vector = 0 ORDER BY p.section_id, p.ordinal"
-    ).fetchall()
+    rows = store.pending_passages()
     by_key: dict[str, list[tuple[int, int]]] = {}
     texts: dict[str, str] = {}
     own: dict[str, int] = {}  # passages of the first run with a key: fresh vectors, not reuse
@@ -456,19 +441,20 @@ def embed_pending(
     start = 0
     while start < len(rows):
         end = start
-        while end < len(rows) and rows[end][1] == rows[start][1]:
+        while end < len(rows) and rows[end].section_id == rows[start].section_id:
             end += 1
         section = rows[start:end]
-        _, sid, _, _, _, _, _, base_path, level, title = section[0]
-        title = embedding_title(title, base_path, level)
-        for group in pack_runs([(r[2], r[3], r[4], r[5]) for r in section]):
+        first = section[0]
+        sid = first.section_id
+        title = embedding_title(first.doc_title, first.base_path, first.level)
+        for group in pack_runs([(r.kind, r.text, r.start_line, r.end_line) for r in section]):
             members = [section[i] for i in group]
-            text = "\n".join(embed_body(r[2], r[3]) for r in members)
+            text = "\n".join(embed_body(r.kind, r.text) for r in members)
             key = embed_key(title, text)
             for r in members:
-                by_key.setdefault(key, []).append((r[0], sid))
-                if r[6] != key:
-                    rekey.append((key, r[0]))
+                by_key.setdefault(key, []).append((r.id, sid))
+                if r.embed_key != key:
+                    rekey.append((key, r.id))
             if key not in texts:
                 texts[key] = embedder.document_text(title, text)
                 own[key] = len(members)
@@ -476,15 +462,10 @@ def embed_pending(
     del rows
     if rekey:
         with store.transaction():
-            store.conn.executemany("UPDATE passages SET embed_key = ? WHERE id = ?", rekey)
+            store.set_embed_keys(rekey)
     # Reuse vectors of identical keys already embedded elsewhere.
-    matches = store.conn.execute(
-        "SELECT p.id, p.section_id, p.embed_key, v.embedding FROM passages p "
-        "JOIN passages q ON q.embed_key = p.embed_key AND q.has_vector = 1 "
-        "JOIN vec_passages v ON v.rowid = q.id WHERE p.has_vector = 0"
-    ).fetchall()
     reuse: dict[int, tuple[int, bytes]] = {}
-    for pid, sid, key, blob in matches:
+    for pid, sid, key, blob in store.reusable_vectors():
         reuse.setdefault(pid, (sid, blob))
         texts.pop(key, None)
     reused = len(reuse)

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import QueryError, SectionNotFoundError
 from .markdown.parse import PREAMBLE
 from .resolve import resolve_heading
 from .tokens import count_tokens
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import DocumentListRow, SectionRecord
 
-def outline_nodes(rows: Sequence[Sequence[Any]]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """(preamble, headings) of one document from its section rows in file order, each row
-    ``(base_path, title, level, part, start_line, end_line, tokens)``; the ``(Part n)`` pieces of
-    a long section are one heading. A heading is ``{heading_path, title, level, start_line,
+
+def outline_nodes(rows: Sequence["SectionRecord"]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """(preamble, headings) of one document from its sections in file order
+    (``Store.sections_of``); the ``(Part n)`` pieces of a long section are one heading. A heading is ``{heading_path, title, level, start_line,
     end_line, end_line_with_children, tokens, tokens_with_children, parts?}``: ``end_line`` and
     ``tokens`` are its own text (what read_section returns), the ``_with_children`` fields add
     every subsection. The preamble (text before the first heading) is ``{heading_path,
@@ -30,7 +32,9 @@ def outline_nodes(rows: Sequence[Sequence[Any]]) -> tuple[dict[str, Any] | None,
     nodes: list[dict[str, Any]] = []
     by_base: dict[str, dict[str, Any]] = {}
     preamble = None
-    for base, htitle, level, part, start, end, tokens in rows:
+    for r in rows:
+        base, htitle, level, part, start, end, tokens = (r.base_path, r.title, r.level, r.part, r.start_line,
+                                                          r.end_line, r.tokens)
         if level == 0:
             if preamble is None:
                 preamble = {"heading_path": base, "start_line": start, "end_line": end, "tokens": 0}
@@ -60,20 +64,20 @@ def outline_nodes(rows: Sequence[Sequence[Any]]) -> tuple[dict[str, Any] | None,
     return preamble, nodes
 
 
-def verbatim_lines(picked: Sequence[Sequence[Any]]) -> list[str]:
+def verbatim_lines(picked: Sequence["SectionRecord"]) -> list[str]:
     """The file's lines from the first picked section's start to the last one's end. A
     section's text is exactly its lines; the parser trims blank lines from a section's end, so
     the gaps between consecutive sections are blank lines and are put back here (without them,
     joined subsections lose those lines and every later line number drifts; a gap line of only
-    spaces comes back empty, which Markdown reads the same). ``picked`` rows
-    are (heading_path, base_path, level, part, start_line, end_line, text, ordinal)."""
+    spaces comes back empty, which Markdown reads the same). ``picked``: consecutive sections
+    of one document in file order."""
     lines: list[str] = []
     previous_end: int | None = None
     for row in picked:
         if previous_end is not None:
-            lines.extend([""] * max(0, row[4] - previous_end - 1))
-        lines.extend(row[6].split("\n"))
-        previous_end = row[5]
+            lines.extend([""] * max(0, row.start_line - previous_end - 1))
+        lines.extend(row.text.split("\n"))
+        previous_end = row.end_line
     return lines
 
 
@@ -101,39 +105,38 @@ def page(lines: list[str], cursor: int, page_tokens: int, what: str) -> tuple[li
     return out, index
 
 
-def pick_sections(rows: Sequence[Sequence[Any]], heading_path: str, rel: str,
-                  include_subsections: bool) -> tuple[str, list[Sequence[Any]]]:
+def pick_sections(rows: Sequence["SectionRecord"], heading_path: str, rel: str,
+                  include_subsections: bool) -> tuple[str, list["SectionRecord"]]:
     """The breadcrumb ``heading_path`` resolves to in document ``rel`` and its rows in order
     (all ``(Part n)`` pieces of a base path; with ``include_subsections`` its descendants too).
-    ``rows``: (heading_path, base_path, level, part, start_line, end_line, text, ordinal) of the
-    document, by ordinal; an empty request or ``(preamble)`` picks the preamble. Raises
+    ``rows``: every section of the document by ordinal (``Store.sections_of``); an empty request or ``(preamble)`` picks the preamble. Raises
     SectionNotFoundError (with candidates, see ``resolve.resolve_heading``)."""
-    available = list(dict.fromkeys([r[1] for r in rows] + [r[0] for r in rows if r[3]]))
-    if heading_path.strip() in ("", PREAMBLE.lower()) and rows and rows[0][2] == 0:
-        wanted = rows[0][1]
+    available = list(dict.fromkeys([r.base_path for r in rows] + [r.heading_path for r in rows if r.part]))
+    if heading_path.strip() in ("", PREAMBLE.lower()) and rows and rows[0].level == 0:
+        wanted = rows[0].base_path
     else:
         wanted = resolve_heading(heading_path, available, rel)
-    picked = [r for r in rows if r[0] == wanted] or [r for r in rows if r[1] == wanted]
+    picked = [r for r in rows if r.heading_path == wanted] or [r for r in rows if r.base_path == wanted]
     if not picked:
         raise SectionNotFoundError(f"no section {heading_path!r} in {rel}")
-    if include_subsections and picked[0][2] > 0:
-        level = picked[0][2]
-        last_ordinal = picked[-1][7]
+    if include_subsections and picked[0].level > 0:
+        level = picked[0].level
+        last_ordinal = picked[-1].ordinal
         for r in rows:
-            if r[7] <= last_ordinal:
+            if r.ordinal <= last_ordinal:
                 continue
-            if r[2] <= level and r[1] != wanted:
+            if r.level <= level and r.base_path != wanted:
                 break
             picked.append(r)
     return wanted, picked
 
 
-def document_entries(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
-    """``list_documents`` entries from (path, title, tokens, mtime_ns, sections) rows:
-    path, title, sections, tokens, modified (ISO 8601 UTC)."""
+def document_entries(rows: Sequence["DocumentListRow"]) -> list[dict[str, Any]]:
+    """``list_documents`` entries from ``Store.document_list`` rows: path, title, sections,
+    tokens, modified (ISO 8601 UTC)."""
     return [
-        {"path": r[0], "title": r[1], "sections": r[4], "tokens": r[2],
-         "modified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r[3] / 1e9))}
+        {"path": r.path, "title": r.title, "sections": r.sections, "tokens": r.tokens,
+         "modified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.mtime_ns / 1e9))}
         for r in rows
     ]
 

@@ -30,10 +30,9 @@ from typing import Any
 import numpy as np
 
 from ..fts_text import fts_text, is_cjk
-from ..store import Store
+from ..store import KeywordMatch, SectionRow, Store, VectorCache, knn
 from .intent import asked_roles, plays_role
 from .query import AnalysedQuery, stem_prefix
-from .vectors import knn
 
 RRF_K = 60
 #: How many top candidates are looked at for subsections sharing a parent.
@@ -109,7 +108,7 @@ class Candidate:
     covered: int = 0  # distinct query words (weighted for coverage) the section holds
     late: int = 0  # places this candidate is pushed down on every list (release notes)
     score: float = 0.0
-    row: dict[str, Any] = field(default_factory=dict)
+    row: SectionRow = field(default_factory=dict)  # type: ignore[assignment]
 
     @property
     def matched_by(self) -> list[str]:
@@ -123,49 +122,30 @@ class Candidate:
         return out
 
 
-def _prefix_clause(path_prefix: str | None, alias: str = "d") -> tuple[str, list[Any]]:
-    if not path_prefix:
-        return "", []
-    prefix = path_prefix.strip("/")
-    return f" AND ({alias}.path = ? OR {alias}.path LIKE ? ESCAPE '\\')", [
-        prefix,
-        prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%",
-    ]
-
-
-def keyword_candidates(store: Store, query: AnalysedQuery, path_prefix: str | None, limit: int | None = None) -> list[tuple[int, float]]:
-    """``[(section_id, bm25)]`` best first (bm25 as FTS5 reports it: lower is better)."""
+def keyword_candidates(store: Store, query: AnalysedQuery, path_prefix: str | None, limit: int | None = None) -> list[KeywordMatch]:
+    """``[(section_id, bm25)]`` best first (bm25 as FTS5 reports it: lower is better). Raises
+    QueryNotParsedError when FTS5 rejects the query's match expression."""
     limit = limit or CANDIDATES
     expr = query.match_expression()
     if expr is None:
         return []
-    clause, params = _prefix_clause(path_prefix)
-    sql = (
-        f"SELECT f.rowid, bm25(sections_fts, {HEADING_WEIGHT}, 1.0) AS r FROM sections_fts f "
-        "JOIN sections s ON s.id = f.rowid JOIN documents d ON d.id = s.doc_id "
-        f"WHERE sections_fts MATCH ?{clause} ORDER BY r LIMIT ?"
-    )
-    return [(int(r[0]), float(r[1])) for r in store.conn.execute(sql, [expr, *params, limit])]
+    return store.keyword_matches(expr, path_prefix, limit, HEADING_WEIGHT)
 
 
-def vector_candidates(store: Store, qvec: np.ndarray, path_prefix: str | None, limit: int | None = None) -> list[tuple[int, int, float]]:
-    """``[(section_id, passage_id, cosine)]`` best first, one entry per section."""
+def vector_candidates(store: Store, qvec: np.ndarray, path_prefix: str | None, limit: int | None = None,
+                      vector_cache: VectorCache | None = None) -> list[tuple[int, int, float]]:
+    """``[(section_id, passage_id, cosine)]`` best first, one entry per section (KNN through
+    ``vector_cache`` when given, see ``store.vectors``)."""
     if not (store.vec_available and store.has_vec_tables()):
         return []
     limit = limit or CANDIDATES
     k = limit * (8 if path_prefix else VECTOR_FANOUT)
-    rows = knn(store, qvec, k)
+    rows = knn(store, qvec, k, vector_cache)
     if not rows:
         return []
     ids = [r[0] for r in rows]
     dist = {r[0]: float(r[1]) for r in rows}
-    clause, params = _prefix_clause(path_prefix)
-    marks = ",".join("?" * len(ids))
-    owners = store.conn.execute(
-        f"SELECT p.id, p.section_id FROM passages p JOIN documents d ON d.id = p.doc_id WHERE p.id IN ({marks}){clause}",
-        [*ids, *params],
-    ).fetchall()
-    owner = {r[0]: r[1] for r in owners}
+    owner = store.passage_sections(ids, path_prefix)
     out: list[tuple[int, int, float]] = []
     taken: set[int] = set()
     for pid in ids:
@@ -181,14 +161,9 @@ def vector_candidates(store: Store, qvec: np.ndarray, path_prefix: str | None, l
 
 def _idf(store: Store, terms: list[str]) -> tuple[dict[str, float], dict[str, int]]:
     """BM25-style IDF and section frequency per single token, from the fts5vocab row table."""
-    total = store.conn.execute("SELECT count(*) FROM sections").fetchone()[0] or 1
-    idf: dict[str, float] = {}
-    dfs: dict[str, int] = {}
-    for term in set(terms):
-        row = store.conn.execute("SELECT doc FROM sections_vocab WHERE term = ?", (term,)).fetchone()
-        df = int(row[0]) if row else 0
-        dfs[term] = df
-        idf[term] = math.log(1 + (total - df + 0.5) / (df + 0.5))
+    total = store.section_count() or 1
+    dfs = store.term_frequencies(set(terms))
+    idf = {term: math.log(1 + (total - df + 0.5) / (df + 0.5)) for term, df in dfs.items()}
     return idf, dfs
 
 
@@ -218,8 +193,7 @@ def identifier_frequencies(store: Store, query: AnalysedQuery) -> dict[str, int]
     for term in query.terms:
         if not term.identifier or term.raw in out:
             continue
-        row = store.conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH ?", (term.fts(),)).fetchone()
-        out[term.raw] = int(row[0])
+        out[term.raw] = store.match_count(term.fts())
     return out
 
 
@@ -232,7 +206,7 @@ def absent_names(store: Store, query: AnalysedQuery) -> list[str]:
         if len(tokens) < 2:
             continue
         phrase = '"' + " ".join(tokens) + '"'
-        if store.conn.execute("SELECT 1 FROM sections_fts WHERE sections_fts MATCH ? LIMIT 1", (phrase,)).fetchone() is None:
+        if not store.has_match(phrase):
             out.append(name)
     return out
 
@@ -273,19 +247,9 @@ def asks_about_changes(text: str) -> bool:
     return bool(_VERSION.search(text) or _CHANGE_WORDS.search(text))
 
 
-def hydrate(store: Store, section_ids: list[int]) -> dict[int, dict[str, Any]]:
+def hydrate(store: Store, section_ids: list[int]) -> dict[int, SectionRow]:
     """One query: section rows (with document path and title) by id."""
-    if not section_ids:
-        return {}
-    marks = ",".join("?" * len(section_ids))
-    rows = store.conn.execute(
-        "SELECT s.id, d.path, s.heading_path, s.base_path, s.level, s.part, s.start_line, s.end_line, s.text, "
-        f"s.tokens, s.ordinal, s.parent_ordinal, s.doc_id, d.title FROM sections s JOIN documents d ON d.id = s.doc_id WHERE s.id IN ({marks})",
-        section_ids,
-    ).fetchall()
-    keys = ("id", "file_path", "heading_path", "base_path", "level", "part", "start_line", "end_line", "text",
-            "tokens", "ordinal", "parent_ordinal", "doc_id", "doc_title")
-    return {int(r[0]): dict(zip(keys, r)) for r in rows}
+    return store.section_rows(section_ids)
 
 
 @dataclass
@@ -306,8 +270,11 @@ def rank(
     embedder_name: str | None,
     top_k: int,
     path_prefix: str | None = None,
+    vector_cache: VectorCache | None = None,
 ) -> Ranking:
-    """Fuse the two rankings; at most ``3 * top_k`` candidates are returned."""
+    """Fuse the two rankings; at most ``3 * top_k`` candidates are returned. ``vector_cache``:
+    see ``store.VectorCache`` (None: KNN through vec0). Raises QueryNotParsedError when FTS5
+    rejects the query."""
     cands: dict[int, Candidate] = {}
     for rank_no, (sid, bm) in enumerate(keyword_candidates(store, query, path_prefix)):
         cands.setdefault(sid, Candidate(sid)).keyword_rank = rank_no
@@ -315,7 +282,7 @@ def rank(
     if qvec is not None and embedder_name not in MULTILINGUAL and cjk_share(query.text) >= CJK_VECTOR_SHARE:
         qvec = None  # an English-only model embeds CJK text as noise: rank by keywords alone
     if qvec is not None:
-        for rank_no, (sid, pid, cos) in enumerate(vector_candidates(store, qvec, path_prefix, VECTOR_CANDIDATES)):
+        for rank_no, (sid, pid, cos) in enumerate(vector_candidates(store, qvec, path_prefix, VECTOR_CANDIDATES, vector_cache)):
             c = cands.setdefault(sid, Candidate(sid))
             c.vector_rank = rank_no
             c.cosine = cos
@@ -324,7 +291,7 @@ def rank(
     weights = coverage_weights(store, query)
     idf_mass = sum(weights.values()) or 1.0
     freq = identifier_frequencies(store, query) if query.identifiers else {}
-    total = store.conn.execute("SELECT count(*) FROM sections").fetchone()[0] or 1
+    total = store.section_count() or 1
     rare_df = max(RARE_MIN, int(total * RARE_SHARE))
     absent = [raw for raw, df in freq.items() if df == 0 and strong_identifier(raw)] + absent_names(store, query)
     quoted = set(query.quoted)
@@ -412,13 +379,13 @@ def _with_shared_parents(store: Store, ordered: list[Candidate]) -> list[Candida
                 known.score = max(known.score, kids[1].score * 0.999)
                 added.append(known)
             continue
-        row = store.conn.execute("SELECT id FROM sections WHERE doc_id = ? AND ordinal = ?", (doc_id, ordinal)).fetchone()
-        if row is None:
+        parent_id = store.section_id_at(doc_id, ordinal)
+        if parent_id is None:
             continue
-        parent_row = hydrate(store, [int(row[0])]).get(int(row[0]))
+        parent_row = hydrate(store, [parent_id]).get(parent_id)
         if parent_row is None or _bodyless(parent_row["text"]):
             continue
-        parent = Candidate(int(row[0]), row=parent_row)
+        parent = Candidate(parent_id, row=parent_row)
         parent.score = kids[1].score * 0.999
         parent.coverage = max(k.coverage for k in kids)
         added.append(parent)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..fts_text import fts_text
-from ..store import Store
+from ..store import PassageSpan, Store, VectorCache
 from .query import AnalysedQuery
 from .rank import rank
 
@@ -29,7 +29,7 @@ class SearchOutcome:
     absent: list[str] = field(default_factory=list)  # query identifiers no document contains
 
 
-def _best_passage(passages: list[tuple[int, str, int, int]], query: AnalysedQuery, vector_pid: int | None) -> tuple[str, int, int] | None:
+def _best_passage(passages: list[PassageSpan], query: AnalysedQuery, vector_pid: int | None) -> tuple[str, int, int] | None:
     if not passages:
         return None
     if vector_pid is not None:
@@ -68,21 +68,18 @@ def search_sections(
     embedder_name: str | None,
     top_k: int = 5,
     path_prefix: str | None = None,
+    vector_cache: VectorCache | None = None,
 ) -> SearchOutcome:
     """Ranked hits for an analysed query (``qvec`` None = keyword-only). Returns at most
-    ``top_k * 3`` hits so the packer can drop nested duplicates and still fill ``top_k``."""
-    ranking = rank(store, query, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=path_prefix)
+    ``top_k * 3`` hits so the packer can drop nested duplicates and still fill ``top_k``.
+    ``vector_cache``: the process's ``store.VectorCache`` for this database (None: KNN through
+    vec0). Raises QueryNotParsedError when the keyword index rejects the query."""
+    ranking = rank(store, query, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=path_prefix,
+                   vector_cache=vector_cache)
     cands, confidence = ranking.candidates, ranking.confidence
     if not cands:
         return SearchOutcome([], "none", ranking.absent)
-    ids = [c.section_id for c in cands]
-    marks = ",".join("?" * len(ids))
-    by_section: dict[int, list[tuple[int, str, int, int]]] = {}
-    for pid, sid, text, a, b in store.conn.execute(
-        f"SELECT id, section_id, text, start_line, end_line FROM passages WHERE section_id IN ({marks}) ORDER BY ordinal",
-        ids,
-    ):
-        by_section.setdefault(sid, []).append((pid, text, a, b))
+    by_section = store.passages_of_sections([c.section_id for c in cands])
     hits = []
     for c in cands:
         row = c.row

@@ -26,10 +26,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import RootMismatchError
+from ..errors import RootMismatchError
+from .documents import count_documents, document_sample
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .store import Store
+    from .connection import Store
 
 log = logging.getLogger("markdown_memory.store")
 
@@ -139,13 +140,13 @@ def _check_documents_fit(store: "Store", real: str, recorded: str | None) -> Non
     ``real`` with the size they were indexed with. Common names (README.md, docs/guide.md) are
     present in other projects too: a different project's files differ in size. One ``stat``
     per sampled document."""
-    rows = store.conn.execute(f"SELECT path, size FROM documents ORDER BY id LIMIT {ADOPT_SAMPLE}").fetchall()
+    rows = document_sample(store, ADOPT_SAMPLE)
     unfit = [p for p, size in rows if not _same_size(os.path.join(real, p), size)]
     db = str(store.path)
     if rows and len(unfit) * 2 > len(rows):
         if recorded is not None:
             raise RootMismatchError(mismatch_message(db, recorded, real))
-        total = store.conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+        total = count_documents(store)
         raise RootMismatchError(
             f"the index database {db!r} was written by an older markdown-memory that did not record its docs "
             f"root, and most of its {total} documents (e.g. {unfit[0]!r}) are not under {real!r} as they were "

@@ -1,7 +1,8 @@
 """What a SQLite error means for the index: lock contention (``is_transient``), a damaged file
-(``is_corruption``, then ``move_aside``), or a database that cannot be written
-(``is_readonly``, ``readonly_error``). Kept apart from ``store.py`` so the classification can be
-read in one place; ``store`` re-exports these names.
+(``is_corruption``, then ``move_aside``), a database that cannot be written (``is_readonly``,
+``readonly_error``, ``readonly_as_user_error``), or a keyword query SQLite's FTS5 rejected
+(``QueryNotParsedError``, raised by ``fts``). The classification reads SQLite's messages, so it
+lives in one place; callers outside the store catch the typed errors instead.
 """
 
 from __future__ import annotations
@@ -14,9 +15,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .errors import DatabaseReadOnlyError, MarkdownMemoryError
+from ..errors import DatabaseReadOnlyError, MarkdownMemoryError, QueryError
 
 log = logging.getLogger("markdown_memory.store")
+
+class QueryNotParsedError(QueryError):
+    """SQLite's FTS5 rejected a keyword query (a syntax problem the query analyser missed).
+    ``cause``: the driver's error (or its text); ``query``: the query as the user gave it, when
+    known. The message is one sentence telling the user to rephrase."""
+
+    def __init__(self, cause: BaseException | str, query: str = "") -> None:
+        super().__init__(
+            f"the query could not be parsed by the keyword index ({cause}); rephrase it with plain words "
+            "and without quotes or operators"
+        )
+        self.query = query
+
 
 _CORRUPT_MARKERS = ("not a database", "malformed", "corrupt", "disk image", "unsupported file format")
 
@@ -36,6 +50,13 @@ def is_corruption(exc: BaseException) -> bool:
         return False
     text = str(exc).lower()
     return any(marker in text for marker in _CORRUPT_MARKERS)
+
+
+def is_query_rejection(exc: BaseException) -> bool:
+    """True when an error of a keyword (FTS5 MATCH) query means SQLite refused the query text
+    itself (``fts5: syntax error near ...``, ``no such column``), not the database: never for
+    lock contention or damage, which keep their own meaning."""
+    return not (is_transient(exc) or is_corruption(exc))
 
 
 _READONLY_MARKERS = ("readonly database", "read-only", "unable to open database file")

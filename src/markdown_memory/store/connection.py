@@ -1,0 +1,224 @@
+"""``Store``: one connection to an index database (one database per docs root).
+
+Opening sets the pragmas (busy timeout, WAL with a retried switch, synchronous NORMAL), loads
+sqlite-vec when the driver can (``driver``), creates or migrates the schema (``schema``) and,
+given the docs root, checks the database belongs to it (``root``). The class itself holds the
+connection-level operations (transactions, ``meta``, counts, the integrity check); the rest of
+its methods are the plain functions of the table modules, listed at the end of the class by
+module: ``store.documents_by_path()`` is ``documents.documents_by_path(store)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from . import documents, fts, passages, schema, sections, vectors
+from . import failures as failure_log  # not ``failures``: that name is also a method below
+from .driver import load_vec, pick_driver
+from .errors import is_readonly, is_transient, readonly_as_user_error, readonly_error
+from .root import bind_root
+
+log = logging.getLogger("markdown_memory.store")
+
+BUSY_TIMEOUT_MS = 30_000
+JOURNAL_SWITCH_RETRY_SECONDS = 0.02  # between tries of a journal-mode switch another connection blocks
+#: ``meta`` keys recording where a damaged database was moved (until a full run rebuilt it)
+MOVED_ASIDE_KEYS = ("moved_aside", "moved_aside_reason")
+
+
+class Store:
+    """A connection to one index database plus the read and write operations the engine, the
+    indexer and search need (see the module docstring and ``markdown_memory.store``).
+
+    Raises SchemaError when the file was written by a newer schema, DatabaseReadOnlyError when
+    the database cannot be opened or set up because it (or its folder) is not writable. With
+    ``root`` (the docs root the caller serves) the database must belong to it (``root.bind_root``:
+    recorded on first use) or RootMismatchError is raised. Not thread-safe: use one Store per
+    thread (a ``VectorCache`` may be shared).
+    """
+
+    def __init__(self, path: Path, *, create: bool = True, root: Path | None = None) -> None:
+        self.path = path
+        self.driver = pick_driver()
+        with readonly_as_user_error(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = self.driver.module.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+                                                   check_same_thread=False)
+        self.conn.isolation_level = None  # explicit BEGIN/COMMIT
+        self.vec_available = False
+        if self.driver.vec_available:
+            try:
+                load_vec(self.conn)
+                self.vec_available = True
+            except Exception as exc:
+                log.warning("vector search disabled: sqlite-vec failed to load: %s", exc)
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        try:
+            self.journal_mode = self._set_journal_mode()
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("PRAGMA foreign_keys = OFF")
+            if create:
+                schema.migrate(self)
+            if root is not None:
+                bind_root(self, root)
+        except BaseException as exc:
+            self.close()
+            if is_readonly(exc):
+                raise readonly_error(path, exc) from exc
+            raise
+
+    def _set_journal_mode(self) -> str:
+        """WAL when the filesystem allows it (readers never wait for the writer); otherwise a
+        rollback journal with a warning (network and FAT filesystems: WAL needs shared memory).
+        Reading the mode of a database already in WAL takes no lock. Switching needs the
+        database to itself, and SQLite answers "database is locked" at once, without waiting
+        out busy_timeout, when two connections try it together (each holds the shared lock the
+        other must lose): so a locked switch is retried until BUSY_TIMEOUT_MS has passed; by
+        then the other connection has usually switched it and the first check returns."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            current = str(self.conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+            if current == "wal":
+                return current
+            try:
+                mode = str(self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+                break
+            except self.driver.module.OperationalError as exc:
+                if is_transient(exc) and time.monotonic() < deadline:
+                    time.sleep(JOURNAL_SWITCH_RETRY_SECONDS)
+                    continue
+                if "disk i/o" not in str(exc).lower():
+                    raise
+                log.warning("WAL mode failed for %s (%s: the filesystem may not support shared memory, e.g. "
+                            "a network or FAT drive); continuing with a rollback journal", self.path, exc)
+                return str(self.conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]).lower()
+        if mode != "wal":
+            log.warning("WAL mode unavailable for %s (journal_mode=%s); continuing with a rollback journal",
+                        self.path, mode)
+        return mode
+
+    def integrity_problem(self) -> str | None:
+        """None when ``PRAGMA quick_check`` and the FTS5 integrity check pass, else the first
+        problem found (one line). Reads every page: O(database size), ~1 s per 100 MB. Raises
+        DatabaseReadOnlyError when the database cannot be written (the FTS5 check writes): that
+        is not damage."""
+        rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+        if rows != ["ok"]:
+            return "; ".join(rows[:3])
+        try:
+            self.conn.execute("INSERT INTO sections_fts(sections_fts) VALUES('integrity-check')")
+        except self.driver.module.DatabaseError as exc:
+            if is_transient(exc):
+                raise
+            if is_readonly(exc):  # the check writes; a read-only database is not a damaged one
+                raise readonly_error(self.path, exc) from exc
+            return f"full-text index: {exc}"
+        return None
+
+    def transaction(self) -> "_Transaction":
+        """``with store.transaction():`` -> BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error)."""
+        return _Transaction(self.conn)
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:  # pragma: no cover - closing twice
+            pass
+
+    # -- meta -----------------------------------------------------------------------------
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        """The ``meta`` value of ``key``, or ``default``."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set the ``meta`` value of ``key``. Call inside a transaction."""
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def clear_moved_aside(self) -> None:
+        """Forget where a damaged database was moved (``meta`` keys ``moved_aside`` and
+        ``moved_aside_reason``): a full run rebuilt the index. Runs in its own transaction
+        unless the caller's is open."""
+        sql = f"DELETE FROM meta WHERE key IN ({','.join('?' * len(MOVED_ASIDE_KEYS))})"
+        if self.conn.in_transaction:
+            self.conn.execute(sql, MOVED_ASIDE_KEYS)
+            return
+        with self.transaction():
+            self.conn.execute(sql, MOVED_ASIDE_KEYS)
+
+    # -- counts ---------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        """documents, sections, passages, vectors (embedded passages), pending_vectors (not yet)."""
+        c = self.conn
+        docs = c.execute("SELECT count(*) FROM documents").fetchone()[0]
+        secs = c.execute("SELECT count(*) FROM sections").fetchone()[0]
+        pas = c.execute("SELECT count(*) FROM passages").fetchone()[0]
+        vecs = c.execute("SELECT count(*) FROM passages WHERE has_vector = 1").fetchone()[0]
+        return {"documents": docs, "sections": secs, "passages": pas, "vectors": vecs, "pending_vectors": pas - vecs}
+
+    # -- the table modules' functions as methods (first argument: this Store) -------------
+    # documents.py
+    documents_by_path = documents.documents_by_path
+    has_documents = documents.has_documents
+    has_documents_under = documents.has_documents_under
+    indexed_paths = documents.indexed_paths
+    document_id = documents.document_id
+    document_signature = documents.document_signature
+    document_header = documents.document_header
+    document_warnings = documents.document_warnings
+    count_documents = documents.count_documents
+    document_list = documents.document_list
+    touch_document = documents.touch_document
+    delete_document = documents.delete_document
+    insert_document = documents.insert_document
+    # sections.py
+    sections_of = sections.sections_of
+    section_ids_of = sections.section_ids_of
+    section_rows = sections.section_rows
+    section_id_at = sections.section_id_at
+    section_count = sections.section_count
+    # passages.py
+    passage_embed_keys = passages.passage_embed_keys
+    passages_of_sections = passages.passages_of_sections
+    passage_sections = passages.passage_sections
+    pending_passages = passages.pending_passages
+    set_embed_keys = passages.set_embed_keys
+    # fts.py
+    keyword_matches = fts.keyword_matches
+    match_count = fts.match_count
+    has_match = fts.has_match
+    term_frequencies = fts.term_frequencies
+    # vectors.py
+    has_vec_tables = vectors.has_vec_tables
+    vector_space = vectors.vector_space
+    ensure_vector_space = vectors.ensure_vector_space
+    old_vectors = vectors.old_vectors
+    reusable_vectors = vectors.reusable_vectors
+    attach_vectors = vectors.attach_vectors
+    refresh_section_vectors = vectors.refresh_section_vectors
+    knn = vectors.knn
+    # failures.py
+    record_failure = failure_log.record_failure
+    clear_failures = failure_log.clear_failures
+    all_failures = failure_log.all_failures
+    failures = failure_log.failures
+    failed_file_count = failure_log.failed_file_count
+    failure_reason = failure_log.failure_reason
+
+
+class _Transaction:
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> Any:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        else:
+            self.conn.execute("ROLLBACK")

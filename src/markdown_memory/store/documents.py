@@ -1,0 +1,195 @@
+"""The ``documents`` table: one row per indexed file (path relative to the docs root, sha256,
+stat signature, title, front matter, warnings, token count), and deleting a document with
+everything derived from it.
+
+Paths are POSIX paths relative to the docs root (``docs/guide.md``). A stat signature is
+``(size, mtime_ns, ctime_ns)`` (``walk.stat_signature``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
+
+from . import passages, sections
+from .common import bound_chunks, delete_rowids, like_under, marks
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .connection import Store
+
+Signature = tuple[int, int, int]
+
+
+class StoredDocument(NamedTuple):
+    """What the indexer and the freshness probe compare a file on disk with."""
+
+    id: int
+    sha256: str
+    signature: Signature  # (size, mtime_ns, ctime_ns) when it was indexed
+
+
+@dataclass(frozen=True)
+class DocumentHeader:
+    """A document as ``outline`` and ``read`` start from: ``metadata`` is its front matter
+    (a dict, ``{}`` when it has none)."""
+
+    id: int
+    path: str
+    title: str
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DocumentListRow:
+    """One ``list_documents`` entry: ``tokens`` of the whole file, ``mtime_ns`` when it was
+    indexed, ``sections`` stored for it."""
+
+    path: str
+    title: str
+    tokens: int
+    mtime_ns: int
+    sections: int
+
+
+# -- reads ----------------------------------------------------------------------------------
+def documents_by_path(store: "Store", paths: list[str] | None = None) -> dict[str, StoredDocument]:
+    """``{path: StoredDocument(id, sha256, (size, mtime_ns, ctime_ns))}`` for every indexed
+    document, or only for those of ``paths`` (unknown ones are left out)."""
+    sql = "SELECT path, id, sha256, size, mtime_ns, ctime_ns FROM documents"
+    if paths is None:
+        rows = store.conn.execute(sql).fetchall()
+    else:
+        rows = []
+        for chunk in bound_chunks(list(dict.fromkeys(paths))):
+            rows += store.conn.execute(f"{sql} WHERE path IN ({marks(len(chunk))})", chunk).fetchall()
+    return {r[0]: StoredDocument(r[1], r[2], (r[3], r[4], r[5])) for r in rows}
+
+
+def has_documents(store: "Store") -> bool:
+    """True when at least one document is indexed."""
+    return store.conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is not None
+
+
+def has_documents_under(store: "Store", prefix: str) -> bool:
+    """True when the document ``prefix`` or one below the folder ``prefix`` is indexed
+    (``prefix`` taken literally: ``%`` and ``_`` are not wildcards)."""
+    row = store.conn.execute(
+        "SELECT 1 FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' LIMIT 1", (prefix, like_under(prefix))
+    ).fetchone()
+    return row is not None
+
+
+def indexed_paths(store: "Store") -> list[str]:
+    """Every indexed document's path, sorted (by SQLite's binary collation)."""
+    return [r[0] for r in store.conn.execute("SELECT path FROM documents ORDER BY path")]
+
+
+def document_id(store: "Store", path: str) -> int | None:
+    """The id of the document ``path``, or None when it is not indexed."""
+    row = store.conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
+    return int(row[0]) if row else None
+
+
+def document_signature(store: "Store", path: str) -> Signature | None:
+    """``(size, mtime_ns, ctime_ns)`` the document ``path`` was indexed with, or None."""
+    row = store.conn.execute("SELECT size, mtime_ns, ctime_ns FROM documents WHERE path = ?", (path,)).fetchone()
+    return (row[0], row[1], row[2]) if row else None
+
+
+def document_header(store: "Store", path: str) -> DocumentHeader | None:
+    """Id, path, title and front matter (parsed) of the document ``path``, or None."""
+    row = store.conn.execute("SELECT id, path, title, metadata FROM documents WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        return None
+    return DocumentHeader(int(row[0]), row[1], row[2], json.loads(row[3] or "{}"))
+
+
+def document_warnings(store: "Store", path: str) -> list[str]:
+    """The warnings recorded when ``path`` was indexed (decoding, parsing); [] for none or an
+    unknown path."""
+    row = store.conn.execute("SELECT warnings FROM documents WHERE path = ?", (path,)).fetchone()
+    return list(json.loads(row[0])) if row and row[0] != "[]" else []
+
+
+def _under(prefix: str | None) -> tuple[str, list[Any]]:
+    """``list_documents``' folder filter: paths below ``prefix/`` (not ``prefix`` itself)."""
+    if prefix is None:
+        return "", []
+    return "WHERE d.path LIKE ? ESCAPE '\\'", [like_under(prefix)]
+
+
+def count_documents(store: "Store", prefix: str | None = None) -> int:
+    """How many documents are indexed, or how many below the folder ``prefix`` (a path
+    relative to the root without the trailing ``/``; the folder itself is not a document)."""
+    where, params = _under(prefix)
+    return int(store.conn.execute(f"SELECT count(*) FROM documents d {where}", params).fetchone()[0])
+
+
+def document_list(store: "Store", prefix: str | None, limit: int, offset: int) -> list[DocumentListRow]:
+    """At most ``limit`` documents (all of them, or those below the folder ``prefix``, as
+    ``count_documents`` counts them) from position ``offset`` (negative = 0), ordered by path."""
+    where, params = _under(prefix)
+    rows = store.conn.execute(
+        "SELECT d.path, d.title, d.tokens, d.mtime_ns, (SELECT count(*) FROM sections s WHERE s.doc_id = d.id) "
+        f"FROM documents d {where} ORDER BY d.path LIMIT ? OFFSET ?",
+        [*params, limit, max(0, int(offset))],
+    ).fetchall()
+    return [DocumentListRow(*r) for r in rows]
+
+
+def document_sample(store: "Store", limit: int) -> list[tuple[str, int]]:
+    """``[(path, size)]`` of the first ``limit`` documents indexed (by id)."""
+    return [(r[0], r[1]) for r in store.conn.execute(f"SELECT path, size FROM documents ORDER BY id LIMIT {int(limit)}")]
+
+
+# -- writes (call inside a transaction) -----------------------------------------------------
+def touch_document(store: "Store", doc_id: int, signature: Signature) -> None:
+    """Record a new stat signature for an unchanged (same sha256) document."""
+    store.conn.execute("UPDATE documents SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE id = ?", (*signature, doc_id))
+
+
+def delete_document(store: "Store", doc_id: int) -> None:
+    """Remove a document and everything derived from it (sections, passages, keyword rows,
+    vectors). Call inside a transaction."""
+    section_ids = sections.section_ids_of(store, doc_id)
+    if store.has_vec_tables() and store.vec_available:
+        delete_rowids(store, "vec_passages", passages.embedded_passage_ids(store, doc_id))
+        delete_rowids(store, "vec_sections", section_ids)
+    delete_rowids(store, "sections_fts", section_ids)
+    store.conn.execute("DELETE FROM passages WHERE doc_id = ?", (doc_id,))
+    store.conn.execute("DELETE FROM sections WHERE doc_id = ?", (doc_id,))
+    store.conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+
+
+def insert_document(store: "Store", record: dict[str, Any], parsed_sections: Iterable[Any],
+                    keyed_passages: Iterable[Any]) -> int:
+    """Insert a parsed document (see indexer.write_document) with its sections, their keyword
+    rows and its passages. Returns the new document id. Call inside a transaction.
+
+    ``record``: path, sha256, size, mtime_ns, title, and optionally ctime_ns, metadata (dict),
+    warnings (list), line_count, tokens, indexed_at; ``parsed_sections``: parse.Section objects
+    in order; ``keyed_passages``: (Passage, embed_key) pairs.
+    """
+    cur = store.conn.execute(
+        "INSERT INTO documents(path, sha256, size, mtime_ns, ctime_ns, title, metadata, warnings, line_count, "
+        "tokens, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            record["path"],
+            record["sha256"],
+            record["size"],
+            record["mtime_ns"],
+            record.get("ctime_ns", 0),
+            record["title"],
+            json.dumps(record.get("metadata", {}), default=str, ensure_ascii=False),
+            json.dumps(record.get("warnings", []), ensure_ascii=False),
+            record.get("line_count", 0),
+            record.get("tokens", 0),
+            record.get("indexed_at", 0.0),
+        ),
+    )
+    doc_id = int(cur.lastrowid)
+    section_ids = sections.insert_sections(store, doc_id, record["title"], record.get("metadata") or {},
+                                           parsed_sections)
+    passages.insert_passages(store, doc_id, section_ids, keyed_passages)
+    return doc_id

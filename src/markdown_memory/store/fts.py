@@ -1,0 +1,99 @@
+"""The keyword index: ``sections_fts`` (FTS5, rowid = section id; ``heading`` = document title
++ breadcrumb + front-matter title, ``body`` = section text + front-matter description, both
+through ``fts_text``) and its ``sections_vocab`` (section frequency per term).
+
+The queries search runs: BM25-ranked matches (``keyword_matches``), match counts and
+existence (``match_count``, ``has_match``) and term frequencies (``term_frequencies``). An
+FTS5 expression SQLite rejects raises ``QueryNotParsedError`` (a QueryError: the user
+rephrases); lock and damage errors propagate unchanged.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple
+
+from ..fts_text import fts_text
+from .common import path_clause
+from .errors import QueryNotParsedError, is_query_rejection
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .connection import Store
+
+
+class KeywordMatch(NamedTuple):
+    """A section matching a keyword query; ``bm25`` as FTS5 reports it (lower is better)."""
+
+    section_id: int
+    bm25: float
+
+
+def front_matter_keywords(title: str, metadata: dict[str, Any]) -> tuple[str, str]:
+    """Front-matter text the keyword index adds to a document's first section: its ``title``
+    when it differs from the document title (the H1), and its ``description``/``summary``, each
+    as ``(" " + heading words, " " + body words)``; empty strings when there is none. The title
+    shown stays the H1: a page is found by either name."""
+    extra_title = metadata.get("title")
+    heading = ""
+    if isinstance(extra_title, str) and extra_title.strip() and extra_title.strip().casefold() != title.strip().casefold():
+        heading = " " + extra_title.strip()
+    body = " ".join(str(metadata[k]).strip() for k in ("description", "summary")
+                    if isinstance(metadata.get(k), str) and metadata[k].strip())
+    return heading, (" " + body if body else "")
+
+
+def index_section(store: "Store", section_id: int, heading: str, body: str) -> None:
+    """Write the keyword row of section ``section_id`` (``heading`` and ``body`` as raw text;
+    normalised here by ``fts_text``). Call inside a transaction."""
+    store.conn.execute(
+        "INSERT INTO sections_fts(rowid, heading, body) VALUES (?, ?, ?)", (section_id, fts_text(heading), fts_text(body))
+    )
+
+
+@contextmanager
+def _match(store: "Store", expression: str) -> Iterator[None]:
+    """Run a MATCH query; SQLite's refusal of ``expression`` becomes QueryNotParsedError."""
+    try:
+        yield
+    except store.driver.module.OperationalError as exc:
+        if is_query_rejection(exc):
+            raise QueryNotParsedError(exc) from exc
+        raise
+
+
+def keyword_matches(store: "Store", expression: str, path_prefix: str | None, limit: int,
+                    heading_weight: float) -> list[KeywordMatch]:
+    """The ``limit`` best sections for the FTS5 ``expression``, best first, by BM25 with the
+    heading column weighted ``heading_weight`` times the body; only documents that are the file
+    or under the folder ``path_prefix`` when given. Raises QueryNotParsedError."""
+    clause, params = path_clause(path_prefix)
+    sql = (
+        f"SELECT f.rowid, bm25(sections_fts, {heading_weight}, 1.0) AS r FROM sections_fts f "
+        "JOIN sections s ON s.id = f.rowid JOIN documents d ON d.id = s.doc_id "
+        f"WHERE sections_fts MATCH ?{clause} ORDER BY r LIMIT ?"
+    )
+    with _match(store, expression):
+        return [KeywordMatch(int(r[0]), float(r[1])) for r in store.conn.execute(sql, [expression, *params, limit])]
+
+
+def match_count(store: "Store", expression: str) -> int:
+    """How many sections match the FTS5 ``expression``. Raises QueryNotParsedError."""
+    with _match(store, expression):
+        row = store.conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH ?", (expression,)).fetchone()
+    return int(row[0])
+
+
+def has_match(store: "Store", expression: str) -> bool:
+    """True when some section matches the FTS5 ``expression``. Raises QueryNotParsedError."""
+    with _match(store, expression):
+        row = store.conn.execute("SELECT 1 FROM sections_fts WHERE sections_fts MATCH ? LIMIT 1", (expression,)).fetchone()
+    return row is not None
+
+
+def term_frequencies(store: "Store", terms: Iterable[str]) -> dict[str, int]:
+    """``{term: number of sections holding it}`` for single index tokens (0 when none does)."""
+    out: dict[str, int] = {}
+    for term in terms:
+        row = store.conn.execute("SELECT doc FROM sections_vocab WHERE term = ?", (term,)).fetchone()
+        out[term] = int(row[0]) if row else 0
+    return out

@@ -1,0 +1,133 @@
+"""The database layout: tables, indexes, the FTS5 and vec0 virtual tables, and migrations.
+
+The schema version lives in ``PRAGMA user_version``. ``migrate`` creates a new database and
+moves an older schema forward (v1 -> v2: ``documents.ctime_ns``); a newer one is refused with
+SchemaError. The vector tables (``vec_passages``, ``vec_sections``: vec0, cosine distance) are
+not part of the fixed schema: ``create_vector_tables`` makes them when the first embedder
+writes, sized to its dimension (``vectors.ensure_vector_space``).
+
+Tables: ``meta(key, value)``; ``documents`` (one row per indexed file: path, sha256, stat
+signature, title, front matter as JSON, warnings as JSON, token count); ``sections`` (one row
+per section of a document, by ``ordinal``); ``passages`` (the embedded pieces of a section,
+``embed_key`` = what was embedded, ``has_vector``); ``sections_fts`` (FTS5: ``heading`` =
+document title + breadcrumb, ``body`` = section text; rowid = section id) with its
+``sections_vocab`` (fts5vocab row table: section frequency per term); ``failures`` (files
+that could not be indexed, and warnings).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import SchemaError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .connection import Store
+
+SCHEMA_VERSION = 2
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL DEFAULT 0,
+    title TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    warnings TEXT NOT NULL DEFAULT '[]',
+    line_count INTEGER NOT NULL DEFAULT 0,
+    tokens INTEGER NOT NULL DEFAULT 0,
+    indexed_at REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS sections(
+    id INTEGER PRIMARY KEY,
+    doc_id INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    heading_path TEXT NOT NULL,
+    base_path TEXT NOT NULL,
+    title TEXT NOT NULL,
+    level INTEGER NOT NULL,
+    part INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    parent_ordinal INTEGER
+);
+CREATE INDEX IF NOT EXISTS sections_doc ON sections(doc_id, ordinal);
+CREATE TABLE IF NOT EXISTS passages(
+    id INTEGER PRIMARY KEY,
+    section_id INTEGER NOT NULL,
+    doc_id INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    embed_key TEXT NOT NULL,
+    has_vector INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id);
+CREATE INDEX IF NOT EXISTS passages_section ON passages(section_id);
+CREATE INDEX IF NOT EXISTS passages_key ON passages(embed_key);
+CREATE INDEX IF NOT EXISTS passages_pending ON passages(has_vector) WHERE has_vector = 0;
+CREATE VIRTUAL TABLE IF NOT EXISTS sections_fts USING fts5(
+    heading, body, tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS sections_vocab USING fts5vocab(sections_fts, row);
+CREATE TABLE IF NOT EXISTS failures(
+    path TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    at REAL NOT NULL
+);
+"""
+
+
+def migrate(store: "Store") -> None:
+    """Bring the database to ``SCHEMA_VERSION`` (create it when new). Raises SchemaError for a
+    database written by a newer schema. Takes the write lock only when something must change;
+    a connection that waited for it re-reads the version (another one may have migrated)."""
+    version = store.conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise SchemaError(
+            f"index {str(store.path)!r} has schema version {version}, newer than this markdown-memory "
+            f"supports ({SCHEMA_VERSION}); upgrade markdown-memory or delete the index file"
+        )
+    if version == SCHEMA_VERSION:
+        return
+    with store.transaction():
+        # another connection may have migrated while this one waited for the write lock
+        version = store.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version == 0:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    store.conn.execute(statement)
+        if 0 < version < 2:  # v2: ctime_ns, so a rewrite that restores size and mtime is seen
+            store.conn.execute("ALTER TABLE documents ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0")
+        store.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def has_vector_tables(store: "Store") -> bool:
+    """True when the vec0 tables exist (some embedder has written vectors to this database)."""
+    row = store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_passages'").fetchone()
+    return row is not None
+
+
+def create_vector_tables(store: "Store", dimension: int) -> None:
+    """(Re)create ``vec_passages`` and ``vec_sections`` for ``dimension``-float vectors (cosine
+    distance), dropping any existing ones and their vectors. Requires sqlite-vec; call inside a
+    transaction."""
+    store.conn.execute("DROP TABLE IF EXISTS vec_passages")
+    store.conn.execute("DROP TABLE IF EXISTS vec_sections")
+    store.conn.execute(
+        f"CREATE VIRTUAL TABLE vec_passages USING vec0(embedding float[{dimension}] distance_metric=cosine)"
+    )
+    store.conn.execute(
+        f"CREATE VIRTUAL TABLE vec_sections USING vec0(embedding float[{dimension}] distance_metric=cosine)"
+    )

@@ -1,0 +1,228 @@
+"""Vectors: the vec0 tables ``vec_passages`` / ``vec_sections`` (rowid = passage / section id,
+float32, cosine distance), the embedder they belong to (``meta``: ``weights_id``,
+``dimension``), and nearest-neighbour search over passage vectors.
+
+Writes: ``ensure_vector_space`` (drops vectors of another model), ``attach_vectors``,
+``refresh_section_vectors`` (a section's vector = normalised mean of its passages'), and the
+reuse queries of the indexer (``old_vectors``, ``reusable_vectors``).
+
+KNN (``knn``): sqlite-vec's ``vec0`` scan, or a ``VectorCache``. ``vec0`` answers a KNN by
+scanning every stored vector inside SQLite: ~20 ms for 38k 384-d vectors here. A process that
+answers many queries (the MCP server) can instead keep the same vectors as one float32 matrix
+and score them with a single matrix-vector product (~1-2 ms; the matrix costs ``rows x
+dimension x 4`` bytes of memory, 59 MB for that corpus, and ~0.3 s to load). The ``vec0``
+table stays the source of truth: the matrix is reloaded when the stored vectors change
+(checked per query with one cheap query), at most every ``RELOAD_SECONDS`` while an index run
+keeps changing them; in between, queries fall back to ``vec0``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
+
+import numpy as np
+
+from . import schema
+from .common import delete_rowids
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .connection import Store
+
+#: Minimum seconds between two reloads of a VectorCache's matrix while the vectors keep changing.
+RELOAD_SECONDS = 30.0
+#: Above this many bytes the matrix is not cached (queries use ``vec0``).
+MAX_CACHE_BYTES = 512 * 1024 * 1024
+
+
+def vector_blob(vector: np.ndarray) -> bytes:
+    """float32 little-endian bytes, the format vec0 expects."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def blob_vector(blob: bytes) -> np.ndarray:
+    """The float32 vector [d] of a vec0 blob (read-only view)."""
+    return np.frombuffer(blob, dtype="<f4")
+
+
+class ReusableVector(NamedTuple):
+    """A pending passage whose ``embed_key`` some embedded passage shares, with that vector."""
+
+    passage_id: int
+    section_id: int
+    embed_key: str
+    embedding: bytes
+
+
+# -- the vector space -------------------------------------------------------------------------
+def has_vec_tables(store: "Store") -> bool:
+    """True when the vec0 tables exist (see ``schema.has_vector_tables``)."""
+    return schema.has_vector_tables(store)
+
+
+def vector_space(store: "Store") -> tuple[str | None, int | None]:
+    """(weights_id, dimension) of the stored vectors, or (None, None)."""
+    wid = store.get_meta("weights_id")
+    dim = store.get_meta("dimension")
+    return wid, (int(dim) if dim else None)
+
+
+def ensure_vector_space(store: "Store", weights_id: str, dimension: int) -> bool:
+    """Make the vec tables belong to ``weights_id``. Drops vectors of another model (they are
+    never compared across models) and marks every passage pending. Returns True when the
+    space was (re)created. Must run inside a transaction; requires vec_available."""
+    current, dim = vector_space(store)
+    if current == weights_id and dim == dimension and has_vec_tables(store):
+        return False
+    schema.create_vector_tables(store, dimension)
+    store.conn.execute("UPDATE passages SET has_vector = 0 WHERE has_vector != 0")
+    store.set_meta("weights_id", weights_id)
+    store.set_meta("dimension", str(dimension))
+    return True
+
+
+# -- writes and reuse (indexer) ---------------------------------------------------------------
+def old_vectors(store: "Store", doc_id: int) -> dict[str, bytes]:
+    """``{embed_key: vector blob}`` of a document's embedded passages (reused on rewrite)."""
+    if not (store.vec_available and has_vec_tables(store)):
+        return {}
+    rows = store.conn.execute(
+        "SELECT p.embed_key, v.embedding FROM passages p JOIN vec_passages v ON v.rowid = p.id "
+        "WHERE p.doc_id = ? AND p.has_vector = 1",
+        (doc_id,),
+    )
+    return {r[0]: r[1] for r in rows}
+
+
+def reusable_vectors(store: "Store") -> list[ReusableVector]:
+    """Pending passages whose ``embed_key`` an embedded passage shares, each with that vector
+    (a passage may appear once per such passage; the first is as good as any)."""
+    rows = store.conn.execute(
+        "SELECT p.id, p.section_id, p.embed_key, v.embedding FROM passages p "
+        "JOIN passages q ON q.embed_key = p.embed_key AND q.has_vector = 1 "
+        "JOIN vec_passages v ON v.rowid = q.id WHERE p.has_vector = 0"
+    ).fetchall()
+    return [ReusableVector(*r) for r in rows]
+
+
+def attach_vectors(store: "Store", pairs: Sequence[tuple[int, bytes]]) -> None:
+    """Store passage vectors ``[(passage_id, float32 blob)]`` and mark them embedded. A
+    passage that still has a vector row (marked pending again) gets it replaced: vec0 ignores
+    ``INSERT OR REPLACE`` and would fail the whole run on the duplicate rowid, so on that
+    error the batch's rows are deleted and inserted again (no extra cost otherwise). Call
+    inside a transaction."""
+    if not pairs:
+        return
+    sql = "INSERT INTO vec_passages(rowid, embedding) VALUES (?, ?)"
+    try:
+        store.conn.executemany(sql, pairs)
+    except store.driver.module.DatabaseError as exc:  # OperationalError or IntegrityError by driver
+        if "unique" not in str(exc).lower():
+            raise
+        delete_rowids(store, "vec_passages", [pid for pid, _ in pairs])
+        store.conn.executemany(sql, pairs)
+    store.conn.executemany("UPDATE passages SET has_vector = 1 WHERE id = ?", [(pid,) for pid, _ in pairs])
+
+
+def refresh_section_vectors(store: "Store", section_ids: Iterable[int]) -> int:
+    """Section vector = L2-normalised mean of its passage vectors, for sections whose passages
+    are all embedded. Returns how many section vectors were written. Call inside a transaction."""
+    written = 0
+    for sid in set(section_ids):
+        rows = store.conn.execute(
+            "SELECT p.has_vector, v.embedding FROM passages p LEFT JOIN vec_passages v ON v.rowid = p.id "
+            "WHERE p.section_id = ?",
+            (sid,),
+        ).fetchall()
+        if not rows or any(r[0] == 0 or r[1] is None for r in rows):
+            continue
+        mean = np.mean([blob_vector(r[1]) for r in rows], axis=0)
+        norm = float(np.linalg.norm(mean)) or 1.0
+        store.conn.execute("DELETE FROM vec_sections WHERE rowid = ?", (sid,))
+        store.conn.execute("INSERT INTO vec_sections(rowid, embedding) VALUES (?, ?)", (sid, vector_blob(mean / norm)))
+        written += 1
+    return written
+
+
+# -- nearest neighbours -----------------------------------------------------------------------
+@dataclass
+class _Matrix:
+    token: tuple[object, ...]
+    ids: np.ndarray  # int64 [n] passage ids
+    vectors: np.ndarray  # float32 [n, d], L2-normalised
+    loaded_at: float
+
+
+def vector_token(store: "Store") -> tuple[object, ...]:
+    """Changes whenever passage vectors are added, deleted or replaced by another model's:
+    ``(database path, weights_id, vector count, highest rowid)``."""
+    count, top = store.conn.execute("SELECT count(*), max(rowid) FROM vec_passages_rowids").fetchone()
+    return (str(store.path), store.get_meta("weights_id"), count, top)
+
+
+class VectorCache:
+    """One database's passage vectors as an in-memory float32 matrix, for ``knn`` in a
+    long-lived process (the MCP server); a one-shot CLI query is faster through ``vec0`` than
+    loading the matrix, so it passes no cache. Thread-safe: the connections of several
+    threads to the same database may share one cache. Reloaded (from any of them) when the
+    vectors changed (``vector_token``), at most every ``reload_seconds`` while they keep
+    changing; not kept when the matrix would exceed ``max_bytes``. A store of another database
+    replaces the matrix."""
+
+    def __init__(self, *, reload_seconds: float = RELOAD_SECONDS, max_bytes: int = MAX_CACHE_BYTES) -> None:
+        self.reload_seconds = reload_seconds
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._matrix: _Matrix | None = None
+
+    def clear(self) -> None:
+        """Drop the matrix (the next query reloads it)."""
+        with self._lock:
+            self._matrix = None
+
+    def matrix(self, store: "Store") -> _Matrix | None:
+        """The current matrix for ``store``'s vectors, loading it when due; None when ``vec0``
+        must answer (the vectors are changing and a reload is not due yet, or they are too many)."""
+        token = vector_token(store)
+        with self._lock:
+            matrix = self._matrix
+            if matrix is None or matrix.token != token:
+                if (matrix is not None and matrix.token[0] == token[0]
+                        and time.monotonic() - matrix.loaded_at < self.reload_seconds):
+                    return None  # still changing: vec0 answers until the next reload is due
+                matrix = self._load(store, token)
+                self._matrix = matrix
+            return matrix
+
+    def _load(self, store: "Store", token: tuple[object, ...]) -> _Matrix | None:
+        dim = store.get_meta("dimension")
+        count = token[2]
+        if not dim or not count or int(count) * int(dim) * 4 > self.max_bytes:  # type: ignore[call-overload]
+            return None
+        rows = store.conn.execute("SELECT rowid, embedding FROM vec_passages").fetchall()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), int(dim))
+        return _Matrix(token, ids, vectors, time.monotonic())
+
+
+def _vec0_knn(store: "Store", qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
+    rows = store.conn.execute(
+        "SELECT rowid, distance FROM vec_passages WHERE embedding MATCH ? AND k = ?", (vector_blob(qvec), k)
+    ).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def knn(store: "Store", qvec: np.ndarray, k: int, cache: VectorCache | None = None) -> list[tuple[int, float]]:
+    """The ``k`` nearest passage vectors to ``qvec`` (float32 [d], L2-normalised) as
+    ``[(passage_id, cosine distance)]``, nearest first: through ``cache``'s matrix when it has
+    one for these vectors, else sqlite-vec's ``vec0`` scan. Requires the vec tables."""
+    matrix = cache.matrix(store) if cache is not None else None
+    if matrix is None or len(matrix.ids) == 0:
+        return _vec0_knn(store, qvec, k)
+    sims = matrix.vectors @ np.asarray(qvec, dtype=np.float32)
+    k = min(k, len(sims))
+    top = np.argpartition(-sims, k - 1)[:k]
+    top = top[np.argsort(-sims[top])]
+    return [(int(matrix.ids[i]), float(1.0 - sims[i])) for i in top]
