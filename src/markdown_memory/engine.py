@@ -22,13 +22,13 @@ import filelock
 
 from . import messages
 from .config import Settings
-from .database import Database
+from .store.database import Database
 from .embed.base import Embedder
 from .embed.loader import ModelLoader
 from .errors import DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
-from .freshness import remember_folders, stale_paths
+from .files.freshness import remember_folders, stale_paths
 from .index.activity import IndexActivity
-from .indexer import Progress, index_tree, refresh_paths
+from .index.indexer import Progress, index_tree, refresh_paths
 from .models import (
     DocumentEntry,
     DocumentList,
@@ -42,12 +42,12 @@ from .models import (
     SearchAnswer,
     SectionText,
 )
-from .reading import outline_nodes, page, pick_sections, verbatim_lines
-from .resolve import normalise_request_path, resolve_document
+from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
+from .reading.resolve import normalise_request_path, resolve_document
 from .search import analyse, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusReporter
 from .text import count_tokens
-from .walk import stat_signature
+from .files.walk import stat_signature
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store import Store

@@ -58,13 +58,16 @@ class QueryError(MarkdownMemoryError):
 
 
 class QueryNotParsedError(QueryError):
-    """The keyword index rejected the query (an FTS5 syntax problem the query analyser missed)."""
+    """SQLite's FTS5 rejected a keyword query (a syntax problem the query analyser missed).
+    ``cause``: the driver's error (or its text); ``query``: the query as the user gave it, when
+    known. The message is one sentence telling the user to rephrase."""
 
-    def __init__(self, cause: str) -> None:
+    def __init__(self, cause: BaseException | str, query: str = "") -> None:
         super().__init__(
             f"the query could not be parsed by the keyword index ({cause}); rephrase it with plain words "
             "and without quotes or operators"
         )
+        self.query = query
 
 
 class SchemaError(MarkdownMemoryError):

@@ -127,7 +127,7 @@ def list_busy_elsewhere() -> str:
 
 
 def offset_past_end(offset: int, total: int) -> str:
-    return f"offset {offset} is past the end: {total} documents in all; pass --offset below {total}"
+    return f"offset {offset} is past the end: {total} documents in all; pass an offset below {total}"
 
 
 def empty_folder(ctx: Context, rel: str, directory: str) -> str:

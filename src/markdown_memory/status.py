@@ -9,9 +9,9 @@ import time
 from typing import Iterable
 
 from . import messages
-from .database import Database
+from .store.database import Database
 from .embed.loader import ModelLoader
-from .freshness import changed_documents
+from .files.freshness import changed_documents
 from .index.activity import IndexActivity
 from .models import EmbedderState, FileChange, IndexCounts, IndexStatus, LastRun
 

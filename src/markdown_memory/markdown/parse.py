@@ -19,7 +19,7 @@ from typing import Any, Callable
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..tokens import count_tokens
+from ..text import count_tokens
 from .frontmatter import detect_front_matter
 from .passages import RawPassage, esm_lines, extract_passages, split_window
 

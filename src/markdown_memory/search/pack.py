@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tokens import count_tokens
+from ..text import count_tokens
 
 POINTER_TOKENS = 30  # fixed JSON cost of one entry (keys, lines, score, matched_by)
 #: A hit scoring below this share of the best hit's score comes as a pointer even when its

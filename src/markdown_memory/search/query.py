@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..fts_text import cjk_bigrams, is_cjk
+from ..text import cjk_bigrams, is_cjk
 
 MAX_TERMS = 48
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)

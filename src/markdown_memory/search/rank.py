@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..fts_text import fts_text, is_cjk
+from ..text import fts_text, is_cjk
 from ..store import KeywordMatch, SectionRow, Store, VectorCache, knn
 from .intent import asked_roles, plays_role
 from .query import AnalysedQuery, stem_prefix

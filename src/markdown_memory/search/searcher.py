@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..fts_text import fts_text
+from ..text import fts_text
 from ..store import PassageSpan, Store, VectorCache
 from .query import AnalysedQuery
 from .rank import rank

@@ -15,21 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import DatabaseReadOnlyError, MarkdownMemoryError, QueryError
+from ..errors import DatabaseReadOnlyError, MarkdownMemoryError, QueryError, QueryNotParsedError  # noqa: F401 (re-export)
 
 log = logging.getLogger("markdown_memory.store")
 
-class QueryNotParsedError(QueryError):
-    """SQLite's FTS5 rejected a keyword query (a syntax problem the query analyser missed).
-    ``cause``: the driver's error (or its text); ``query``: the query as the user gave it, when
-    known. The message is one sentence telling the user to rephrase."""
-
-    def __init__(self, cause: BaseException | str, query: str = "") -> None:
-        super().__init__(
-            f"the query could not be parsed by the keyword index ({cause}); rephrase it with plain words "
-            "and without quotes or operators"
-        )
-        self.query = query
+# QueryNotParsedError lives with the other errors; the store raises it (re-exported here).
 
 
 _CORRUPT_MARKERS = ("not a database", "malformed", "corrupt", "disk image", "unsupported file format")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple
 
-from ..fts_text import fts_text
+from ..text import fts_text
 from .common import path_clause
 from .errors import QueryNotParsedError, is_query_rejection
 

@@ -20,17 +20,18 @@ import os
 import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable
 
-from .embed.base import Embedder
-from .embed.onnx_runtime import CALLS_IN_FLIGHT
-from .markdown import parse_document
-from .markdown.passages import embed_body, pack_runs
-from .store import Store, StoredDocument, vector_blob
-from .tokens import count_tokens
-from .walk import WalkEntry, describe_os_error, walk_markdown, walk_one
+from ..embed.base import Embedder
+from ..embed.onnx_runtime import CALLS_IN_FLIGHT
+from ..markdown import parse_document
+from ..markdown.passages import embed_body, pack_runs
+from ..models import IndexReport
+from ..store import Store, StoredDocument, vector_blob
+from ..text import count_tokens
+from ..files.walk import WalkEntry, describe_os_error, walk_markdown, walk_one
 
 log = logging.getLogger("markdown_memory.indexer")
 
@@ -52,8 +53,9 @@ class FileRefused(Exception):
 
 
 @dataclass
-class IndexReport:
-    """What one run did. Counts are files unless named otherwise; ``seconds`` is wall time."""
+class RunTally:
+    """What a run has done so far (mutable while it runs); ``freeze()`` is the run's
+    :class:`~markdown_memory.models.IndexReport`. Counts are files unless named otherwise."""
 
     root: str
     scanned: int = 0
@@ -68,18 +70,14 @@ class IndexReport:
     vectors_embedded: int = 0
     vectors_reused: int = 0
     keyword_only: bool = False
-    message: str | None = None
     seconds: float = 0.0
     interrupted: bool = False
 
-    @property
-    def indexed(self) -> int:
-        return self.added + self.updated
-
-    def to_dict(self) -> dict[str, object]:
-        data = asdict(self)
-        data["indexed"] = self.indexed
-        return data
+    def freeze(self) -> IndexReport:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["failed"] = tuple(self.failed)
+        values["warnings"] = tuple(self.warnings)
+        return IndexReport(**values)
 
 
 def decode_markdown(data: bytes) -> tuple[str, str | None]:
@@ -224,7 +222,7 @@ def index_tree(
     Never raises for a bad file: it is reported in ``failed`` and the run goes on.
     """
     started = time.monotonic()
-    report = IndexReport(root=str(root))
+    report = RunTally(root=str(root))
     stop = should_stop or (lambda: False)
     if store.get_meta("parser_version") != PARSER_VERSION:
         if not store.has_documents():
@@ -306,14 +304,14 @@ def index_tree(
         with store.transaction():
             store.set_meta("last_run_at", str(now))
             store.set_meta("last_run_seconds", str(report.seconds))
-    return report
+    return report.freeze()
 
 
 def index_file(
     store: Store,
     entry: WalkEntry,
     old: StoredDocument | None,
-    report: IndexReport,
+    report: RunTally,
     failures: list[tuple[str, str, str]],
     *,
     force: bool = False,
@@ -379,7 +377,7 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
     recorded like an index run's. Takes milliseconds per file; never raises for a bad file.
     """
     started = time.monotonic()
-    report = IndexReport(root=str(root))
+    report = RunTally(root=str(root))
     known = store.documents_by_path()
     failures: list[tuple[str, str, str]] = []
     for rel in dict.fromkeys(paths):
@@ -402,7 +400,7 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
             store.record_failure(rel, kind, reason, now)
     report.failed = [{"path": p, "reason": r} for p, _k, r in failures]
     report.seconds = round(time.monotonic() - started, 3)
-    return report
+    return report.freeze()
 
 
 def _under_failed_dir(path: str, problems: list[tuple[str, str]]) -> bool:

@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from .store import Store, StoredDocument
+from ..store import Store, StoredDocument
 from .walk import is_markdown_name, stat_signature, walk_markdown
 
 

@@ -19,8 +19,9 @@ from typing import Iterator
 
 import filelock
 
-from .errors import DocsRootMissingError
-from .store import BUSY_TIMEOUT_MS, Store, is_corruption, move_aside, readonly_as_user_error, readonly_error
+from ..errors import DocsRootMissingError
+from .connection import BUSY_TIMEOUT_MS, Store
+from .errors import is_corruption, move_aside, readonly_as_user_error, readonly_error
 
 log = logging.getLogger("markdown_memory.engine")
 

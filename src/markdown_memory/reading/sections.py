@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .errors import QueryError, SectionNotFoundError
-from .markdown.parse import PREAMBLE
+from ..errors import QueryError, SectionNotFoundError
+from ..markdown.parse import PREAMBLE
 from .resolve import resolve_heading
-from .tokens import count_tokens
+from ..text import count_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .store import DocumentListRow, SectionRecord
+    from ..store import DocumentListRow, SectionRecord
 
 
 def outline_nodes(rows: Sequence["SectionRecord"]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:

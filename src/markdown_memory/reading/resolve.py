@@ -23,9 +23,9 @@ import re
 import unicodedata
 from pathlib import Path
 
-from .errors import DocumentNotFoundError, PathOutsideRootError, SectionNotFoundError
-from .markdown.parse import strip_heading_attributes
-from .walk import is_markdown_name
+from ..errors import DocumentNotFoundError, PathOutsideRootError, SectionNotFoundError
+from ..markdown.parse import strip_heading_attributes
+from ..files.walk import is_markdown_name
 
 _PART = re.compile(r" \(Part \d+\)$")
 _SPLIT = re.compile(r"\s*>\s*")
