@@ -81,11 +81,20 @@ def top(answer: dict) -> tuple[str, str]:
 
 
 @pytest.fixture(scope="session")
-def minilm():
-    """The real all-MiniLM-L6-v2 int8 embedder (loaded once per test session)."""
+def minilm(tmp_path_factory: pytest.TempPathFactory):
+    """The real all-MiniLM-L6-v2 int8 embedder (loaded once per test session).
+
+    A session fixture is set up before the autouse ``_isolated_env`` of the test that first asks
+    for it, so the model cache it builds into is set here (a folder of its own, sharing the
+    session's derived graphs): not the user's cache, which every pytest run on the machine shares."""
     from markdown_memory.embed import get_embedder
 
-    return get_embedder("minilm")
+    models = link_derived(tmp_path_factory.mktemp("mm-session-models"))
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("MARKDOWN_MEMORY_MODEL_CACHE", str(models))
+        for name in ("MARKDOWN_MEMORY_INT8_COMPUTE", "MARKDOWN_MEMORY_MINILM_DIR"):
+            env.delenv(name, raising=False)
+        return get_embedder("minilm")
 
 
 @pytest.fixture

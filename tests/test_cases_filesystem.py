@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -168,19 +169,27 @@ needs_setpriv = pytest.mark.skipif(
 
 
 @pytest.fixture
-def tree_022(tmp_path):
-    tmp_path.chmod(0o755)
-    subprocess.run(["bash", str(CASES / "022-unreadable-and-special-files" / "setup.sh"), str(tmp_path / "t")],
-                   check=True, capture_output=True)
-    (tmp_path / "t").chmod(0o755)
-    db_dir = tmp_path / "db"
-    db_dir.mkdir()
-    db_dir.chmod(0o777)
-    # pytest's base temp dirs are private to root: let nobody reach ours
-    for parent in tmp_path.parents:
-        if str(parent).startswith(str(Path(tmp_path).anchor) + "tmp") and parent != Path("/tmp"):
-            parent.chmod(parent.stat().st_mode | 0o005)
-    return tmp_path / "t" / "docs", db_dir / "index.db"
+def tree_022():
+    """The case-022 tree and a database folder that ``nobody`` can reach, in a temp folder of
+    this test's own: not under pytest's base temp root, which is private to root (0700) and which
+    any other pytest run started on the machine resets to 0700 (opening it up made this test fail
+    whenever another run started meanwhile)."""
+    base = Path(tempfile.mkdtemp(prefix="mm-test-022-"))
+    try:
+        base.chmod(0o755)
+        blocked = [str(p) for p in base.parents if not p.stat().st_mode & 0o001]
+        if blocked:
+            pytest.skip(f"the unprivileged user cannot reach the temp folder {base} (no search permission on "
+                        f"{blocked[0]}); set TMPDIR to a world-searchable folder")
+        subprocess.run(["bash", str(CASES / "022-unreadable-and-special-files" / "setup.sh"), str(base / "t")],
+                       check=True, capture_output=True)
+        (base / "t").chmod(0o755)
+        db_dir = base / "db"
+        db_dir.mkdir()
+        db_dir.chmod(0o777)
+        yield base / "t" / "docs", db_dir / "index.db"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)  # root removes the chmod-000 entries too
 
 
 def _search_as_nobody(docs: Path, db: Path, query: str) -> dict:
