@@ -123,6 +123,42 @@ def require_eval_corpus() -> None:
         pytest.skip(f"shared eval corpus not found at {EVAL_CORPUS} (only present beside the project checkout)")
 
 
+#: The eval-corpus sub-folders of the quick eval (tests/test_eval_quick.py; its frozen baselines
+#: eval/baseline-quick-*.json are for exactly these) and of the MCP eval (test_server_eval.py).
+EVAL_QUICK_FOLDERS = ["httpx", "ripgrep", "runbooks"]
+
+
+@pytest.fixture(scope="session")
+def eval_quick_db(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
+    """A database of ``EVAL_QUICK_FOLDERS`` of the shared eval corpus indexed with the session's
+    MiniLM (~25 s, so once per session). Tests only read it: one that serves it through another
+    process or could write to it copies it first (``copy_db``)."""
+    require_eval_corpus()
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    db = tmp_path_factory.mktemp("eval-quick") / "index.db"
+    eng = Engine(Settings.load(EVAL_CORPUS, db, "minilm"))
+    eng._embedder = minilm
+    try:
+        for folder in EVAL_QUICK_FOLDERS:
+            report = eng.index(folder)
+            assert not report.failed, report.failed
+    finally:
+        eng.close()
+    return db
+
+
+def copy_db(db: Path, dest: Path) -> Path:
+    """Copy the closed SQLite database ``db`` (and a WAL file, if one is left) to ``dest``."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(db, dest)
+    wal = Path(str(db) + "-wal")
+    if wal.exists():
+        shutil.copyfile(wal, str(dest) + "-wal")
+    return dest
+
+
 def _minilm_installed() -> bool:
     from markdown_memory.embed.minilm import verify_minilm_files
     from markdown_memory.errors import EmbedderUnavailableError
