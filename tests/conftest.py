@@ -8,9 +8,11 @@ derived once per session, is shared through a symlink).
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -116,6 +118,49 @@ def make_engine(tmp_path: Path, minilm) -> Callable[..., "object"]:
     yield factory
     for e in engines:
         e.close()
+
+
+@dataclass
+class CliResult:
+    """What a CLI run left: exit status and the text it wrote to stdout and stderr."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli_main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
+    """``cli_main(*args, env=None, cwd=None) -> CliResult``: ``markdown_memory.cli.main(args)``
+    in this process, with ``env`` set (a value of None unsets the variable) and in ``cwd`` for the
+    run, its stdout and stderr captured. Same argv, environment, output and exit status as the
+    console script without a Python start and imports per command; tests about the process
+    itself (entry point, a closed pipe, another user, signals) still run a subprocess."""
+    from markdown_memory.cli import main
+
+    root = logging.getLogger()
+
+    def call(*args: str, env: dict[str, str | None] | None = None, cwd: Path | None = None) -> CliResult:
+        handlers, level = list(root.handlers), root.level
+        with monkeypatch.context() as patch:
+            for key, value in (env or {}).items():
+                if value is None:
+                    patch.delenv(key, raising=False)
+                else:
+                    patch.setenv(key, value)
+            if cwd is not None:
+                patch.chdir(cwd)
+            capsys.readouterr()
+            try:
+                code = main(list(args))
+            finally:
+                for handler in [h for h in root.handlers if h not in handlers]:  # main's logging.basicConfig
+                    root.removeHandler(handler)
+                root.setLevel(level)
+            out, err = capsys.readouterr()
+        return CliResult(code, out, err)
+
+    return call
 
 
 def require_eval_corpus() -> None:

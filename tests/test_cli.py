@@ -1,39 +1,29 @@
 """The CLI as a user runs it: JSON on stdout, errors as one line on stderr, exit codes.
 
-Most tests call ``markdown_memory.cli.main`` in this process (the ``run`` fixture: same argv,
-environment, stdout, stderr and exit status as the console script, without a Python start and
-imports per command); the ``*_subprocess`` tests run the real ``python -m markdown_memory.cli``
-for what only a process shows: the entry point, exit codes, stdout/stderr separation, a closed
-pipe, and command lines pasted into another directory."""
+Most tests call ``markdown_memory.cli.main`` in this process (the ``run`` fixture, on conftest's
+``cli_main``: same argv, environment, stdout, stderr and exit status as the console script,
+without a Python start and imports per command); the ``*_subprocess`` tests run the real
+``python -m markdown_memory.cli`` for what only a process shows: the entry point, exit codes,
+stdout/stderr separation, a closed pipe, and command lines pasted into another directory."""
 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 
 import pytest
 
 
-@dataclass
-class Ran:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 @pytest.fixture
-def run(capsys, monkeypatch, request):
-    """``run(*args, env_db, check=True, env_extra=None)``: ``main(args)`` with
-    ``MARKDOWN_MEMORY_DB=env_db`` (and ``env_extra``) set, its stdout and stderr captured; asserts
-    exit status 0 unless ``check`` is false. In a test that also asks for the ``minilm`` fixture,
+def run(cli_main, monkeypatch, request):
+    """``run(*args, env_db, check=True, env_extra=None)``: ``cli_main(*args)`` (conftest: main
+    in this process) with ``MARKDOWN_MEMORY_DB=env_db`` (and ``env_extra``) set; asserts exit
+    status 0 unless ``check`` is false. In a test that also asks for the ``minilm`` fixture,
     ``--embedder minilm`` gets that session model (``get_embedder`` is what Engine loads it with)
     instead of loading another."""
     from markdown_memory import embed
-    from markdown_memory.cli import main
 
     if "minilm" in request.fixturenames:
         real, model = embed.get_embedder, request.getfixturevalue("minilm")
@@ -42,25 +32,12 @@ def run(capsys, monkeypatch, request):
             return model if name == "minilm" else real(name, *args, **kwargs)
 
         monkeypatch.setattr(embed, "get_embedder", get_embedder)
-    root = logging.getLogger()
 
     def call(*args, env_db, check=True, env_extra=None):
-        handlers, level = list(root.handlers), root.level
-        with monkeypatch.context() as env:
-            env.setenv("MARKDOWN_MEMORY_DB", str(env_db))
-            for key, value in (env_extra or {}).items():
-                env.setenv(key, value)
-            capsys.readouterr()
-            try:
-                code = main(list(args))
-            finally:
-                for handler in [h for h in root.handlers if h not in handlers]:  # main's basicConfig
-                    root.removeHandler(handler)
-                root.setLevel(level)
-            out, err = capsys.readouterr()
+        out = cli_main(*args, env={"MARKDOWN_MEMORY_DB": str(env_db), **(env_extra or {})})
         if check:
-            assert code == 0, err
-        return Ran(code, out, err)
+            assert out.returncode == 0, out.stderr
+        return out
 
     return call
 
