@@ -141,6 +141,9 @@ def cli_main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     root = logging.getLogger()
 
     def call(*args: str, env: dict[str, str | None] | None = None, cwd: Path | None = None) -> CliResult:
+        # main's logging.basicConfig configures a root logger with no handler, as in a fresh
+        # process: pytest's capture handlers are set aside for the run, so log lines land on the
+        # captured stderr (where tests count them) at the level the command line asks for
         handlers, level = list(root.handlers), root.level
         with monkeypatch.context() as patch:
             for key, value in (env or {}).items():
@@ -151,11 +154,15 @@ def cli_main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
             if cwd is not None:
                 patch.chdir(cwd)
             capsys.readouterr()
+            for handler in handlers:
+                root.removeHandler(handler)
             try:
                 code = main(list(args))
             finally:
-                for handler in [h for h in root.handlers if h not in handlers]:  # main's logging.basicConfig
+                for handler in list(root.handlers):
                     root.removeHandler(handler)
+                for handler in handlers:
+                    root.addHandler(handler)
                 root.setLevel(level)
             out, err = capsys.readouterr()
         return CliResult(code, out, err)

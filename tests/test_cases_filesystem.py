@@ -144,8 +144,8 @@ def test_case_020_symlink_loops_aliases_dangling_and_outside_links(tree_020, mak
     assert (again.added, again.removed, again.updated) == (0, 0, 0)
 
 
-def test_case_020_cli_lists_links_and_finishes(tree_020, tmp_path):
-    out = cli("--embedder", "none", "--db", str(tmp_path / "i.db"), "index", str(tree_020), timeout=30)
+def test_case_020_cli_lists_links_and_finishes(tree_020, tmp_path, cli_main):
+    out = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), "index", str(tree_020))
     assert out.returncode == 0, out.stderr
     for name in ("broken.md", "outside-link", "mirror", "guide/self", "guide/up"):
         assert f"warning: {name}:" in out.stdout, name
@@ -264,7 +264,7 @@ def test_case_022_open_errors_are_reported_per_file(tmp_path, make_engine, monke
 
 
 # -- every case input in one tree ------------------------------------------------------------------
-def test_all_case_inputs_index_in_one_run(tmp_path):
+def test_all_case_inputs_index_in_one_run(tmp_path, cli_main):
     """`markdown-memory index` over a tree holding every case input (plus the built symlink,
     FIFO and unreadable trees) finishes, indexes each readable Markdown file and lists every
     refused one with its reason."""
@@ -283,11 +283,11 @@ def test_all_case_inputs_index_in_one_run(tmp_path):
     )
     db = tmp_path / "i.db"
     started = time.monotonic()
-    out = cli("--embedder", "none", "--db", str(db), "index", str(root), "--json", timeout=60)
+    out = cli_main("--embedder", "none", "--db", str(db), "index", str(root), "--json")
     assert out.returncode == 0, out.stderr
     assert time.monotonic() - started < 30
     report = json.loads(out.stdout)
-    listed = cli("--embedder", "none", "--db", str(db), "list", "--docs-dir", str(root), "--json")
+    listed = cli_main("--embedder", "none", "--db", str(db), "list", "--docs-dir", str(root), "--json")
     indexed = sorted(d["path"] for d in json.loads(listed.stdout)["documents"])
     # as root the chmod-000 files are readable, so they are indexed too
     assert indexed == expected
@@ -296,5 +296,5 @@ def test_all_case_inputs_index_in_one_run(tmp_path):
     assert "not a regular file" in refused["built-022/docs/pipe.md"]
     assert "dangling" in {w["path"]: w["message"] for w in report["warnings"]}["built-020/root/broken.md"]
     assert any(w["path"] == "latin1.md" and "UTF-8" in w["message"] for w in report["warnings"])
-    text = cli("--embedder", "none", "--db", str(db), "index", str(root), timeout=60)
+    text = cli_main("--embedder", "none", "--db", str(db), "index", str(root))
     assert "not indexed: binary.md:" in text.stdout and "not indexed: built-022/docs/pipe.md:" in text.stdout
