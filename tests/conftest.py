@@ -8,9 +8,11 @@ derived once per session, is shared through a symlink).
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -81,11 +83,20 @@ def top(answer: dict) -> tuple[str, str]:
 
 
 @pytest.fixture(scope="session")
-def minilm():
-    """The real all-MiniLM-L6-v2 int8 embedder (loaded once per test session)."""
+def minilm(tmp_path_factory: pytest.TempPathFactory):
+    """The real all-MiniLM-L6-v2 int8 embedder (loaded once per test session).
+
+    A session fixture is set up before the autouse ``_isolated_env`` of the test that first asks
+    for it, so the model cache it builds into is set here (a folder of its own, sharing the
+    session's derived graphs): not the user's cache, which every pytest run on the machine shares."""
     from markdown_memory.embed import get_embedder
 
-    return get_embedder("minilm")
+    models = link_derived(tmp_path_factory.mktemp("mm-session-models"))
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("MARKDOWN_MEMORY_MODEL_CACHE", str(models))
+        for name in ("MARKDOWN_MEMORY_INT8_COMPUTE", "MARKDOWN_MEMORY_MINILM_DIR"):
+            env.delenv(name, raising=False)
+        return get_embedder("minilm")
 
 
 @pytest.fixture
@@ -109,9 +120,95 @@ def make_engine(tmp_path: Path, minilm) -> Callable[..., "object"]:
         e.close()
 
 
+@dataclass
+class CliResult:
+    """What a CLI run left: exit status and the text it wrote to stdout and stderr."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli_main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
+    """``cli_main(*args, env=None, cwd=None) -> CliResult``: ``markdown_memory.cli.main(args)``
+    in this process, with ``env`` set (a value of None unsets the variable) and in ``cwd`` for the
+    run, its stdout and stderr captured. Same argv, environment, output and exit status as the
+    console script without a Python start and imports per command; tests about the process
+    itself (entry point, a closed pipe, another user, signals) still run a subprocess."""
+    from markdown_memory.cli import main
+
+    root = logging.getLogger()
+
+    def call(*args: str, env: dict[str, str | None] | None = None, cwd: Path | None = None) -> CliResult:
+        # main's logging.basicConfig configures a root logger with no handler, as in a fresh
+        # process: pytest's capture handlers are set aside for the run, so log lines land on the
+        # captured stderr (where tests count them) at the level the command line asks for
+        handlers, level = list(root.handlers), root.level
+        with monkeypatch.context() as patch:
+            for key, value in (env or {}).items():
+                if value is None:
+                    patch.delenv(key, raising=False)
+                else:
+                    patch.setenv(key, value)
+            if cwd is not None:
+                patch.chdir(cwd)
+            capsys.readouterr()
+            for handler in handlers:
+                root.removeHandler(handler)
+            try:
+                code = main(list(args))
+            finally:
+                for handler in list(root.handlers):
+                    root.removeHandler(handler)
+                for handler in handlers:
+                    root.addHandler(handler)
+                root.setLevel(level)
+            out, err = capsys.readouterr()
+        return CliResult(code, out, err)
+
+    return call
+
+
 def require_eval_corpus() -> None:
     if not EVAL_CORPUS.is_dir() or not EVAL_QUERIES.is_file():
         pytest.skip(f"shared eval corpus not found at {EVAL_CORPUS} (only present beside the project checkout)")
+
+
+#: The eval-corpus sub-folders of the quick eval (tests/test_eval_quick.py; its frozen baselines
+#: eval/baseline-quick-*.json are for exactly these) and of the MCP eval (test_server_eval.py).
+EVAL_QUICK_FOLDERS = ["httpx", "ripgrep", "runbooks"]
+
+
+@pytest.fixture(scope="session")
+def eval_quick_db(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
+    """A database of ``EVAL_QUICK_FOLDERS`` of the shared eval corpus indexed with the session's
+    MiniLM (~25 s, so once per session). Tests only read it: one that serves it through another
+    process or could write to it copies it first (``copy_db``)."""
+    require_eval_corpus()
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    db = tmp_path_factory.mktemp("eval-quick") / "index.db"
+    eng = Engine(Settings.load(EVAL_CORPUS, db, "minilm"))
+    eng._embedder = minilm
+    try:
+        for folder in EVAL_QUICK_FOLDERS:
+            report = eng.index(folder)
+            assert not report.failed, report.failed
+    finally:
+        eng.close()
+    return db
+
+
+def copy_db(db: Path, dest: Path) -> Path:
+    """Copy the closed SQLite database ``db`` (and a WAL file, if one is left) to ``dest``."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(db, dest)
+    wal = Path(str(db) + "-wal")
+    if wal.exists():
+        shutil.copyfile(wal, str(dest) + "-wal")
+    return dest
 
 
 def _minilm_installed() -> bool:

@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -143,8 +144,8 @@ def test_case_020_symlink_loops_aliases_dangling_and_outside_links(tree_020, mak
     assert (again.added, again.removed, again.updated) == (0, 0, 0)
 
 
-def test_case_020_cli_lists_links_and_finishes(tree_020, tmp_path):
-    out = cli("--embedder", "none", "--db", str(tmp_path / "i.db"), "index", str(tree_020), timeout=30)
+def test_case_020_cli_lists_links_and_finishes(tree_020, tmp_path, cli_main):
+    out = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), "index", str(tree_020))
     assert out.returncode == 0, out.stderr
     for name in ("broken.md", "outside-link", "mirror", "guide/self", "guide/up"):
         assert f"warning: {name}:" in out.stdout, name
@@ -168,19 +169,27 @@ needs_setpriv = pytest.mark.skipif(
 
 
 @pytest.fixture
-def tree_022(tmp_path):
-    tmp_path.chmod(0o755)
-    subprocess.run(["bash", str(CASES / "022-unreadable-and-special-files" / "setup.sh"), str(tmp_path / "t")],
-                   check=True, capture_output=True)
-    (tmp_path / "t").chmod(0o755)
-    db_dir = tmp_path / "db"
-    db_dir.mkdir()
-    db_dir.chmod(0o777)
-    # pytest's base temp dirs are private to root: let nobody reach ours
-    for parent in tmp_path.parents:
-        if str(parent).startswith(str(Path(tmp_path).anchor) + "tmp") and parent != Path("/tmp"):
-            parent.chmod(parent.stat().st_mode | 0o005)
-    return tmp_path / "t" / "docs", db_dir / "index.db"
+def tree_022():
+    """The case-022 tree and a database folder that ``nobody`` can reach, in a temp folder of
+    this test's own: not under pytest's base temp root, which is private to root (0700) and which
+    any other pytest run started on the machine resets to 0700 (opening it up made this test fail
+    whenever another run started meanwhile)."""
+    base = Path(tempfile.mkdtemp(prefix="mm-test-022-"))
+    try:
+        base.chmod(0o755)
+        blocked = [str(p) for p in base.parents if not p.stat().st_mode & 0o001]
+        if blocked:
+            pytest.skip(f"the unprivileged user cannot reach the temp folder {base} (no search permission on "
+                        f"{blocked[0]}); set TMPDIR to a world-searchable folder")
+        subprocess.run(["bash", str(CASES / "022-unreadable-and-special-files" / "setup.sh"), str(base / "t")],
+                       check=True, capture_output=True)
+        (base / "t").chmod(0o755)
+        db_dir = base / "db"
+        db_dir.mkdir()
+        db_dir.chmod(0o777)
+        yield base / "t" / "docs", db_dir / "index.db"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)  # root removes the chmod-000 entries too
 
 
 def _search_as_nobody(docs: Path, db: Path, query: str) -> dict:
@@ -255,7 +264,7 @@ def test_case_022_open_errors_are_reported_per_file(tmp_path, make_engine, monke
 
 
 # -- every case input in one tree ------------------------------------------------------------------
-def test_all_case_inputs_index_in_one_run(tmp_path):
+def test_all_case_inputs_index_in_one_run(tmp_path, cli_main):
     """`markdown-memory index` over a tree holding every case input (plus the built symlink,
     FIFO and unreadable trees) finishes, indexes each readable Markdown file and lists every
     refused one with its reason."""
@@ -274,11 +283,11 @@ def test_all_case_inputs_index_in_one_run(tmp_path):
     )
     db = tmp_path / "i.db"
     started = time.monotonic()
-    out = cli("--embedder", "none", "--db", str(db), "index", str(root), "--json", timeout=60)
+    out = cli_main("--embedder", "none", "--db", str(db), "index", str(root), "--json")
     assert out.returncode == 0, out.stderr
     assert time.monotonic() - started < 30
     report = json.loads(out.stdout)
-    listed = cli("--embedder", "none", "--db", str(db), "list", "--docs-dir", str(root), "--json")
+    listed = cli_main("--embedder", "none", "--db", str(db), "list", "--docs-dir", str(root), "--json")
     indexed = sorted(d["path"] for d in json.loads(listed.stdout)["documents"])
     # as root the chmod-000 files are readable, so they are indexed too
     assert indexed == expected
@@ -287,5 +296,5 @@ def test_all_case_inputs_index_in_one_run(tmp_path):
     assert "not a regular file" in refused["built-022/docs/pipe.md"]
     assert "dangling" in {w["path"]: w["message"] for w in report["warnings"]}["built-020/root/broken.md"]
     assert any(w["path"] == "latin1.md" and "UTF-8" in w["message"] for w in report["warnings"])
-    text = cli("--embedder", "none", "--db", str(db), "index", str(root), timeout=60)
+    text = cli_main("--embedder", "none", "--db", str(db), "index", str(root))
     assert "not indexed: binary.md:" in text.stdout and "not indexed: built-022/docs/pipe.md:" in text.stdout

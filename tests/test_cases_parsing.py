@@ -173,17 +173,11 @@ def test_case_007_unclosed_fence_is_repaired_and_reported(case_engine):
     assert report.added == 2 and not report.failed
 
 
-def test_case_007_unclosed_fence_warning_in_cli_summary(tmp_path):
-    import subprocess
-    import sys
-
+def test_case_007_unclosed_fence_warning_in_cli_summary(tmp_path, cli_main):
     root = tmp_path / "docs"
     root.mkdir()
     shutil.copyfile(CASES / "007-unclosed-fence" / "unclosed.md", root / "unclosed.md")
-    out = subprocess.run(
-        [sys.executable, "-m", "markdown_memory.cli", "--embedder", "none", "--db", str(tmp_path / "i.db"),
-         "index", str(root)], capture_output=True, text=True, timeout=60,
-    )
+    out = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), "index", str(root))
     assert out.returncode == 0, out.stderr
     assert "unclosed.md" in out.stdout and "line 5" in out.stdout
 

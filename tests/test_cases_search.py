@@ -132,19 +132,21 @@ def test_case_017_empty_and_huge_queries(engines_017):
     assert isinstance(engines_017["minilm"].search(pasted_log)["results"], list)
 
 
-def test_case_017_cli_search_with_hostile_queries(tmp_path):
+def test_case_017_cli_search_with_hostile_queries(tmp_path, cli_main):
+    """Each hostile query through the command line (in this process: conftest's ``cli_main``;
+    an uncaught error would raise here instead of printing a traceback)."""
     root = copy_case("017-fts5-query-syntax", tmp_path / "docs", "input.md")
     db = str(tmp_path / "i.db")
-    assert cli("--embedder", "none", "--db", db, "index", str(root)).returncode == 0
+    assert cli_main("--embedder", "none", "--db", db, "index", str(root)).returncode == 0
     for query, expected in QUERIES_017:
-        out = cli("--embedder", "none", "--db", db, "search", "--docs-dir", str(root), "--no-refresh", "--json",
-                  "--", query)
+        out = cli_main("--embedder", "none", "--db", db, "search", "--docs-dir", str(root), "--no-refresh", "--json",
+                       "--", query)
         assert out.returncode == 0, (query, out.stderr)
         assert "Traceback" not in out.stderr and "OperationalError" not in out.stderr
         answer = json.loads(out.stdout)
         if expected != "-":
             assert answer["results"][0]["heading_path"] == expected, query
-    out = cli("--embedder", "none", "--db", db, "search", "--docs-dir", str(root), "--no-refresh", "   ")
+    out = cli_main("--embedder", "none", "--db", db, "search", "--docs-dir", str(root), "--no-refresh", "   ")
     assert out.returncode == 2 and "empty" in out.stderr and "Traceback" not in out.stderr
 
 

@@ -1,24 +1,57 @@
-"""The CLI as a user runs it: a subprocess, JSON on stdout, errors as one line on stderr."""
+"""The CLI as a user runs it: JSON on stdout, errors as one line on stderr, exit codes.
+
+Most tests call ``markdown_memory.cli.main`` in this process (the ``run`` fixture, on conftest's
+``cli_main``: same argv, environment, stdout, stderr and exit status as the console script,
+without a Python start and imports per command); the ``*_subprocess`` tests run the real
+``python -m markdown_memory.cli`` for what only a process shows: the entry point, exit codes,
+stdout/stderr separation, a closed pipe, and command lines pasted into another directory."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
+import pytest
 
-def run(*args, env_db, check=True, env_extra=None):
-    import os
 
-    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(env_db), **(env_extra or {}))
+@pytest.fixture
+def run(cli_main, monkeypatch, request):
+    """``run(*args, env_db, check=True, env_extra=None)``: ``cli_main(*args)`` (conftest: main
+    in this process) with ``MARKDOWN_MEMORY_DB=env_db`` (and ``env_extra``) set; asserts exit
+    status 0 unless ``check`` is false. In a test that also asks for the ``minilm`` fixture,
+    ``--embedder minilm`` gets that session model (``get_embedder`` is what Engine loads it with)
+    instead of loading another."""
+    from markdown_memory import embed
+
+    if "minilm" in request.fixturenames:
+        real, model = embed.get_embedder, request.getfixturevalue("minilm")
+
+        def get_embedder(name, *args, **kwargs):
+            return model if name == "minilm" else real(name, *args, **kwargs)
+
+        monkeypatch.setattr(embed, "get_embedder", get_embedder)
+
+    def call(*args, env_db, check=True, env_extra=None):
+        out = cli_main(*args, env={"MARKDOWN_MEMORY_DB": str(env_db), **(env_extra or {})})
+        if check:
+            assert out.returncode == 0, out.stderr
+        return out
+
+    return call
+
+
+def subprocess_run(*args, env_db, check=True):
+    """``python -m markdown_memory.cli *args`` with ``MARKDOWN_MEMORY_DB=env_db``."""
     proc = subprocess.run([sys.executable, "-m", "markdown_memory.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+                          env=dict(os.environ, MARKDOWN_MEMORY_DB=str(env_db)), timeout=300)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
 
 
-def test_index_then_search_json(docs_root, tmp_path):
+def test_index_then_search_json(docs_root, tmp_path, run, minilm):
     db = tmp_path / "cli.db"
     out = run("--embedder", "minilm", "index", str(docs_root), "--json", env_db=db)
     report = json.loads(out.stdout)
@@ -30,14 +63,14 @@ def test_index_then_search_json(docs_root, tmp_path):
     assert answer["index_status"]["documents"] == 5
 
 
-def test_search_indexes_first_and_reads_like_a_person(docs_root, tmp_path):
+def test_search_indexes_first_and_reads_like_a_person(docs_root, tmp_path, run):
     db = tmp_path / "fresh.db"
     out = run("--embedder", "none", "search", "--docs-dir", str(docs_root), "--", "--dry-run", env_db=db)
     assert out.stdout.startswith("1. cli.md:")
     assert "keyword-only" in out.stdout
 
 
-def test_outline_read_and_errors(docs_root, tmp_path):
+def test_outline_read_and_errors(docs_root, tmp_path, run):
     db = tmp_path / "o.db"
     run("--embedder", "none", "index", str(docs_root), env_db=db)
     out = run("outline", "install.md", "--docs-dir", str(docs_root), "--json", "--embedder", "none", env_db=db,
@@ -55,15 +88,49 @@ def test_outline_read_and_errors(docs_root, tmp_path):
     assert "Traceback" not in bad.stderr
 
 
-def test_version_and_missing_docs_root(tmp_path):
-    out = run("--version", env_db=tmp_path / "v.db")
+def test_version_and_missing_docs_root_subprocess(tmp_path):
+    out = subprocess_run("--version", env_db=tmp_path / "v.db")
     assert out.stdout.startswith("markdown-memory ")
-    bad = run("search", "x", "--docs-dir", str(tmp_path / "nope"), env_db=tmp_path / "v.db", check=False)
+    bad = subprocess_run("search", "x", "--docs-dir", str(tmp_path / "nope"), env_db=tmp_path / "v.db", check=False)
     assert bad.returncode == 2 and "does not exist" in bad.stderr
+    assert bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
+
+
+def test_json_error_is_one_object_on_stdout_and_one_line_on_stderr_subprocess(docs_root, tmp_path):
+    db = tmp_path / "sep.db"
+    subprocess_run("--embedder", "none", "index", str(docs_root), "--json", env_db=db)
+    bad = subprocess_run("--embedder", "none", "read", "install.md", "Solaris", "--docs-dir", str(docs_root),
+                         "--json", env_db=db, check=False)
+    assert bad.returncode == 2
+    assert json.loads(bad.stdout) == {"error": {"message": "no section 'Solaris' in install.md",
+                                                "type": "section_not_found", "candidates": [], "ambiguous": False}}
+    assert bad.stderr == "markdown-memory: error: no section 'Solaris' in install.md\n"
+    ok = subprocess_run("--embedder", "none", "read", "install.md", "Windows", "--docs-dir", str(docs_root), env_db=db)
+    assert "MSI installer" in ok.stdout and ok.stderr == ""
+
+
+def test_a_reader_that_goes_away_is_not_an_error_subprocess(tmp_path):
+    """`markdown-memory read ... | head -1`: the pipe closes while the CLI still writes a section
+    larger than the pipe's buffer; the CLI exits 0 without a traceback."""
+    root = tmp_path / "big"
+    root.mkdir()
+    body = "\n".join(f"line {i} of a long section, long enough to fill a pipe's buffer" for i in range(8000))
+    (root / "big.md").write_text(f"# Big\n\n## Body\n\n{body}\n")
+    db = tmp_path / "big.db"
+    subprocess_run("--embedder", "none", "index", str(root), env_db=db)
+    proc = subprocess.Popen([sys.executable, "-m", "markdown_memory.cli", "--embedder", "none", "read", "big.md",
+                             "Body", "--docs-dir", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, MARKDOWN_MEMORY_DB=str(db)))
+    assert proc.stdout.readline() == b"## Body\n"
+    proc.stdout.close()  # like `head -1` exiting
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
 
 
 
-def test_ambiguous_heading_lists_candidates_on_stderr(tmp_path):
+def test_ambiguous_heading_lists_candidates_on_stderr(tmp_path, run):
     root = tmp_path / "amb"
     root.mkdir()
     (root / "a.md").write_text("# A\n\n## Setup\n\nx\n\n# B\n\n## Setup\n\ny\n")
@@ -75,7 +142,7 @@ def test_ambiguous_heading_lists_candidates_on_stderr(tmp_path):
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
-def test_out_of_range_numbers_are_usage_errors(docs_root, tmp_path):
+def test_out_of_range_numbers_are_usage_errors(docs_root, tmp_path, run):
     for flag, value in (("--top-k", "0"), ("--max-tokens", "10")):
         bad = run("--embedder", "none", "search", "x", "--docs-dir", str(docs_root), flag, value,
                   env_db=tmp_path / "r.db", check=False)
@@ -90,8 +157,6 @@ def test_out_of_range_numbers_are_usage_errors(docs_root, tmp_path):
 def _package_parent() -> str:
     """The folder holding the markdown_memory under test, for subprocesses run in another
     working directory (a relative PYTHONPATH would no longer find it)."""
-    import os
-
     import markdown_memory
 
     return os.pathsep.join([os.path.dirname(os.path.dirname(markdown_memory.__file__)),
@@ -101,7 +166,6 @@ def _package_parent() -> str:
 def _pasted(command: str, cwd, xdg):
     """Run a command line the CLI printed, as a user pastes it: in another directory, with no
     MARKDOWN_MEMORY_* variables set (the printed line must carry the docs root and the index)."""
-    import os
     import shlex
 
     argv = shlex.split(command)
@@ -120,13 +184,11 @@ def _hint_commands(text: str) -> list[str]:
     return [m.group(1) for m in re.finditer(r"^   … \([^:]*: (markdown-memory .*)\)$", text, re.M)]
 
 
-def test_read_hint_can_be_pasted_into_a_shell(tmp_path):
+def test_read_hint_can_be_pasted_into_a_shell_subprocess(tmp_path):
     """Regression (tester): the "N more lines" hint printed ``markdown-memory read FILE HEADING``
     without the docs root or the index the search used, so pasted anywhere else it failed (or
     built a second index). It now carries --docs-dir (absolute), --db and --embedder when they
     were given, shell-quoted."""
-    import os
-
     root = tmp_path / "hint"
     root.mkdir()
     body = "\n".join(f"line {i} of the guide" for i in range(30))
@@ -152,11 +214,11 @@ def test_read_hint_can_be_pasted_into_a_shell(tmp_path):
 
     # MARKDOWN_MEMORY_DB counts as an explicit index too
     db = tmp_path / "env.db"
-    text = run("--embedder", "none", "search", "guide line", "--docs-dir", str(root), env_db=db).stdout
+    text = subprocess_run("--embedder", "none", "search", "guide line", "--docs-dir", str(root), env_db=db).stdout
     assert f"--db {db}" in _hint_commands(text)[0]
 
 
-def test_pointer_hits_show_a_read_hint_too(tmp_path):
+def test_pointer_hits_show_a_read_hint_too(tmp_path, run):
     """Regression (tester): a hit past the token budget (content None, only a preview) showed
     no way to read it; it now gets the same pasteable read command."""
     root = tmp_path / "ptr"
@@ -179,7 +241,7 @@ def test_pointer_hits_show_a_read_hint_too(tmp_path):
     assert f"end of {pointers[0]['file_path'].removesuffix('.md')}" in again.stdout
 
 
-def test_index_refuses_two_different_docs_roots(docs_root, tmp_path):
+def test_index_refuses_two_different_docs_roots(docs_root, tmp_path, run):
     """Regression (tester): ``index edge --docs-dir corpus`` silently indexed ``edge``."""
     other = tmp_path / "other"
     other.mkdir()
@@ -197,7 +259,7 @@ def test_index_refuses_two_different_docs_roots(docs_root, tmp_path):
     assert json.loads(same.stdout)["added"] == 5
 
 
-def test_list_says_when_the_folder_does_not_exist(docs_root, tmp_path):
+def test_list_says_when_the_folder_does_not_exist(docs_root, tmp_path, run):
     """Regression (tester): ``list nope`` printed an empty list and nothing else."""
     db = tmp_path / "ls.db"
     run("--embedder", "none", "index", str(docs_root), env_db=db)
@@ -214,14 +276,12 @@ def test_list_says_when_the_folder_does_not_exist(docs_root, tmp_path):
     assert answer["total"] == 5 and answer["message"] is None
 
 
-def test_index_accepts_docs_dir_like_every_other_command(docs_root, tmp_path):
-    import json as _json
-
+def test_index_accepts_docs_dir_like_every_other_command(docs_root, tmp_path, run):
     out = run("--embedder", "none", "index", "--docs-dir", str(docs_root), "--json", env_db=tmp_path / "i.db")
-    assert _json.loads(out.stdout)["added"] == 5
+    assert json.loads(out.stdout)["added"] == 5
 
 
-def test_status_reads_like_a_report(docs_root, tmp_path):
+def test_status_reads_like_a_report(docs_root, tmp_path, run):
     db = tmp_path / "s.db"
     (docs_root / "bad.md").write_bytes(b"\x00\x01binary")
     run("--embedder", "none", "index", str(docs_root), env_db=db)
@@ -232,7 +292,7 @@ def test_status_reads_like_a_report(docs_root, tmp_path):
     assert not out.lstrip().startswith("{")
 
 
-def test_json_errors_are_one_object_on_stdout(tmp_path):
+def test_json_errors_are_one_object_on_stdout(tmp_path, run):
     root = tmp_path / "err"
     root.mkdir()
     (root / "install.md").write_text("# Install\n\n## Linux\n\napt\n\n## Windows\n\nmsi\n")
@@ -268,7 +328,7 @@ def test_json_errors_are_one_object_on_stdout(tmp_path):
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
-def test_list_pages_and_says_what_it_left_out(tmp_path):
+def test_list_pages_and_says_what_it_left_out(tmp_path, run):
     root = tmp_path / "many"
     root.mkdir()
     for i in range(203):
@@ -297,12 +357,13 @@ def test_list_pages_and_says_what_it_left_out(tmp_path):
     assert bad.returncode == 2 and "--offset" in bad.stderr
 
 
-def test_search_says_when_another_process_is_indexing(docs_root, tmp_path):
+def test_search_says_when_another_process_is_indexing(docs_root, tmp_path, run, monkeypatch):
     import filelock
 
     db = tmp_path / "busy.db"
     run("--embedder", "none", "index", str(docs_root), env_db=db)
     query = ("--embedder", "none", "search", "which port must be free", "--docs-dir", str(docs_root))
+    monkeypatch.setattr("markdown_memory.cli.BUSY_WAIT_SECONDS", 0.3)  # how long search polls the lock first
     # another index run holds the writer lock for the whole time these searches run
     with filelock.FileLock(str(db) + ".lock"):
         answer = json.loads(run(*query, "--json", env_db=db).stdout)
@@ -319,7 +380,7 @@ def test_search_says_when_another_process_is_indexing(docs_root, tmp_path):
     assert "another index run" not in (answer["message"] or "")
 
 
-def test_bad_log_level_is_refused_in_one_line(docs_root, tmp_path):
+def test_bad_log_level_is_refused_in_one_line(docs_root, tmp_path, run):
     db = tmp_path / "log.db"
     status = ("status", "--docs-dir", str(docs_root))
     bad = run("--embedder", "none", "--log-level", "bogus", *status, env_db=db, check=False)
@@ -332,7 +393,7 @@ def test_bad_log_level_is_refused_in_one_line(docs_root, tmp_path):
     assert "indexed" in ok.stdout
 
 
-def test_search_without_refresh_marks_hits_from_edited_files_stale(docs_root, tmp_path):
+def test_search_without_refresh_marks_hits_from_edited_files_stale(docs_root, tmp_path, run):
     """A hit from a file edited after indexing must never pass for current: with --no-refresh
     the CLI answers from the index as it stands, so it flags the hit and says how to refresh."""
     db = tmp_path / "stale.db"
@@ -351,7 +412,7 @@ def test_search_without_refresh_marks_hits_from_edited_files_stale(docs_root, tm
     assert "stale" not in fresh["results"][0] and fresh["results"][0]["start_line"] == hit["start_line"] + 4
 
 
-def test_section_not_found_names_the_document(docs_root, tmp_path):
+def test_section_not_found_names_the_document(docs_root, tmp_path, run):
     db = tmp_path / "nf.db"
     out = run("--embedder", "none", "read", "cli.md", "Nope", "--docs-dir", str(docs_root), env_db=db, check=False)
     assert out.returncode == 2 and "no section 'Nope' in cli.md" in out.stderr

@@ -1,5 +1,9 @@
 """The int8-arithmetic MiniLM graph (embed/int8.py): built once, verified, cached, switchable,
-and close enough to the shipped graph that it ranks the same (real model, no mocks)."""
+and close enough to the shipped graph that it ranks the same (real model, no mocks).
+
+Building the graph takes ~2-3 s, so only the tests about building build one; tests about a
+graph already in the cache start from a copy of the one the session's ``minilm`` was derived
+with (``prebuilt``), and tests that only embed use that loaded model (``shared``)."""
 
 from __future__ import annotations
 
@@ -7,13 +11,14 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import requires_minilm
+from conftest import DERIVED_MODELS, requires_minilm
 
 from markdown_memory.embed import int8, minilm
 from markdown_memory.embed.download import models_root
@@ -40,8 +45,35 @@ def _private_derived_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("MARKDOWN_MEMORY_MODEL_CACHE", str(tmp_path / "models"))
 
 
-def test_default_is_int8_and_close_to_shipped_graph():
-    fast = minilm.load_minilm(threads=1)
+@pytest.fixture
+def shared(request):
+    """The session's loaded MiniLM (the ``minilm`` fixture; that name is the module here): what
+    ``get_embedder("minilm")`` loads by default, the int8 graph."""
+    emb = request.getfixturevalue("minilm")
+    assert emb.arithmetic == "int8"
+    return emb
+
+
+@pytest.fixture
+def prebuilt(shared):
+    """``prebuilt()`` puts a copy of the int8 graph ``shared`` runs, with its side file (not its
+    stat stamp), into this test's cache and returns the cache's derived folder: what a finished
+    build leaves. A copy, not a link: tests corrupt it."""
+
+    def copy() -> Path:
+        folder = models_root() / "derived"
+        folder.mkdir(parents=True, exist_ok=True)
+        made = sorted(p for p in DERIVED_MODELS.iterdir() if p.suffix in (".onnx", ".json") and not p.name.startswith("."))
+        assert [p.suffix for p in made] == [".json", ".onnx"], made
+        for path in made:
+            shutil.copyfile(path, folder / path.name)
+        return folder
+
+    return copy
+
+
+def test_default_is_int8_and_close_to_shipped_graph(shared):
+    fast = shared
     plain = minilm.load_minilm(threads=1, int8_arithmetic=False)
     assert fast.arithmetic == "int8" and plain.arithmetic == "float32"
     assert plain.weights_id == minilm.SHIPPED_WEIGHTS_ID
@@ -55,8 +87,11 @@ def test_default_is_int8_and_close_to_shipped_graph():
             assert int(np.argmax(docs @ emb.embed_query(query))) == want, (emb.arithmetic, query)
 
 
-def test_built_once_then_reused_and_verified():
+def test_built_once_quietly_then_reused_and_verified(capfd):
     first = minilm.load_minilm(threads=1)
+    assert first.arithmetic == "int8"
+    # onnxruntime.quantization's advice for image models is not passed on to our users
+    assert "pre-processing" not in capfd.readouterr().err
     files = sorted((models_root() / "derived").glob("*.onnx"))
     assert len(files) == 1
     stamp = files[0].stat().st_mtime_ns
@@ -65,7 +100,8 @@ def test_built_once_then_reused_and_verified():
     assert files[0].stat().st_mtime_ns == stamp  # not rebuilt
 
 
-def test_corrupt_derived_graph_is_rebuilt():
+def test_corrupt_derived_graph_is_rebuilt(prebuilt):
+    prebuilt()
     first = minilm.load_minilm(threads=1)
     (path,) = (models_root() / "derived").glob("*.onnx")
     data = bytearray(path.read_bytes())
@@ -106,16 +142,10 @@ def test_unwritable_cache_falls_back(tmp_path, monkeypatch, caplog):
     assert any("int8 arithmetic unavailable" in r.getMessage() for r in caplog.records)
 
 
-def test_quantization_advice_is_not_printed(capfd):
-    minilm.load_minilm(threads=1)
-    err = capfd.readouterr().err
-    assert "pre-processing" not in err
-
-
-def test_int8_vector_of_a_text_does_not_depend_on_its_batch():
+def test_int8_vector_of_a_text_does_not_depend_on_its_batch(shared):
     # regression: dynamic quantization scales activations per call, so batching texts together
     # changed each one's vector (up to 0.045 per element); every text now runs alone
-    emb = minilm.load_minilm(threads=1)
+    emb = shared
     alone = emb.embed_texts([DOCS[0]])[0]
     with_others = emb.embed_texts([DOCS[1], DOCS[0], "x", DOCS[2] * 5])[1]
     np.testing.assert_array_equal(alone, with_others)
@@ -128,19 +158,25 @@ def _docs(root):
     return root
 
 
-def _engine(root, db):
+def _engine(root, db, model=None):
+    """An Engine with the minilm preset; ``model`` (the session's int8 one) saves loading it."""
     from markdown_memory.config import Settings
     from markdown_memory.engine import Engine
 
-    return Engine(Settings.load(root, db, "minilm"))
+    engine = Engine(Settings.load(root, db, "minilm"))
+    if model is not None:
+        engine._embedder = model
+    return engine
 
 
-def test_switching_arithmetic_re_embeds_and_a_no_change_run_does_not_load_the_model(tmp_path, monkeypatch):
+def test_switching_arithmetic_re_embeds_and_a_no_change_run_does_not_load_the_model(tmp_path, monkeypatch,
+                                                                                   prebuilt, shared):
     # regression: the skip-the-model shortcut compared only the preset name, so after a switch
     # nothing was re-embedded and every search fell back to keyword-only, saying vectors were
     # "still being computed" while nothing ran
+    prebuilt()  # this machine has built the int8 graph
     root, db = _docs(tmp_path / "docs"), tmp_path / "index.db"
-    first = _engine(root, db)
+    first = _engine(root, db, shared)
     assert first.index().vectors_embedded > 0
     q8_id = first.store.vector_space()[0]
     assert ":q8-" in q8_id
@@ -162,16 +198,17 @@ def test_switching_arithmetic_re_embeds_and_a_no_change_run_does_not_load_the_mo
     plain.close()
 
     monkeypatch.delenv(int8.ENV_SWITCH)
-    back = _engine(root, db)
+    back = _engine(root, db, shared)
     report = back.index(force=True)  # regression: --force counted the old build's vectors as reused
     assert report.vectors_reused == 0 and report.vectors_embedded == passages
     assert back.store.vector_space()[0] == q8_id
     back.close()
 
 
-def test_search_over_vectors_of_another_build_says_so_and_asks_for_a_run(tmp_path, monkeypatch):
+def test_search_over_vectors_of_another_build_says_so_and_asks_for_a_run(tmp_path, monkeypatch, prebuilt, shared):
+    prebuilt()
     root, db = _docs(tmp_path / "docs"), tmp_path / "index.db"
-    first = _engine(root, db)
+    first = _engine(root, db, shared)
     first.index()
     first.close()
     monkeypatch.setenv(int8.ENV_SWITCH, "0")
@@ -186,17 +223,17 @@ def test_search_over_vectors_of_another_build_says_so_and_asks_for_a_run(tmp_pat
     plain.close()
 
 
-def test_expected_weights_id_without_loading(monkeypatch):
+def test_expected_weights_id_without_loading(monkeypatch, prebuilt, shared):
     assert minilm.expected_minilm_weights_id() is None  # nothing built yet: unknown
-    loaded = minilm.load_minilm(threads=1)
-    assert minilm.expected_minilm_weights_id() == loaded.weights_id
+    prebuilt()
+    # read from the cached graph's side file: the id of the model a load would run
+    assert minilm.expected_minilm_weights_id() == shared.weights_id
     monkeypatch.setenv(int8.ENV_SWITCH, "0")
     assert minilm.expected_minilm_weights_id() == minilm.SHIPPED_WEIGHTS_ID
 
 
-def test_derived_graph_onnxruntime_refuses_falls_back_with_the_fix(caplog):
-    minilm.load_minilm(threads=1)
-    (path,) = (models_root() / "derived").glob("*.onnx")
+def test_derived_graph_onnxruntime_refuses_falls_back_with_the_fix(caplog, prebuilt):
+    (path,) = prebuilt().glob("*.onnx")
     path.write_bytes(b"not an onnx graph at all" * 1000)
     side = path.with_suffix(".json")
     record = json.loads(side.read_text())
@@ -224,9 +261,10 @@ def test_leftovers_of_a_killed_build_are_removed_and_the_graph_is_readable_by_ot
     assert (folder / f"{stem}.onnx").stat().st_mode & 0o044 == 0o044
 
 
-def test_derived_graph_is_hashed_once_then_checked_by_its_stat_stamp(monkeypatch):
+def test_derived_graph_is_hashed_once_then_checked_by_its_stat_stamp(monkeypatch, prebuilt):
     from markdown_memory.embed import files
 
+    prebuilt()
     first = minilm.load_minilm(threads=1)
     (path,) = (models_root() / "derived").glob("*.onnx")
     hashed = []

@@ -109,7 +109,18 @@ def test_bad_requests_raise_actionable_errors(engine):
         engine.outline("/etc/hosts.md")
     with pytest.raises(SectionNotFoundError) as err:
         engine.read("install.md", "Solaris")
-    assert err.value.candidates or "nearest" in str(err.value) or "no section" in str(err.value)
+    # no heading of install.md resembles "Solaris": no candidates to offer, and the message names
+    # the section asked for and the document it was looked for in
+    assert str(err.value) == "no section 'Solaris' in install.md"
+    assert err.value.candidates == [] and err.value.ambiguous is False
+    with pytest.raises(SectionNotFoundError) as err:
+        engine.read("install.md", "Installation Guide > Solaris")
+    # a breadcrumb under a real parent: its nearest siblings come back, closest first, in the
+    # message as well as in ``candidates``
+    nearest = ["Installation Guide > Windows", "Installation Guide > macOS", "Installation Guide > Linux",
+               "Installation Guide > Uninstall", "Installation Guide"]
+    assert err.value.candidates == nearest and err.value.ambiguous is False
+    assert str(err.value) == f"no section 'Installation Guide > Solaris' in install.md; nearest: {', '.join(nearest)}"
     with pytest.raises(QueryError):
         engine.search("   ")
 
@@ -169,6 +180,30 @@ def test_folder_arguments_are_confined_and_empty_prefixes_say_so(docs_root, make
 
 
 def test_status_after_an_unfinished_first_run_says_so(docs_root, make_engine):
+    """A first run cut short (Ctrl-C in the CLI: KeyboardInterrupt between two documents) leaves
+    2 of the 5 documents indexed and no finished run: status says the run did not finish, how
+    many documents it got to, and the command that completes it."""
+    eng = make_engine(docs_root, embedder="none")
+    calls = {"n": 0}
+
+    def interrupt_after_two():
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise KeyboardInterrupt
+        return False
+
+    with pytest.raises(KeyboardInterrupt):
+        eng.index(should_stop=interrupt_after_two)
+    status = eng.status()
+    assert status["documents"] == 2 and status["last_run"] is None and status["coverage"] == "unknown"
+    assert status["message"] == ("the last index run did not finish (2 documents indexed so far); call "
+                                 "index_directory (or run `markdown-memory --embedder none index`) to complete it")
+
+
+@pytest.mark.xfail(strict=True, reason="src gap: a run stopped through should_stop (the server's shutdown) records "
+                   "last_run_at like a finished one, so status reads 'keyword-only by choice' and never says the "
+                   "first run did not finish (indexer.index_tree; status._status_message)")
+def test_status_after_a_stopped_first_run_says_it_did_not_finish(docs_root, make_engine):
     eng = make_engine(docs_root, embedder="none")
     calls = {"n": 0}
 
@@ -177,9 +212,10 @@ def test_status_after_an_unfinished_first_run_says_so(docs_root, make_engine):
         return calls["n"] > 2
 
     report = eng.index(should_stop=stop_after_two)
-    assert report.interrupted
-    message = eng.status()["message"]
-    assert "did not finish" in message or "not been indexed" not in message
+    assert report.interrupted and report.added == 2
+    status = eng.status()
+    assert status["documents"] == 2 and status["coverage"] == "unknown"  # these two hold today
+    assert status["message"].startswith("the last index run did not finish (2 documents indexed so far)")
 
 
 def test_a_parser_upgrade_reparses_unchanged_files_and_keeps_vectors(docs_root, make_engine, tmp_path):

@@ -4,9 +4,6 @@ the section, and outline line ranges that agree with read_section."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -17,14 +14,11 @@ from markdown_memory.errors import QueryError
 from markdown_memory.server_runtime import Runtime
 
 
-def _cli(*args: str, db: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(db))
-    return subprocess.run([sys.executable, "-m", "markdown_memory.cli", "--embedder", "none", *args],
-                          capture_output=True, text=True, env=env, timeout=120)
 
 
 # -- search on an index that holds no document ------------------------------------------------
-def test_search_on_a_never_indexed_root_says_so_instead_of_no_match(docs_root: Path, tmp_path: Path) -> None:
+def test_search_on_a_never_indexed_root_says_so_instead_of_no_match(docs_root: Path, tmp_path: Path,
+                                                                    cli_main) -> None:
     """Regression (tester): with --no-auto-index (MCP) or `search --no-refresh` (CLI) a search on a
     never-indexed root answered 'no confident match: nothing in the docs clearly answers this
     query', and an agent concluded the docs do not cover the topic."""
@@ -37,8 +31,8 @@ def test_search_on_a_never_indexed_root_says_so_instead_of_no_match(docs_root: P
     prefixed = runtime.search_docs("install", 5, "ops", 2000)
     assert "has not been indexed yet" in prefixed["message"]
 
-    out = _cli("search", "--no-refresh", "install on linux", "--docs-dir", str(docs_root), "--json",
-               db=tmp_path / "cli.db")
+    out = cli_main("--embedder", "none", "search", "--no-refresh", "install on linux", "--docs-dir", str(docs_root),
+                   "--json", env={"MARKDOWN_MEMORY_DB": str(tmp_path / "cli.db")})
     answer = json.loads(out.stdout)
     assert out.returncode == 0 and answer["results"] == []
     assert "has not been indexed yet" in answer["message"] and "markdown-memory --embedder none index" in answer["message"]

@@ -1,7 +1,7 @@
 """CI-speed retrieval regression check on a subset of the shared eval set.
 
 Indexes only three sub-folders of ``../shared/eval-corpus`` (httpx, ripgrep, runbooks) with the
-real MiniLM model, runs the dev queries about them (plus the negatives) through
+real MiniLM model (the session's ``eval_quick_db``), runs the dev queries about them (plus the negatives) through
 ``Engine.search`` exactly as ``scripts/eval_retrieval.py`` does, hybrid and keyword-only, and
 compares with the frozen baselines in ``eval/``: a metric may drop by at most one query's
 worth (plus a small margin for latency-independent ties) before the test fails. Skips when the
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EVAL_CORPUS, EVAL_QUERIES, require_eval_corpus
+from conftest import EVAL_CORPUS, EVAL_QUERIES, EVAL_QUICK_FOLDERS
 
 REPO = Path(__file__).resolve().parents[1]
-FOLDERS = ["httpx", "ripgrep", "runbooks"]
+FOLDERS = EVAL_QUICK_FOLDERS
 MARGIN = 0.0
 
 
@@ -42,24 +42,8 @@ def _harness():
     return module
 
 
-@pytest.fixture(scope="module")
-def quick_db(tmp_path_factory, minilm):
-    require_eval_corpus()
-    from markdown_memory.config import Settings
-    from markdown_memory.engine import Engine
-
-    db = tmp_path_factory.mktemp("eval-quick") / "index.db"
-    eng = Engine(Settings.load(EVAL_CORPUS, db, "minilm"))
-    eng._embedder = minilm
-    for folder in FOLDERS:
-        report = eng.index(folder)
-        assert not report.failed, report.failed
-    eng.close()
-    return db
-
-
 @pytest.mark.parametrize("embedder", ["minilm", "none"])
-def test_quick_eval_does_not_regress(quick_db, minilm, embedder):
+def test_quick_eval_does_not_regress(eval_quick_db, minilm, embedder):
     from markdown_memory.config import Settings
     from markdown_memory.engine import Engine
 
@@ -68,7 +52,7 @@ def test_quick_eval_does_not_regress(quick_db, minilm, embedder):
     baseline = json.loads(baseline_file.read_text())
     queries = harness.load_queries(EVAL_QUERIES, folders=FOLDERS)
     assert len(queries) == baseline["summary"]["all_queries"]["n"], "the dev query file changed; refreeze the baseline"
-    eng = Engine(Settings.load(EVAL_CORPUS, quick_db, embedder))
+    eng = Engine(Settings.load(EVAL_CORPUS, eval_quick_db, embedder))
     if embedder == "minilm":
         eng._embedder = minilm
     try:

@@ -11,7 +11,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -30,17 +29,16 @@ def _project(path: Path, word: str) -> Path:
     return path
 
 
-def _cli(*args: str, cwd: Path, db: Path) -> subprocess.CompletedProcess:
-    """Run the CLI in ``cwd`` (its default docs root) with the package under test importable
-    from there (a relative PYTHONPATH such as ``src`` would not be)."""
-    import markdown_memory
+@pytest.fixture
+def cli(cli_main):
+    """``cli(*args, cwd, db)``: the CLI (``--embedder none``, in this process: conftest's
+    ``cli_main``) in ``cwd``, its default docs root, with ``MARKDOWN_MEMORY_DB=db``."""
 
-    package_dir = str(Path(markdown_memory.__file__).resolve().parents[1])
-    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(db),
-               PYTHONPATH=os.pathsep.join(filter(None, [package_dir, os.environ.get("PYTHONPATH")])))
-    env.pop("MARKDOWN_MEMORY_DOCS_DIR", None)
-    return subprocess.run([sys.executable, "-m", "markdown_memory.cli", "--embedder", "none", *args],
-                          capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+    def call(*args: str, cwd: Path, db: Path):
+        return cli_main("--embedder", "none", *args, cwd=cwd,
+                        env={"MARKDOWN_MEMORY_DB": str(db), "MARKDOWN_MEMORY_DOCS_DIR": None})
+
+    return call
 
 
 def _engine(root: Path, db: Path) -> Engine:
@@ -55,13 +53,13 @@ def _documents(db: Path) -> list[str]:
         conn.close()
 
 
-def test_cli_refuses_a_database_built_for_another_root_and_keeps_its_index(tmp_path: Path) -> None:
+def test_cli_refuses_a_database_built_for_another_root_and_keeps_its_index(tmp_path: Path, cli) -> None:
     first = _project(tmp_path / "first", "wombat")
     other = _project(tmp_path / "other", "koala")
     db = tmp_path / "shared.db"
-    assert _cli("index", str(first), cwd=tmp_path, db=db).returncode == 0
+    assert cli("index", str(first), cwd=tmp_path, db=db).returncode == 0
 
-    read = _cli("read", "x.md", "X", cwd=other, db=db)  # the docs root is the working directory
+    read = cli("read", "x.md", "X", cwd=other, db=db)  # the docs root is the working directory
     assert read.returncode == 2 and "Traceback" not in read.stderr
     message = read.stderr
     assert message.startswith("markdown-memory: error: ") and message.count("\n") == 1
@@ -70,14 +68,14 @@ def test_cli_refuses_a_database_built_for_another_root_and_keeps_its_index(tmp_p
     assert f"delete '{db}'" in message
     assert "no longer indexed" not in message
 
-    search = _cli("search", "--no-refresh", "wombat", "--json", cwd=other, db=db)
+    search = cli("search", "--no-refresh", "wombat", "--json", cwd=other, db=db)
     assert search.returncode == 2 and "wombat" not in search.stdout.replace(str(first), "")
     assert json.loads(search.stdout)["error"]["type"] == "root_mismatch"
-    assert _cli("index", str(other), cwd=tmp_path, db=db).returncode == 2
+    assert cli("index", str(other), cwd=tmp_path, db=db).returncode == 2
 
-    status = json.loads(_cli("status", "--json", cwd=first, db=db).stdout)
+    status = json.loads(cli("status", "--json", cwd=first, db=db).stdout)
     assert status["documents"] == 2
-    found = json.loads(_cli("search", "--no-refresh", "wombat", "--json", cwd=first, db=db).stdout)
+    found = json.loads(cli("search", "--no-refresh", "wombat", "--json", cwd=first, db=db).stdout)
     assert found["results"][0]["file_path"] == "x.md"
 
 
@@ -278,7 +276,7 @@ def _read_only(request: pytest.FixtureRequest, *paths: Path) -> None:
     request.addfinalizer(lambda: subprocess.run(["chattr", "-i", *map(str, paths)], capture_output=True))
 
 
-def _assert_read_only_error(run: subprocess.CompletedProcess, db: Path) -> None:
+def _assert_read_only_error(run, db: Path) -> None:
     assert run.returncode == 2, run.stderr
     assert "Traceback" not in run.stderr and run.stderr.count("\n") == 1
     assert run.stderr.startswith("markdown-memory: error: the index database")
@@ -286,35 +284,35 @@ def _assert_read_only_error(run: subprocess.CompletedProcess, db: Path) -> None:
     assert "writable" in run.stderr and "MARKDOWN_MEMORY_DB" in run.stderr
 
 
-def test_a_database_in_a_read_only_folder_is_a_user_error(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+def test_a_database_in_a_read_only_folder_is_a_user_error(tmp_path: Path, request: pytest.FixtureRequest, cli) -> None:
     """Regression (tester): SQLite cannot create -wal/-shm in a read-only folder; search,
     status, list and outline printed an internal error with a traceback."""
     root = _project(tmp_path / "proj", "wombat")
     db = tmp_path / "ro" / "index.db"
-    assert _cli("index", str(root), cwd=tmp_path, db=db).returncode == 0
+    assert cli("index", str(root), cwd=tmp_path, db=db).returncode == 0
     _read_only(request, db.parent)
     for args in (["search", "wombat"], ["search", "--no-refresh", "wombat"], ["status"], ["list"],
                  ["outline", "x.md"], ["index"]):
-        _assert_read_only_error(_cli(*args, cwd=root, db=db), db)
-    as_json = json.loads(_cli("status", "--json", cwd=root, db=db).stdout)
+        _assert_read_only_error(cli(*args, cwd=root, db=db), db)
+    as_json = json.loads(cli("status", "--json", cwd=root, db=db).stdout)
     assert as_json["error"]["type"] == "database_read_only"
 
 
 def test_a_read_only_database_file_refuses_writes_and_still_answers_without_them(
-        tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        tmp_path: Path, request: pytest.FixtureRequest, cli) -> None:
     """Regression (tester): a read-only index.db (and its .lock, owned by another user): plain
     `search` failed with an internal PermissionError on index.db.lock; and an index run after
     an interrupted one took the read-only database for a damaged one and moved it aside."""
     root = _project(tmp_path / "proj", "wombat")
     db = tmp_path / "data" / "index.db"
-    assert _cli("index", str(root), cwd=tmp_path, db=db).returncode == 0
+    assert cli("index", str(root), cwd=tmp_path, db=db).returncode == 0
     (root / "x.md").write_text("# X\n\nwombat changed\n")
     _read_only(request, db, Path(str(db) + ".lock"))
-    _assert_read_only_error(_cli("search", "wombat", cwd=root, db=db), db)
-    _assert_read_only_error(_cli("index", cwd=root, db=db), db)
-    found = _cli("search", "--no-refresh", "wombat", cwd=root, db=db)
+    _assert_read_only_error(cli("search", "wombat", cwd=root, db=db), db)
+    _assert_read_only_error(cli("index", cwd=root, db=db), db)
+    found = cli("search", "--no-refresh", "wombat", cwd=root, db=db)
     assert found.returncode == 0 and "x.md" in found.stdout and "stale" in found.stdout
-    assert _cli("status", cwd=root, db=db).returncode == 0
+    assert cli("status", cwd=root, db=db).returncode == 0
     assert [p.name for p in db.parent.iterdir() if "corrupt" in p.name] == []
 
 

@@ -12,15 +12,16 @@ import pytest
 from conftest import indexed_engine, top
 from markdown_memory.search.intent import ROLES, asked_roles, plays_role
 
-REMEDY = next(role for role in ROLES if role.name == "remedy")
+
+def asked(query: str) -> list[str]:
+    """Names of the roles ``asked_roles`` reads from ``query``, in its order."""
+    return [role.name for role in asked_roles(query)]
 
 
-def asks_for_remedy(query: str) -> bool:
-    return bool(REMEDY.asks.search(query))
+def played(base_path: str) -> list[str]:
+    """Names of the roles ``plays_role`` says breadcrumb ``base_path`` plays."""
+    return [role.name for role in ROLES if plays_role(role, base_path)]
 
-
-def remedy_heading(base_path: str) -> bool:
-    return plays_role(REMEDY, base_path)
 
 ALERTS = {
     "QueueBacklogGrowing": ("the message queue backlog grows faster than consumers drain it",
@@ -89,27 +90,67 @@ def test_the_intent_never_brings_in_a_remedy_section_of_another_page(engine):
     assert top(answer) == ("faq.md", 'FAQ > How can I get rid of the "config file not found" notice?')
 
 
-def test_remedy_wording_and_headings():
-    assert asks_for_remedy("How do I fix DiskPressureHigh?") and asks_for_remedy("what should we do about it")
-    assert asks_for_remedy("steps to mitigate the outage") and asks_for_remedy("workaround for the crash")
-    assert not asks_for_remedy("What does DiskPressureHigh mean?") and not asks_for_remedy("list the fixtures")
-    assert remedy_heading("Alert > Mitigation") and remedy_heading("Errors > Solution [2]")
-    assert remedy_heading("Runbook > Mitigation > Capacity planning")  # part of a remedy
-    assert remedy_heading("Guide > How to fix a stuck upload") and remedy_heading("FAQ > Possible solutions:")
-    assert not remedy_heading("Alert > Meaning") and not remedy_heading("Release 2.0 > Fixed bugs")
+@pytest.mark.parametrize("query, roles", [
+    # the question forms the ranking tests above ask, each reading as exactly one role
+    ("How do I fix DiskPressureHigh?", ["remedy"]),
+    ("DiskPressureHigh is firing, what should I do?", ["remedy"]),
+    ("how to resolve the DiskPressureHigh alert", ["remedy"]),
+    ("What happens when DiskPressureHigh fires?", ["impact"]),
+    ("how bad is DiskPressureHigh for users", ["impact"]),
+    ("How do I investigate DiskPressureHigh?", ["diagnosis"]),
+    ("how to debug DiskPressureHigh", ["diagnosis"]),
+    ("What does DiskPressureHigh mean?", ["meaning"]),
+    ('NOTICE: config file "not found" - how do I get rid of it?', ["remedy"]),
+    # other remedy wordings
+    ("what should we do about it", ["remedy"]),
+    ("steps to mitigate the outage", ["remedy"]),
+    ("workaround for the crash", ["remedy"]),
+    # words that contain or resemble a role word but ask for none
+    ("list the fixtures", []),
+    ("Is the chunk size fixed for onedrive uploads?", []),
+    ("recover a file from onedrive versions", []),
+    ("which port must be free for the server to start", []),
+])
+def test_asked_roles_reads_the_role_a_question_asks_for(query, roles):
+    assert asked(query) == roles
+
+
+@pytest.mark.parametrize("base_path, roles", [
+    # the runbook headings indexed above: each plays its own role, the page title none
+    ("DiskPressureHigh > Mitigation", ["remedy"]),
+    ("DiskPressureHigh > Impact", ["impact"]),
+    ("DiskPressureHigh > Diagnosis", ["diagnosis"]),
+    ("DiskPressureHigh > Meaning", ["meaning"]),
+    ("DiskPressureHigh", []),
+    ("Storage driver > Troubleshooting", ["remedy"]),
+    ("Storage driver > Setup", []),
+    # duplicate and part suffixes and trailing punctuation are ignored; a subsection of a
+    # remedy is part of the remedy
+    ("Errors > Solution [2]", ["remedy"]),
+    ("Errors > Solution (Part 2)", ["remedy"]),
+    ("FAQ > Possible solutions:", ["remedy"]),
+    ("Runbook > Mitigation > Capacity planning", ["remedy"]),
+    ("Guide > How to fix a stuck upload", ["remedy"]),
+    # a heading that only mentions a role word plays no role
+    ("Release 2.0 > Fixed bugs", []),
+    ('FAQ > How can I get rid of the "config file not found" notice?', []),
+    ("Guide > Overview", []),
+])
+def test_plays_role_reads_the_role_a_heading_plays(base_path, roles):
+    assert played(base_path) == roles
 
 
 def test_roles_read_from_english_and_chinese_wording():
-    names = lambda q: [r.name for r in asked_roles(q)]  # noqa: E731
-    assert names("What happens when the disk fills up?") == ["impact"]
-    assert names("etcd 数据库大小超过配额之后会产生什么影响？") == ["impact"]
-    assert names("连接失败怎么办？") == ["remedy"]
-    assert names("How do I find out why the pod restarts?") == ["diagnosis"]
-    assert names("Is the chunk size fixed?") == [] and names("recover a file from versions") == []
-    assert names("What is the default value of nearFullRatio?") == []  # a plain question asks for no role
-    meaning = next(r for r in ROLES if r.name == "meaning")
-    assert plays_role(meaning, "Alert > Meaning") and not plays_role(meaning, "Guide > Overview")
-    assert not plays_role(meaning, "git-summary(1) > DESCRIPTION") and not plays_role(meaning, "FAQ > What is a vault?")
+    assert asked("What happens when the disk fills up?") == ["impact"]
+    assert asked("etcd 数据库大小超过配额之后会产生什么影响？") == ["impact"]
+    assert asked("连接失败怎么办？") == ["remedy"]
+    assert asked("How do I find out why the pod restarts?") == ["diagnosis"]
+    assert asked("Is the chunk size fixed?") == [] and asked("recover a file from versions") == []
+    assert asked("What is the default value of nearFullRatio?") == []  # a plain question asks for no role
+    assert played("告警 > 解决方法") == ["remedy"] and played("告警 > 影响") == ["impact"]
+    assert played("Alert > Meaning") == ["meaning"] and played("Guide > Overview") == []
+    # a man page's DESCRIPTION and an FAQ's "What is ..." are generic introductions, not definitions
+    assert played("git-summary(1) > DESCRIPTION") == [] and played("FAQ > What is a vault?") == []
 
 
 def test_a_generic_overview_never_beats_the_section_that_defines_the_thing(tmp_path):

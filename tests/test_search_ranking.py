@@ -103,8 +103,11 @@ def test_unrelated_question_is_flagged_not_confident(engine, query):
 def test_identifier_no_document_contains_is_reported_absent(engine):
     answer = engine.search("how do I set WIDGET_TURBO_MODE")
     assert answer["confidence"] == "none"
-    # the look-alike environment-variable section may be listed, but never as a confident answer
-    assert "no confident match" in (answer["message"] or "")
+    # the look-alike environment-variable section may be listed, but never as a confident answer,
+    # and the message names the identifier no document mentions (only it: not the query's words)
+    message = answer["message"] or ""
+    assert message.startswith("no confident match")
+    assert message.endswith("; no document mentions 'WIDGET_TURBO_MODE'"), message
 
 
 def test_answering_queries_are_not_flagged_none(engine):

@@ -1,8 +1,8 @@
 """search_docs over MCP on the shared eval corpus answers exactly as the engine does.
 
-Indexes one sub-folder (ripgrep) of ``../shared/eval-corpus`` with the real MiniLM model (in-process,
-sharing the session model), then serves that database through the real MCP server and runs the
-dev queries about those folders through ``search_docs`` at its defaults. The first hit must be
+Serves a copy of the session's ``eval_quick_db`` (three sub-folders of ``../shared/eval-corpus``,
+ripgrep among them, indexed in-process with the session's MiniLM) through the real MCP server
+and runs the dev queries about ripgrep through ``search_docs`` at its defaults. The first hit must be
 the engine's first hit for every query (so the server reaches the top-1 rate the engine's eval
 reports), and no answer may spend more than ``max_tokens`` on section text.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EVAL_CORPUS, EVAL_QUERIES, require_eval_corpus
+from conftest import EVAL_CORPUS, EVAL_QUERIES, copy_db
 from test_server import McpClient, server_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,17 +33,15 @@ def _harness():
     return module
 
 
-def test_search_docs_matches_engine_top1_within_budget_on_eval_corpus(tmp_path: Path, minilm) -> None:
-    require_eval_corpus()
+def test_search_docs_matches_engine_top1_within_budget_on_eval_corpus(tmp_path: Path, minilm, eval_quick_db) -> None:
     from markdown_memory.config import Settings
     from markdown_memory.engine import Engine
 
     harness = _harness()
-    db = tmp_path / "index.db"
+    db = copy_db(eval_quick_db, tmp_path / "index.db")
     engine = Engine(Settings.load(EVAL_CORPUS, db, "minilm"))
     engine._embedder = minilm
-    for folder in FOLDERS:
-        assert not engine.index(folder).failed
+    assert engine.list_documents("ripgrep")["total"] > 0
     queries = harness.load_queries(EVAL_QUERIES, folders=FOLDERS)
     answerable = [q for q in queries if q["expect"]]
     assert len(answerable) >= 5
