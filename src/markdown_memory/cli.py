@@ -13,8 +13,9 @@ import logging
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, NoReturn
 
 from . import __version__
 from .config import EMBEDDER_CHOICES, Settings
@@ -29,11 +30,11 @@ class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line: it raises UsageError (rendered by ``main``
     like every other user mistake, exit 2) instead of printing the usage block and exiting."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (`{self.prog} --help` shows the usage)")
 
 
-def _bounded(low: int, high: int | None = None):
+def _bounded(low: int, high: int | None = None) -> Callable[[str], int]:
     """argparse type: an integer in [low, high] (no upper bound when ``high`` is None)."""
 
     def parse(text: str) -> int:

@@ -119,7 +119,7 @@ class Settings:
         db: str | os.PathLike[str] | None = None,
         embedder: str | None = None,
         auto_index: bool | None = None,
-    ) -> "Settings":
+    ) -> Settings:
         """Build settings from explicit values, then environment, then defaults.
 
         Raises ConfigError for a missing docs root or an unknown embedder name.

@@ -14,19 +14,20 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import filelock
 
 from . import messages
 from .config import Settings
-from .store.database import Database
 from .embed.base import Embedder
 from .embed.loader import ModelLoader
 from .errors import DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
 from .files.freshness import remember_folders, stale_paths
+from .files.walk import stat_signature
 from .index.activity import IndexActivity
 from .index.indexer import Progress, index_tree, refresh_paths
 from .models import (
@@ -42,12 +43,12 @@ from .models import (
     SearchAnswer,
     SectionText,
 )
-from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
 from .reading.resolve import normalise_request_path, resolve_document
+from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
 from .search import analyse, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusReporter
+from .store.database import Database
 from .text import count_tokens
-from .files.walk import stat_signature
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store import Store
@@ -99,7 +100,7 @@ class Engine:
 
     # -- resources ------------------------------------------------------------------------
     @property
-    def store(self) -> "Store":
+    def store(self) -> Store:
         """This thread's database connection (see ``Database.connection``)."""
         return self.database.connection()
 

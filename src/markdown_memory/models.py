@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from .text import short_cause
@@ -45,7 +45,7 @@ INDEXING_NOTE = "indexing in progress: results may be incomplete until it finish
 REPORT_LIST_LIMIT = 50
 
 
-class Freshness(str, Enum):
+class Freshness(StrEnum):
     """How an answer treats files that changed on disk since they were indexed.
 
     * ``INDEX``: run an incremental index first (walk, parse, embed), as a one-shot CLI does;

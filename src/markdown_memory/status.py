@@ -6,14 +6,14 @@ this process. Every collaborator is passed in.
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 from . import messages
-from .store.database import Database
 from .embed.loader import ModelLoader
 from .files.freshness import changed_documents
 from .index.activity import IndexActivity
 from .models import EmbedderState, FileChange, IndexCounts, IndexStatus, LastRun
+from .store.database import Database
 
 #: A stat probe of the indexed files (refresh, status) is reused for this long (seconds).
 REFRESH_TTL_SECONDS = 0.5

@@ -6,7 +6,8 @@ weights (preset name + file hashes); vectors of different ``weights_id`` are nev
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 

@@ -30,6 +30,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import EmbedderUnavailableError, ModelDownloadError, ModelNotInstalledError
 from .files import FileSpec, check_file, folder_size, remove_stamp, stamp_is_current, write_stamp
@@ -292,12 +293,12 @@ def _probe(manifest: Manifest, filename: str, endpoint: str | None) -> None:
         ) from exc
 
 
-def _tqdm_class():
+def _tqdm_class() -> type:
     """A vanilla tqdm on stderr, disabled unless stderr is a terminal."""
-    from tqdm import tqdm
+    from tqdm import tqdm  # type: ignore[import-untyped]
 
     class StderrTqdm(tqdm):
-        def __init__(self, *args, **kwargs):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.pop("name", None)
             kwargs["file"] = sys.stderr
             try:
@@ -369,9 +370,9 @@ def download_model(preset: str, *, manifest: Manifest | None = None, endpoint: s
     info = ensure_model(preset, download=True, manifest=manifest, endpoint=endpoint)
     from .gemma import GemmaEmbedder
 
-    emb = GemmaEmbedder(info, manifest or MANIFESTS[preset])
-    emb.embed_query("test")
+    gemma = GemmaEmbedder(info, manifest or MANIFESTS[preset])
+    gemma.embed_query("test")
     return (
         f"{preset}: verified (sha256) and loaded {len(info.files)} files, {info.total_bytes / 1e6:.1f} MB, "
-        f"in {info.dir}; weights {emb.weights_id}"
+        f"in {info.dir}; weights {gemma.weights_id}"
     )

@@ -16,9 +16,9 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 STAMP_NAME = ".markdown-memory-verified.json"
 _CHUNK = 1 << 20

@@ -21,7 +21,7 @@ truncated (its head, with the title, is embedded). Batches follow onnx_runtime's
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

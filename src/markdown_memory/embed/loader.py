@@ -18,7 +18,7 @@ import logging
 import os
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import EmbedderUnavailableError, ModelNotInstalledError
 from ..text import short_cause

@@ -19,9 +19,10 @@ Shapes: token arrays are int64 ``[batch, seq]``; graph outputs are float32 ``[ba
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -50,7 +51,7 @@ def default_threads() -> int:
     return max(1, min(os.cpu_count() or 1, MAX_DEFAULT_THREADS) // CALLS_IN_FLIGHT)
 
 
-def session_options(threads: int | None = None):
+def session_options(threads: int | None = None) -> Any:
     """onnxruntime SessionOptions: ``threads`` intra-op (default :func:`default_threads`), 1 inter-op,
     no spinning, sequential execution, log severity 3 (errors only)."""
     import onnxruntime as ort
@@ -66,7 +67,7 @@ def session_options(threads: int | None = None):
     return opts
 
 
-def create_session(model_path: Path, threads: int | None, what: str):
+def create_session(model_path: Path, threads: int | None, what: str) -> Any:
     """Open ``model_path`` on the CPU provider.
 
     Raises EmbedderUnavailableError naming ``what`` and the underlying error when onnxruntime
@@ -87,7 +88,7 @@ def create_session(model_path: Path, threads: int | None, what: str):
         ) from exc
 
 
-def load_tokenizer(path: Path, max_length: int, what: str):
+def load_tokenizer(path: Path, max_length: int, what: str) -> Any:
     """``tokenizers.Tokenizer`` from ``path`` with padding disabled and truncation at ``max_length``
     tokens (special tokens included). Raises EmbedderUnavailableError when the file is unreadable."""
     from tokenizers import Tokenizer
@@ -147,7 +148,7 @@ def length_sorted_batches(
 
 def embed_batched(
     texts: Sequence[str],
-    tokenizer,
+    tokenizer: Any,
     run: Callable[[TokenBatch], np.ndarray],
     dimension: int,
     batch_size: int = DEFAULT_BATCH_SIZE,

@@ -19,19 +19,19 @@ import logging
 import os
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Callable
 
 from ..embed.base import Embedder
 from ..embed.onnx_runtime import CALLS_IN_FLIGHT
-from ..markdown import parse_document
+from ..files.walk import WalkEntry, describe_os_error, walk_markdown, walk_one
+from ..markdown import ParsedDocument, parse_document
 from ..markdown.passages import embed_body, pack_runs
 from ..models import IndexReport
 from ..store import Store, StoredDocument, vector_blob
 from ..text import count_tokens
-from ..files.walk import WalkEntry, describe_os_error, walk_markdown, walk_one
 
 log = logging.getLogger("markdown_memory.indexer")
 
@@ -121,7 +121,7 @@ def read_markdown(path: Path) -> tuple[bytes, str, str | None]:
 
 def embed_key(title: str, text: str) -> str:
     """Identity of what gets embedded for a passage: sha256 of (embedding title, text)."""
-    return hashlib.sha256(f"{title}\x00{text}".encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()[:32]
 
 
 def embedding_title(doc_title: str, base_path: str, level: int) -> str:
@@ -136,7 +136,7 @@ def embedding_title(doc_title: str, base_path: str, level: int) -> str:
     return f"{doc_title} > {base_path}"
 
 
-def passage_keys(doc) -> list[str]:
+def passage_keys(doc: ParsedDocument) -> list[str]:
     """``embed_key`` of each passage of a parsed document, in order: the key of its own text, or
     for a member of a packed run (``passages.pack_runs``: adjacent small list items / table rows
     of one section) the key of the run's joined text, which all members share and embed once."""
@@ -257,7 +257,7 @@ def index_tree(
         progress("parse", total, total)
     if not report.interrupted:
         gone = [(p, v.id) for p, v in known.items() if p not in seen and not _under_failed_dir(p, walk.problems)]
-        for path, doc_id in gone:
+        for _path, doc_id in gone:
             with store.transaction():
                 store.delete_document(doc_id)
             report.removed += 1
@@ -469,8 +469,8 @@ def embed_pending(
     reused = len(reuse)
     # Pending passages per section: a section vector is computed once, when its last one lands.
     remaining: dict[int, int] = {}
-    for members in by_key.values():
-        for _, sid in members:
+    for owners in by_key.values():
+        for _, sid in owners:
             remaining[sid] = remaining.get(sid, 0) + 1
     if reuse:
         with store.transaction():

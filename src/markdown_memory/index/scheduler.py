@@ -34,7 +34,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..errors import IndexBusyError, MarkdownMemoryError
 from ..models import IndexReport

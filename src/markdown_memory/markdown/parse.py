@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..text import count_tokens
+from ..text import HTML_TAG, count_tokens
 from .frontmatter import detect_front_matter
 from .passages import RawPassage, esm_lines, extract_passages, split_window
 
@@ -131,7 +132,6 @@ def _heading_title(inline: Token) -> str:
 
 
 _HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(.*?)(?:</h\1\s*>|\Z)", re.S | re.I)
-_TAG = re.compile(r"<[^<>]*>")
 
 
 def _html_heading(block: str) -> tuple[int, str] | None:
@@ -140,7 +140,7 @@ def _html_heading(block: str) -> tuple[int, str] | None:
     m = _HTML_HEADING.match(block)
     if m is None:
         return None
-    title = " ".join(_TAG.sub(" ", m.group(2)).split())
+    title = " ".join(HTML_TAG.sub(" ", m.group(2)).split())
     return (int(m.group(1)), title) if title else None
 
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from markdown_it.token import Token
 
-_TAG = re.compile(r"<[^<>]*>")
+from ..text import HTML_TAG
+
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _SCRIPT = re.compile(r"<(script|style)\b.*?</\1\s*>", re.S | re.I)
 _JSX_TAG = re.compile(r"</?[A-Z][\w.]*(?:\s[^<>]*)?/?>")
@@ -43,7 +44,7 @@ class RawPassage:
 def _strip_html(block: str) -> str:
     text = _COMMENT.sub(" ", block)
     text = _SCRIPT.sub(" ", text)
-    text = _TAG.sub(" ", text)
+    text = HTML_TAG.sub(" ", text)
     return "\n".join(line.strip() for line in text.split("\n") if line.strip())
 
 

@@ -20,7 +20,8 @@ import io
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings

@@ -29,7 +29,7 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
     from .. import __version__
     from .server import INSTRUCTIONS, SERVER_NAME
 
-    tools: "dict[str, Tool]" = {}
+    tools: dict[str, Tool] = {}
 
     def tool(fn: Any, *, name: str, title: str, annotations: "ToolAnnotations", structured_output: bool,
              description: str) -> None:

@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 log = logging.getLogger("markdown_memory.server")
 

@@ -24,12 +24,12 @@ import unicodedata
 from pathlib import Path
 
 from ..errors import DocumentNotFoundError, PathOutsideRootError, SectionNotFoundError
-from ..markdown.parse import strip_heading_attributes
 from ..files.walk import is_markdown_name
+from ..markdown.parse import strip_heading_attributes
+from ..text import WORD
 
 _PART = re.compile(r" \(Part \d+\)$")
 _SPLIT = re.compile(r"\s*>\s*")
-_WORD = re.compile(r"[^\W_]+")
 _NUMBER = re.compile(r"\d+")
 
 
@@ -139,8 +139,8 @@ def _abbrev_match(want: str, have: str) -> bool:
         return False
     if h.startswith(w):
         return True
-    hw = _WORD.findall(h)
-    ww = _WORD.findall(w)
+    hw = WORD.findall(h)
+    ww = WORD.findall(w)
     if ww and hw:
         k = 0
         for word in hw:

@@ -10,19 +10,20 @@ subsections, as ``tokens_with_children`` does for tokens.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import QueryError, SectionNotFoundError
 from ..markdown.parse import PREAMBLE
-from .resolve import resolve_heading
 from ..text import count_tokens
+from .resolve import resolve_heading
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import DocumentListRow, SectionRecord
 
 
-def outline_nodes(rows: Sequence["SectionRecord"]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+def outline_nodes(rows: Sequence[SectionRecord]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """(preamble, headings) of one document from its sections in file order
     (``Store.sections_of``); the ``(Part n)`` pieces of a long section are one heading. A heading is ``{heading_path, title, level, start_line,
     end_line, end_line_with_children, tokens, tokens_with_children, parts?}``: ``end_line`` and
@@ -31,7 +32,7 @@ def outline_nodes(rows: Sequence["SectionRecord"]) -> tuple[dict[str, Any] | Non
     start_line, end_line, tokens}`` or None."""
     nodes: list[dict[str, Any]] = []
     by_base: dict[str, dict[str, Any]] = {}
-    preamble = None
+    preamble: dict[str, Any] | None = None
     for r in rows:
         base, htitle, level, part, start, end, tokens = (r.base_path, r.title, r.level, r.part, r.start_line,
                                                           r.end_line, r.tokens)
@@ -64,7 +65,7 @@ def outline_nodes(rows: Sequence["SectionRecord"]) -> tuple[dict[str, Any] | Non
     return preamble, nodes
 
 
-def verbatim_lines(picked: Sequence["SectionRecord"]) -> list[str]:
+def verbatim_lines(picked: Sequence[SectionRecord]) -> list[str]:
     """The file's lines from the first picked section's start to the last one's end. A
     section's text is exactly its lines; the parser trims blank lines from a section's end, so
     the gaps between consecutive sections are blank lines and are put back here (without them,
@@ -105,8 +106,8 @@ def page(lines: list[str], cursor: int, page_tokens: int, what: str) -> tuple[li
     return out, index
 
 
-def pick_sections(rows: Sequence["SectionRecord"], heading_path: str, rel: str,
-                  include_subsections: bool) -> tuple[str, list["SectionRecord"]]:
+def pick_sections(rows: Sequence[SectionRecord], heading_path: str, rel: str,
+                  include_subsections: bool) -> tuple[str, list[SectionRecord]]:
     """The breadcrumb ``heading_path`` resolves to in document ``rel`` and its rows in order
     (all ``(Part n)`` pieces of a base path; with ``include_subsections`` its descendants too).
     ``rows``: every section of the document by ordinal (``Store.sections_of``); an empty request or ``(preamble)`` picks the preamble. Raises
@@ -131,7 +132,7 @@ def pick_sections(rows: Sequence["SectionRecord"], heading_path: str, rel: str,
     return wanted, picked
 
 
-def document_entries(rows: Sequence["DocumentListRow"]) -> list[dict[str, Any]]:
+def document_entries(rows: Sequence[DocumentListRow]) -> list[dict[str, Any]]:
     """``list_documents`` entries from ``Store.document_list`` rows: path, title, sections,
     tokens, modified (ISO 8601 UTC)."""
     return [

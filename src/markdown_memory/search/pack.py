@@ -70,7 +70,7 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int) -> lis
             full = False
         if full and not related and used + extra <= max_tokens:
             used += extra
-            with_content.append((key, parent))  # type: ignore[arg-type]
+            with_content.append((key, parent))
         else:
             if not related:
                 full = False

@@ -21,11 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..text import cjk_bigrams, is_cjk
+from ..text import CJK_RUN, WORD, cjk_bigrams, is_cjk
 
 MAX_TERMS = 48
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_CJK = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 _QUOTED = re.compile(r"\"([^\"]+)\"|`([^`]+)`")
 # What makes a chunk an identifier rather than a word: snake_case, --flags, dotted or
 # namespaced names, paths, camelCase, ALL_CAPS with digits or underscores, calls ``f()``.
@@ -141,9 +139,9 @@ def proper_names(text: str) -> list[str]:
 
 def _chunk_tokens(chunk: str) -> list[str]:
     out: list[str] = []
-    for word in _WORD.findall(chunk):
+    for word in WORD.findall(chunk):
         pos = 0
-        for m in _CJK.finditer(word):
+        for m in CJK_RUN.finditer(word):
             if m.start() > pos:
                 out.append(word[pos : m.start()].lower())
             out.extend(cjk_bigrams(m.group(0)))

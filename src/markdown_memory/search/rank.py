@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..text import fts_text, is_cjk
 from ..store import KeywordMatch, SectionRow, Store, VectorCache, knn
+from ..text import WORD, fts_text, is_cjk
 from .intent import asked_roles, plays_role
 from .query import AnalysedQuery, stem_prefix
 
@@ -73,7 +74,6 @@ MIN_COVERED = 2
 MULTILINGUAL = frozenset({"embeddinggemma"})
 CJK_VECTOR_SHARE = 0.3
 
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _STRONG = re.compile(r"\w_\w|\w(?:\.|::)\w|^--?\w|[a-z][A-Z]|\w\(\)")
 #: An identifier found in more than this share of sections is too common to earn an exact-match
 #: boost (``git-extras`` in the git-extras docs, ``README``), but never less than RARE_MIN.
@@ -202,7 +202,7 @@ def absent_names(store: Store, query: AnalysedQuery) -> list[str]:
     a question about a product the docs never mention has no answer here."""
     out = []
     for name in query.names:
-        tokens = _TOKEN.findall(name.lower())
+        tokens = WORD.findall(name.lower())
         if len(tokens) < 2:
             continue
         phrase = '"' + " ".join(tokens) + '"'
@@ -237,7 +237,7 @@ def _bodyless(text: str) -> bool:
     return sum(len(ln.strip()) for ln in body) < BODYLESS_CHARS
 
 
-def release_notes(row: dict[str, Any]) -> bool:
+def release_notes(row: Mapping[str, Any]) -> bool:
     """True for a changelog entry: a changelog-named file and a version number in the breadcrumb."""
     return bool(_CHANGELOG_FILE.search(row["file_path"]) and _VERSION.search(row["heading_path"]))
 
@@ -309,13 +309,13 @@ def rank(
             exact_list.append(sid)
         if c.keyword_rank is not None:
             # The file path counts too: questions name the project or page ("git-extras", "httpx").
-            words = set(_TOKEN.findall(fts_text(f"{row['file_path']}\n{haystack}")))
+            words = set(WORD.findall(fts_text(f"{row['file_path']}\n{haystack}")))
             hit = [w for tok, w in weights.items() if _covers(tok, words)]
             c.coverage = sum(hit) / idf_mass
             c.covered = len(hit)
 
     demote_notes = not asks_about_changes(query.text)
-    for sid, c in cands.items():
+    for c in cands.values():
         if not c.row:
             continue
         score = 0.0
@@ -367,8 +367,9 @@ def _with_shared_parents(store: Store, ordered: list[Candidate]) -> list[Candida
     present = {(c.row["doc_id"], c.row["ordinal"]): c for c in ordered}
     groups: dict[tuple[int, int], list[Candidate]] = {}
     for c in top:
-        if c.row.get("parent_ordinal") is not None:
-            groups.setdefault((c.row["doc_id"], c.row["parent_ordinal"]), []).append(c)
+        parent_ordinal = c.row.get("parent_ordinal")
+        if parent_ordinal is not None:
+            groups.setdefault((c.row["doc_id"], parent_ordinal), []).append(c)
     added: list[Candidate] = []
     for (doc_id, ordinal), kids in groups.items():
         if len(kids) < 2:

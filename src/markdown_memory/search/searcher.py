@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..text import fts_text
 from ..store import PassageSpan, Store, VectorCache
+from ..text import HTML_TAG, WORD, fts_text
 from .query import AnalysedQuery
 from .rank import rank
 
 PREVIEW_CHARS = 100
-_TAG = re.compile(r"<[^<>]*>")
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 @dataclass
@@ -39,7 +36,7 @@ def _best_passage(passages: list[PassageSpan], query: AnalysedQuery, vector_pid:
     best = None
     best_score = -1.0
     for _pid, text, a, b in passages:
-        words = set(_TOKEN.findall(fts_text(text.lower())))
+        words = set(WORD.findall(fts_text(text.lower())))
         score = sum(len(t.tokens) for t in query.terms if t.matches(words))
         if score > best_score:
             best, best_score = (text, a, b), score
@@ -49,7 +46,7 @@ def _best_passage(passages: list[PassageSpan], query: AnalysedQuery, vector_pid:
 def _first_text_line(text: str) -> str:
     """The first line of a section that has words once HTML tags are removed."""
     for line in text.split("\n"):
-        plain = _TAG.sub(" ", line).strip()
+        plain = HTML_TAG.sub(" ", line).strip()
         if plain:
             return plain
     return ""

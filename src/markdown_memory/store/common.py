@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -39,7 +40,7 @@ def path_clause(path_prefix: str | None, alias: str = "d") -> tuple[str, list[An
     return f" AND ({alias}.path = ? OR {alias}.path LIKE ? ESCAPE '\\')", [prefix, like_under(prefix)]
 
 
-def delete_rowids(store: "Store", table: str, ids: Sequence[int]) -> None:
+def delete_rowids(store: Store, table: str, ids: Sequence[int]) -> None:
     """Delete the rows of ``table`` whose rowid is in ``ids`` (any length; batched)."""
     for chunk in bound_chunks(ids):
         store.conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks(len(chunk))})", list(chunk))

@@ -118,7 +118,7 @@ class Store:
             return f"full-text index: {exc}"
         return None
 
-    def transaction(self) -> "_Transaction":
+    def transaction(self) -> _Transaction:
         """``with store.transaction():`` -> BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error)."""
         return _Transaction(self.conn)
 

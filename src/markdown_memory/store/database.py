@@ -14,8 +14,8 @@ import errno
 import logging
 import os
 import threading
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Iterator
 
 import filelock
 
@@ -157,7 +157,7 @@ class Database:
         with readonly_as_user_error(self.path, OSError):
             lock.acquire(timeout=timeout)
 
-    def _hold(self, lock: filelock.FileLock, timeout: float) -> "_Held":
+    def _hold(self, lock: filelock.FileLock, timeout: float) -> _Held:
         self.acquire(lock, timeout)
         return _Held(lock)
 
@@ -179,9 +179,9 @@ class Database:
         file, not a database row, so a run that changes nothing writes nothing to the index."""
         return Path(str(self.path) + ".run")
 
-    def readonly_guard(self) -> Iterator[None]:
+    def readonly_guard(self) -> AbstractContextManager[None]:
         """Context: a read-only failure while writing becomes DatabaseReadOnlyError."""
-        return readonly_as_user_error(self.path)  # type: ignore[no-any-return]
+        return readonly_as_user_error(self.path)
 
 
 class _Held:

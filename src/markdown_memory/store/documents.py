@@ -9,8 +9,9 @@ Paths are POSIX paths relative to the docs root (``docs/guide.md``). A stat sign
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import passages, sections
 from .common import bound_chunks, delete_rowids, like_under, marks
@@ -53,7 +54,7 @@ class DocumentListRow:
 
 
 # -- reads ----------------------------------------------------------------------------------
-def documents_by_path(store: "Store", paths: list[str] | None = None) -> dict[str, StoredDocument]:
+def documents_by_path(store: Store, paths: list[str] | None = None) -> dict[str, StoredDocument]:
     """``{path: StoredDocument(id, sha256, (size, mtime_ns, ctime_ns))}`` for every indexed
     document, or only for those of ``paths`` (unknown ones are left out)."""
     sql = "SELECT path, id, sha256, size, mtime_ns, ctime_ns FROM documents"
@@ -66,12 +67,12 @@ def documents_by_path(store: "Store", paths: list[str] | None = None) -> dict[st
     return {r[0]: StoredDocument(r[1], r[2], (r[3], r[4], r[5])) for r in rows}
 
 
-def has_documents(store: "Store") -> bool:
+def has_documents(store: Store) -> bool:
     """True when at least one document is indexed."""
     return store.conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is not None
 
 
-def has_documents_under(store: "Store", prefix: str) -> bool:
+def has_documents_under(store: Store, prefix: str) -> bool:
     """True when the document ``prefix`` or one below the folder ``prefix`` is indexed
     (``prefix`` taken literally: ``%`` and ``_`` are not wildcards)."""
     row = store.conn.execute(
@@ -80,24 +81,24 @@ def has_documents_under(store: "Store", prefix: str) -> bool:
     return row is not None
 
 
-def indexed_paths(store: "Store") -> list[str]:
+def indexed_paths(store: Store) -> list[str]:
     """Every indexed document's path, sorted (by SQLite's binary collation)."""
     return [r[0] for r in store.conn.execute("SELECT path FROM documents ORDER BY path")]
 
 
-def document_id(store: "Store", path: str) -> int | None:
+def document_id(store: Store, path: str) -> int | None:
     """The id of the document ``path``, or None when it is not indexed."""
     row = store.conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
     return int(row[0]) if row else None
 
 
-def document_signature(store: "Store", path: str) -> Signature | None:
+def document_signature(store: Store, path: str) -> Signature | None:
     """``(size, mtime_ns, ctime_ns)`` the document ``path`` was indexed with, or None."""
     row = store.conn.execute("SELECT size, mtime_ns, ctime_ns FROM documents WHERE path = ?", (path,)).fetchone()
     return (row[0], row[1], row[2]) if row else None
 
 
-def document_header(store: "Store", path: str) -> DocumentHeader | None:
+def document_header(store: Store, path: str) -> DocumentHeader | None:
     """Id, path, title and front matter (parsed) of the document ``path``, or None."""
     row = store.conn.execute("SELECT id, path, title, metadata FROM documents WHERE path = ?", (path,)).fetchone()
     if row is None:
@@ -105,7 +106,7 @@ def document_header(store: "Store", path: str) -> DocumentHeader | None:
     return DocumentHeader(int(row[0]), row[1], row[2], json.loads(row[3] or "{}"))
 
 
-def document_warnings(store: "Store", path: str) -> list[str]:
+def document_warnings(store: Store, path: str) -> list[str]:
     """The warnings recorded when ``path`` was indexed (decoding, parsing); [] for none or an
     unknown path."""
     row = store.conn.execute("SELECT warnings FROM documents WHERE path = ?", (path,)).fetchone()
@@ -119,14 +120,14 @@ def _under(prefix: str | None) -> tuple[str, list[Any]]:
     return "WHERE d.path LIKE ? ESCAPE '\\'", [like_under(prefix)]
 
 
-def count_documents(store: "Store", prefix: str | None = None) -> int:
+def count_documents(store: Store, prefix: str | None = None) -> int:
     """How many documents are indexed, or how many below the folder ``prefix`` (a path
     relative to the root without the trailing ``/``; the folder itself is not a document)."""
     where, params = _under(prefix)
     return int(store.conn.execute(f"SELECT count(*) FROM documents d {where}", params).fetchone()[0])
 
 
-def document_list(store: "Store", prefix: str | None, limit: int, offset: int) -> list[DocumentListRow]:
+def document_list(store: Store, prefix: str | None, limit: int, offset: int) -> list[DocumentListRow]:
     """At most ``limit`` documents (all of them, or those below the folder ``prefix``, as
     ``count_documents`` counts them) from position ``offset`` (negative = 0), ordered by path."""
     where, params = _under(prefix)
@@ -138,18 +139,18 @@ def document_list(store: "Store", prefix: str | None, limit: int, offset: int) -
     return [DocumentListRow(*r) for r in rows]
 
 
-def document_sample(store: "Store", limit: int) -> list[tuple[str, int]]:
+def document_sample(store: Store, limit: int) -> list[tuple[str, int]]:
     """``[(path, size)]`` of the first ``limit`` documents indexed (by id)."""
     return [(r[0], r[1]) for r in store.conn.execute(f"SELECT path, size FROM documents ORDER BY id LIMIT {int(limit)}")]
 
 
 # -- writes (call inside a transaction) -----------------------------------------------------
-def touch_document(store: "Store", doc_id: int, signature: Signature) -> None:
+def touch_document(store: Store, doc_id: int, signature: Signature) -> None:
     """Record a new stat signature for an unchanged (same sha256) document."""
     store.conn.execute("UPDATE documents SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE id = ?", (*signature, doc_id))
 
 
-def delete_document(store: "Store", doc_id: int) -> None:
+def delete_document(store: Store, doc_id: int) -> None:
     """Remove a document and everything derived from it (sections, passages, keyword rows,
     vectors). Call inside a transaction."""
     section_ids = sections.section_ids_of(store, doc_id)
@@ -162,7 +163,7 @@ def delete_document(store: "Store", doc_id: int) -> None:
     store.conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
 
-def insert_document(store: "Store", record: dict[str, Any], parsed_sections: Iterable[Any],
+def insert_document(store: Store, record: dict[str, Any], parsed_sections: Iterable[Any],
                     keyed_passages: Iterable[Any]) -> int:
     """Insert a parsed document (see indexer.write_document) with its sections, their keyword
     rows and its passages. Returns the new document id. Call inside a transaction.

@@ -11,9 +11,9 @@ import errno
 import logging
 import os
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from ..errors import DatabaseReadOnlyError, MarkdownMemoryError, QueryError, QueryNotParsedError  # noqa: F401 (re-export)
 

@@ -4,7 +4,8 @@ a symbolic link skipped), with the reason shown to the user."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -18,14 +19,14 @@ class FailureRecord(NamedTuple):
     reason: str
 
 
-def record_failure(store: "Store", path: str, kind: str, reason: str, at: float) -> None:
+def record_failure(store: Store, path: str, kind: str, reason: str, at: float) -> None:
     """Record (or replace) the problem of ``path``; ``at`` in epoch seconds. Call inside a transaction."""
     store.conn.execute(
         "INSERT OR REPLACE INTO failures(path, kind, reason, at) VALUES (?, ?, ?, ?)", (path, kind, reason, at)
     )
 
 
-def clear_failures(store: "Store", paths: Iterable[str] | None = None) -> None:
+def clear_failures(store: Store, paths: Iterable[str] | None = None) -> None:
     """Forget the problems of ``paths`` (of every file when None). Call inside a transaction."""
     if paths is None:
         store.conn.execute("DELETE FROM failures")
@@ -33,23 +34,23 @@ def clear_failures(store: "Store", paths: Iterable[str] | None = None) -> None:
         store.conn.executemany("DELETE FROM failures WHERE path = ?", [(p,) for p in paths])
 
 
-def all_failures(store: "Store") -> list[FailureRecord]:
+def all_failures(store: Store) -> list[FailureRecord]:
     """Every recorded problem (in no particular order)."""
     return [FailureRecord(*r) for r in store.conn.execute("SELECT path, kind, reason FROM failures")]
 
 
-def failures(store: "Store", limit: int = 20) -> list[dict[str, str]]:
+def failures(store: Store, limit: int = 20) -> list[dict[str, str]]:
     """The first ``limit`` recorded problems by path: ``[{"path", "kind", "reason"}]``."""
     rows = store.conn.execute("SELECT path, kind, reason FROM failures ORDER BY path LIMIT ?", (limit,))
     return [{"path": r[0], "kind": r[1], "reason": r[2]} for r in rows]
 
 
-def failed_file_count(store: "Store") -> int:
+def failed_file_count(store: Store) -> int:
     """How many files failed to index (``kind`` "failed"; warnings are not counted)."""
     return int(store.conn.execute("SELECT count(*) FROM failures WHERE kind = 'failed'").fetchone()[0])
 
 
-def failure_reason(store: "Store", path: str) -> str | None:
+def failure_reason(store: Store, path: str) -> str | None:
     """Why ``path`` could not be indexed (or its warning), or None when nothing is recorded."""
     row = store.conn.execute("SELECT reason FROM failures WHERE path = ?", (path,)).fetchone()
     return row[0] if row else None

@@ -10,8 +10,9 @@ rephrases); lock and damage errors propagate unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..text import fts_text
 from .common import path_clause
@@ -42,7 +43,7 @@ def front_matter_keywords(title: str, metadata: dict[str, Any]) -> tuple[str, st
     return heading, (" " + body if body else "")
 
 
-def index_section(store: "Store", section_id: int, heading: str, body: str) -> None:
+def index_section(store: Store, section_id: int, heading: str, body: str) -> None:
     """Write the keyword row of section ``section_id`` (``heading`` and ``body`` as raw text;
     normalised here by ``fts_text``). Call inside a transaction."""
     store.conn.execute(
@@ -51,7 +52,7 @@ def index_section(store: "Store", section_id: int, heading: str, body: str) -> N
 
 
 @contextmanager
-def _match(store: "Store", expression: str) -> Iterator[None]:
+def _match(store: Store, expression: str) -> Iterator[None]:
     """Run a MATCH query; SQLite's refusal of ``expression`` becomes QueryNotParsedError."""
     try:
         yield
@@ -61,7 +62,7 @@ def _match(store: "Store", expression: str) -> Iterator[None]:
         raise
 
 
-def keyword_matches(store: "Store", expression: str, path_prefix: str | None, limit: int,
+def keyword_matches(store: Store, expression: str, path_prefix: str | None, limit: int,
                     heading_weight: float) -> list[KeywordMatch]:
     """The ``limit`` best sections for the FTS5 ``expression``, best first, by BM25 with the
     heading column weighted ``heading_weight`` times the body; only documents that are the file
@@ -76,21 +77,21 @@ def keyword_matches(store: "Store", expression: str, path_prefix: str | None, li
         return [KeywordMatch(int(r[0]), float(r[1])) for r in store.conn.execute(sql, [expression, *params, limit])]
 
 
-def match_count(store: "Store", expression: str) -> int:
+def match_count(store: Store, expression: str) -> int:
     """How many sections match the FTS5 ``expression``. Raises QueryNotParsedError."""
     with _match(store, expression):
         row = store.conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH ?", (expression,)).fetchone()
     return int(row[0])
 
 
-def has_match(store: "Store", expression: str) -> bool:
+def has_match(store: Store, expression: str) -> bool:
     """True when some section matches the FTS5 ``expression``. Raises QueryNotParsedError."""
     with _match(store, expression):
         row = store.conn.execute("SELECT 1 FROM sections_fts WHERE sections_fts MATCH ? LIMIT 1", (expression,)).fetchone()
     return row is not None
 
 
-def term_frequencies(store: "Store", terms: Iterable[str]) -> dict[str, int]:
+def term_frequencies(store: Store, terms: Iterable[str]) -> dict[str, int]:
     """``{term: number of sections holding it}`` for single index tokens (0 when none does)."""
     out: dict[str, int] = {}
     for term in terms:

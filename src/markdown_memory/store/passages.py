@@ -5,7 +5,8 @@ code blocks, table rows), with ``embed_key`` (identity of the text embedded for 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .common import marks, path_clause
 
@@ -38,7 +39,7 @@ class PendingPassage(NamedTuple):
     doc_title: str
 
 
-def insert_passages(store: "Store", doc_id: int, section_ids: Sequence[int], keyed: Iterable[Any]) -> None:
+def insert_passages(store: Store, doc_id: int, section_ids: Sequence[int], keyed: Iterable[Any]) -> None:
     """Insert ``(Passage, embed_key)`` pairs of document ``doc_id``, pending (no vector);
     ``section_ids[p.section]`` is each passage's section. Call inside a transaction."""
     rows = []
@@ -51,17 +52,17 @@ def insert_passages(store: "Store", doc_id: int, section_ids: Sequence[int], key
     )
 
 
-def passage_embed_keys(store: "Store", doc_id: int) -> list[tuple[int, str]]:
+def passage_embed_keys(store: Store, doc_id: int) -> list[tuple[int, str]]:
     """``[(passage id, embed_key)]`` of document ``doc_id``'s passages."""
     return [(r[0], r[1]) for r in store.conn.execute("SELECT id, embed_key FROM passages WHERE doc_id = ?", (doc_id,))]
 
 
-def embedded_passage_ids(store: "Store", doc_id: int) -> list[int]:
+def embedded_passage_ids(store: Store, doc_id: int) -> list[int]:
     """The ids of document ``doc_id``'s passages that have a vector."""
     return [r[0] for r in store.conn.execute("SELECT id FROM passages WHERE doc_id = ? AND has_vector = 1", (doc_id,))]
 
 
-def passages_of_sections(store: "Store", section_ids: list[int]) -> dict[int, list[PassageSpan]]:
+def passages_of_sections(store: Store, section_ids: list[int]) -> dict[int, list[PassageSpan]]:
     """``{section id: [PassageSpan]}`` in passage order, for the given sections (one query;
     a section without passages is left out)."""
     by_section: dict[int, list[PassageSpan]] = {}
@@ -76,7 +77,7 @@ def passages_of_sections(store: "Store", section_ids: list[int]) -> dict[int, li
     return by_section
 
 
-def passage_sections(store: "Store", passage_ids: list[int], path_prefix: str | None = None) -> dict[int, int]:
+def passage_sections(store: Store, passage_ids: list[int], path_prefix: str | None = None) -> dict[int, int]:
     """``{passage id: section id}`` for those of ``passage_ids`` whose document is the file or
     under the folder ``path_prefix`` (every one without a prefix); one query."""
     clause, params = path_clause(path_prefix)
@@ -88,7 +89,7 @@ def passage_sections(store: "Store", passage_ids: list[int], path_prefix: str | 
     return {r[0]: r[1] for r in rows}
 
 
-def pending_passages(store: "Store") -> list[PendingPassage]:
+def pending_passages(store: Store) -> list[PendingPassage]:
     """Every passage without a vector, ordered by section id, then passage order."""
     rows = store.conn.execute(
         "SELECT p.id, p.section_id, p.kind, p.text, p.start_line, p.end_line, p.embed_key, s.base_path, s.level, d.title "
@@ -98,6 +99,6 @@ def pending_passages(store: "Store") -> list[PendingPassage]:
     return [PendingPassage(*r) for r in rows]
 
 
-def set_embed_keys(store: "Store", pairs: Sequence[tuple[str, int]]) -> None:
+def set_embed_keys(store: Store, pairs: Sequence[tuple[str, int]]) -> None:
     """Set ``embed_key`` per ``(key, passage id)`` pair. Call inside a transaction."""
     store.conn.executemany("UPDATE passages SET embed_key = ? WHERE id = ?", pairs)

@@ -41,7 +41,7 @@ GIVEN_KEY = "docs_root_given"
 ADOPT_SAMPLE = 50
 
 
-def bind_root(store: "Store", root: Path) -> None:
+def bind_root(store: Store, root: Path) -> None:
     """Make sure ``store`` belongs to ``root``: record the root (its real path, and the path as
     given: absolute, symlinks not resolved) when the database has none yet (a new database, or
     one written before roots were recorded), when the database file lives inside ``root`` (it
@@ -76,14 +76,14 @@ def bind_root(store: "Store", root: Path) -> None:
     _record(store, recorded, real, given, adopt=False)
 
 
-def _db_inside(store: "Store", root: str) -> bool:
+def _db_inside(store: Store, root: str) -> bool:
     """True when the database file lives inside (below) the directory ``root``."""
     db = os.path.realpath(store.path)
     top = os.path.realpath(root)
     return db.startswith(top.rstrip(os.sep) + os.sep)
 
 
-def _record(store: "Store", recorded: str | None, real: str, given: str, *, adopt: bool) -> None:
+def _record(store: Store, recorded: str | None, real: str, given: str, *, adopt: bool) -> None:
     """Write ``real`` and ``given`` as the database's root (after ``_check_documents_fit`` when
     ``adopt``); in a read-only database only the checks run."""
     try:
@@ -134,7 +134,7 @@ def mismatch_message(db: str, recorded: str, root: str) -> str:
             f"per docs root); {FIXES}, or {_delete_hint(db, root)}")
 
 
-def _check_documents_fit(store: "Store", real: str, recorded: str | None) -> None:
+def _check_documents_fit(store: Store, real: str, recorded: str | None) -> None:
     """Before a database is adopted by ``real`` (it records no root, or its ``recorded`` root no
     longer exists): refuse it unless most of its first ``ADOPT_SAMPLE`` documents are under
     ``real`` with the size they were indexed with. Common names (README.md, docs/guide.md) are

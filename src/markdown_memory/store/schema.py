@@ -87,7 +87,7 @@ CREATE TABLE IF NOT EXISTS failures(
 """
 
 
-def migrate(store: "Store") -> None:
+def migrate(store: Store) -> None:
     """Bring the database to ``SCHEMA_VERSION`` (create it when new). Raises SchemaError for a
     database written by a newer schema. Takes the write lock only when something must change;
     a connection that waited for it re-reads the version (another one may have migrated)."""
@@ -113,13 +113,13 @@ def migrate(store: "Store") -> None:
         store.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
-def has_vector_tables(store: "Store") -> bool:
+def has_vector_tables(store: Store) -> bool:
     """True when the vec0 tables exist (some embedder has written vectors to this database)."""
     row = store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_passages'").fetchone()
     return row is not None
 
 
-def create_vector_tables(store: "Store", dimension: int) -> None:
+def create_vector_tables(store: Store, dimension: int) -> None:
     """(Re)create ``vec_passages`` and ``vec_sections`` for ``dimension``-float vectors (cosine
     distance), dropping any existing ones and their vectors. Requires sqlite-vec; call inside a
     transaction."""

@@ -9,8 +9,9 @@ before the first heading); lines are 1-based lines of the file, inclusive.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from . import fts
 from .common import marks
@@ -61,7 +62,7 @@ _ROW_KEYS = ("id", "file_path", "heading_path", "base_path", "level", "part", "s
              "tokens", "ordinal", "parent_ordinal", "doc_id", "doc_title")
 
 
-def sections_of(store: "Store", doc_id: int) -> list[SectionRecord]:
+def sections_of(store: Store, doc_id: int) -> list[SectionRecord]:
     """Every section of document ``doc_id``, in file order (by ordinal)."""
     rows = store.conn.execute(
         "SELECT heading_path, base_path, title, level, part, start_line, end_line, tokens, text, ordinal "
@@ -71,12 +72,12 @@ def sections_of(store: "Store", doc_id: int) -> list[SectionRecord]:
     return [SectionRecord(*r) for r in rows]
 
 
-def section_ids_of(store: "Store", doc_id: int) -> list[int]:
+def section_ids_of(store: Store, doc_id: int) -> list[int]:
     """The ids of document ``doc_id``'s sections (in no particular order)."""
     return [r[0] for r in store.conn.execute("SELECT id FROM sections WHERE doc_id = ?", (doc_id,))]
 
 
-def section_rows(store: "Store", section_ids: list[int]) -> dict[int, SectionRow]:
+def section_rows(store: Store, section_ids: list[int]) -> dict[int, SectionRow]:
     """``{section id: SectionRow}`` for the given ids (one query; unknown ids are left out)."""
     if not section_ids:
         return {}
@@ -89,18 +90,18 @@ def section_rows(store: "Store", section_ids: list[int]) -> dict[int, SectionRow
     return {int(r[0]): dict(zip(_ROW_KEYS, r)) for r in rows}  # type: ignore[misc]
 
 
-def section_id_at(store: "Store", doc_id: int, ordinal: int) -> int | None:
+def section_id_at(store: Store, doc_id: int, ordinal: int) -> int | None:
     """The id of document ``doc_id``'s section number ``ordinal``, or None."""
     row = store.conn.execute("SELECT id FROM sections WHERE doc_id = ? AND ordinal = ?", (doc_id, ordinal)).fetchone()
     return int(row[0]) if row else None
 
 
-def section_count(store: "Store") -> int:
+def section_count(store: Store) -> int:
     """How many sections the index holds (every document)."""
     return int(store.conn.execute("SELECT count(*) FROM sections").fetchone()[0])
 
 
-def insert_sections(store: "Store", doc_id: int, doc_title: str, metadata: dict[str, Any],
+def insert_sections(store: Store, doc_id: int, doc_title: str, metadata: dict[str, Any],
                     parsed: Iterable[Any]) -> list[int]:
     """Insert parse.Section objects of document ``doc_id`` (in order) and their keyword rows;
     the first also carries the front-matter keywords (``fts.front_matter_keywords``). Returns

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -57,19 +58,19 @@ class ReusableVector(NamedTuple):
 
 
 # -- the vector space -------------------------------------------------------------------------
-def has_vec_tables(store: "Store") -> bool:
+def has_vec_tables(store: Store) -> bool:
     """True when the vec0 tables exist (see ``schema.has_vector_tables``)."""
     return schema.has_vector_tables(store)
 
 
-def vector_space(store: "Store") -> tuple[str | None, int | None]:
+def vector_space(store: Store) -> tuple[str | None, int | None]:
     """(weights_id, dimension) of the stored vectors, or (None, None)."""
     wid = store.get_meta("weights_id")
     dim = store.get_meta("dimension")
     return wid, (int(dim) if dim else None)
 
 
-def ensure_vector_space(store: "Store", weights_id: str, dimension: int) -> bool:
+def ensure_vector_space(store: Store, weights_id: str, dimension: int) -> bool:
     """Make the vec tables belong to ``weights_id``. Drops vectors of another model (they are
     never compared across models) and marks every passage pending. Returns True when the
     space was (re)created. Must run inside a transaction; requires vec_available."""
@@ -84,7 +85,7 @@ def ensure_vector_space(store: "Store", weights_id: str, dimension: int) -> bool
 
 
 # -- writes and reuse (indexer) ---------------------------------------------------------------
-def old_vectors(store: "Store", doc_id: int) -> dict[str, bytes]:
+def old_vectors(store: Store, doc_id: int) -> dict[str, bytes]:
     """``{embed_key: vector blob}`` of a document's embedded passages (reused on rewrite)."""
     if not (store.vec_available and has_vec_tables(store)):
         return {}
@@ -96,7 +97,7 @@ def old_vectors(store: "Store", doc_id: int) -> dict[str, bytes]:
     return {r[0]: r[1] for r in rows}
 
 
-def reusable_vectors(store: "Store") -> list[ReusableVector]:
+def reusable_vectors(store: Store) -> list[ReusableVector]:
     """Pending passages whose ``embed_key`` an embedded passage shares, each with that vector
     (a passage may appear once per such passage; the first is as good as any)."""
     rows = store.conn.execute(
@@ -107,7 +108,7 @@ def reusable_vectors(store: "Store") -> list[ReusableVector]:
     return [ReusableVector(*r) for r in rows]
 
 
-def attach_vectors(store: "Store", pairs: Sequence[tuple[int, bytes]]) -> None:
+def attach_vectors(store: Store, pairs: Sequence[tuple[int, bytes]]) -> None:
     """Store passage vectors ``[(passage_id, float32 blob)]`` and mark them embedded. A
     passage that still has a vector row (marked pending again) gets it replaced: vec0 ignores
     ``INSERT OR REPLACE`` and would fail the whole run on the duplicate rowid, so on that
@@ -126,7 +127,7 @@ def attach_vectors(store: "Store", pairs: Sequence[tuple[int, bytes]]) -> None:
     store.conn.executemany("UPDATE passages SET has_vector = 1 WHERE id = ?", [(pid,) for pid, _ in pairs])
 
 
-def refresh_section_vectors(store: "Store", section_ids: Iterable[int]) -> int:
+def refresh_section_vectors(store: Store, section_ids: Iterable[int]) -> int:
     """Section vector = L2-normalised mean of its passage vectors, for sections whose passages
     are all embedded. Returns how many section vectors were written. Call inside a transaction."""
     written = 0
@@ -155,7 +156,7 @@ class _Matrix:
     loaded_at: float
 
 
-def vector_token(store: "Store") -> tuple[object, ...]:
+def vector_token(store: Store) -> tuple[object, ...]:
     """Changes whenever passage vectors are added, deleted or replaced by another model's:
     ``(database path, weights_id, vector count, highest rowid)``."""
     count, top = store.conn.execute("SELECT count(*), max(rowid) FROM vec_passages_rowids").fetchone()
@@ -182,7 +183,7 @@ class VectorCache:
         with self._lock:
             self._matrix = None
 
-    def matrix(self, store: "Store") -> _Matrix | None:
+    def matrix(self, store: Store) -> _Matrix | None:
         """The current matrix for ``store``'s vectors, loading it when due; None when ``vec0``
         must answer (the vectors are changing and a reload is not due yet, or they are too many)."""
         token = vector_token(store)
@@ -196,7 +197,7 @@ class VectorCache:
                 self._matrix = matrix
             return matrix
 
-    def _load(self, store: "Store", token: tuple[object, ...]) -> _Matrix | None:
+    def _load(self, store: Store, token: tuple[object, ...]) -> _Matrix | None:
         dim = store.get_meta("dimension")
         count = token[2]
         if not dim or not count or int(count) * int(dim) * 4 > self.max_bytes:  # type: ignore[call-overload]
@@ -207,14 +208,14 @@ class VectorCache:
         return _Matrix(token, ids, vectors, time.monotonic())
 
 
-def _vec0_knn(store: "Store", qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
+def _vec0_knn(store: Store, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
     rows = store.conn.execute(
         "SELECT rowid, distance FROM vec_passages WHERE embedding MATCH ? AND k = ?", (vector_blob(qvec), k)
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
-def knn(store: "Store", qvec: np.ndarray, k: int, cache: VectorCache | None = None) -> list[tuple[int, float]]:
+def knn(store: Store, qvec: np.ndarray, k: int, cache: VectorCache | None = None) -> list[tuple[int, float]]:
     """The ``k`` nearest passage vectors to ``qvec`` (float32 [d], L2-normalised) as
     ``[(passage_id, cosine distance)]``, nearest first: through ``cache``'s matrix when it has
     one for these vectors, else sqlite-vec's ``vec0`` scan. Requires the vec tables."""
