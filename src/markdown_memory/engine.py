@@ -19,17 +19,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import filelock
-
 from . import messages
 from .config import Settings
 from .embed.base import Embedder
 from .embed.loader import ModelLoader
 from .errors import DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
-from .files.freshness import remember_folders, stale_paths
 from .files.walk import stat_signature
 from .index.activity import IndexActivity
-from .index.indexer import Progress, index_tree, refresh_paths
+from .index.indexer import Progress
+from .index.runs import IndexRuns
 from .models import (
     DocumentEntry,
     DocumentList,
@@ -61,8 +59,6 @@ MAX_TOP_K = 50
 #: list_documents pages hold at most this many documents
 MAX_LIST_LIMIT = 200
 READ_PAGE_TOKENS = 8_000
-#: refresh(): a new stat probe starts once this many times the last probe's cost has passed.
-PROBE_COST_FACTOR = 4.0
 #: Freshness.INDEX: how long to poll another process's writer lock before answering anyway (s).
 BUSY_WAIT_SECONDS = 2.0
 #: Freshness.REFRESH on a never-indexed root: how long to wait for the first run's keyword index.
@@ -93,10 +89,9 @@ class Engine:
         self.reporter = StatusReporter(self.database, self.loader, self.activity, self.context)
         self.vector_cache = VectorCache() if background else None
         self.scheduler = BackgroundIndexer(self, enabled=background and settings.auto_index, clock=clock)
+        self.runs = IndexRuns(settings, self.database, self.loader, self.activity, clock=clock)
         self.last_report: IndexReport | None = None
         self._clock = clock
-        self._refreshed_at = float("-inf")
-        self._probe_seconds = 0.0  # how long the last stat probe took (refresh)
 
     # -- resources ------------------------------------------------------------------------
     @property
@@ -148,104 +143,18 @@ class Engine:
                 raise QueryError(f"{directory!r} is not a directory inside the docs root {str(self.root)!r}")
         if if_idle and self.activity.indexing:
             raise IndexBusyError("an index run is already in progress in this server")
-        lock = self.database.writer_lock()
-        try:
-            try:
-                self.database.acquire(lock, 0)
-            except filelock.Timeout:
-                if wait_seconds <= 0:
-                    raise
-                log.warning("another process is indexing %s; waiting up to %g s for it to finish",
-                            self.root, round(wait_seconds, 1))
-                self.database.acquire(lock, wait_seconds)
-        except filelock.Timeout as exc:
-            raise IndexBusyError(messages.index_busy(self.root)) from exc
-        self.activity.begin()
-
-        def track(phase: str, done: int, total: int) -> None:
-            self.activity.report(phase, done, total)
-            if progress:
-                progress(phase, done, total)
-
-        try:
-            with self.database.readonly_guard():
-                report = self._run_index(target, force, track, should_stop)
-        finally:
-            self.activity.end()
-            lock.release()
+        report = self.runs.index(target, force=force, wait_seconds=wait_seconds, progress=progress,
+                                 should_stop=should_stop)
         if report.keyword_only:
             report = report.with_message(self.reporter.keyword_only_cause())
         self.last_report = report
         return report
 
-    def _run_index(self, target: Path | None, force: bool, track: Progress,
-                   should_stop: Callable[[], bool] | None) -> IndexReport:
-        """The body of ``index`` (caller holds the writer lock): open the writer, leave the run
-        marker while ``index_tree`` runs, clear a recorded move-aside after a full run."""
-        writer = self.database.writer()
-        marker = self.database.run_marker()
-
-        def embedder() -> Embedder | None:
-            self.activity.mark_parsed()  # index_tree asks for the model only once every file is parsed
-            return self.loader.for_index(should_stop)
-
-        try:
-            marker.write_text(str(os.getpid()))  # stays if this process dies mid-run
-            report = index_tree(
-                writer, self.root,
-                embedder=None if self.settings.embedder == "none" else embedder,
-                weights_id=self.loader.expected_weights_id(),
-                exclude=self.settings.exclude, directory=target, force=force, progress=track,
-                should_stop=should_stop,
-            )
-            if not report.interrupted and not target and writer.get_meta("moved_aside"):
-                with writer.transaction():
-                    writer.clear_moved_aside()
-                self.database.moved_aside = None
-            marker.unlink(missing_ok=True)  # only a run that returned: a crash leaves it behind
-        finally:
-            writer.close()
-        return report
-
     def refresh(self, paths: list[str] | None = None, *, ttl: float = REFRESH_TTL_SECONDS) -> IndexReport | None:
-        """Re-index, now, the files that changed since they were indexed (edited, deleted,
-        unreadable, or new in a folder the last walk knew), or exactly ``paths``.
-
-        Keyword index only (milliseconds per file): new text gets vectors in the next index
-        run, unchanged passages keep theirs. The stat probe of every indexed file and folder
-        (~7 ms for 700 files here) runs again once ``PROBE_COST_FACTOR`` times its last cost
-        has passed (at most ``ttl`` seconds later): an edit followed at once by a search is
-        seen, while probing never takes more than about 1/``PROBE_COST_FACTOR`` of the time on
-        a huge tree. Explicit ``paths`` are always refreshed and do not count as a probe.
-        Returns the report, or None when nothing was stale. Safe beside a running index run.
-        Raises DocsRootMissingError and DatabaseReadOnlyError."""
-        self.database.require_root()
-        probe = paths is None
-        if paths is None:
-            now = self._clock()
-            if now - self._refreshed_at < min(ttl, PROBE_COST_FACTOR * self._probe_seconds):
-                return None
-            paths = stale_paths(self.store, self.root, self.settings.exclude)
-            self._probe_seconds = self._clock() - now
-            self._refreshed_at = now
-        if not paths:
-            return None
-        writer = self.database.refresher()
-        try:
-            with self.database.readonly_guard():
-                report = refresh_paths(writer, self.root, paths, self.settings.exclude)
-                with writer.transaction():
-                    remember_folders(writer, self.root, paths)
-        finally:
-            writer.close()
-        if probe:
-            self._refreshed_at = self._clock()
-        self.activity.changed()
-        if report.added or report.updated:
-            self.activity.need_vectors()  # new text waits for the next index run to get vectors
-        log.info("refreshed %d file(s): %d added, %d updated, %d removed", len(paths), report.added,
-                 report.updated, report.removed)
-        return report
+        """Re-index now, keyword index only, the files changed on disk since they were indexed
+        (a throttled stat probe), or exactly ``paths``; None when nothing was stale. See
+        ``IndexRuns.refresh``."""
+        return self.runs.refresh(paths, ttl=ttl)
 
     # -- freshness policy -------------------------------------------------------------------
     def _prepare(self, freshness: Freshness, kind: str, *, progress: Progress | None = None,
