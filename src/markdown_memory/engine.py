@@ -226,9 +226,9 @@ class Engine:
         indexed_here = self._prepare(freshness, "search_docs", progress=progress)
         self.loader.start()
         if prefix is not None and not self.store.has_documents_under(prefix):
-            return SearchAnswer((), "none", False,
-                                self.reporter.empty_index_message() or messages.no_documents_under(prefix),
-                                self.status())
+            status = self.status()  # nothing was searched: keyword_only says what a search would be
+            return SearchAnswer((), "none", status.keyword_only,
+                                self.reporter.empty_index_message() or messages.no_documents_under(prefix), status)
         last: list[_Ranked] = []
 
         def run() -> list[Hit]:
