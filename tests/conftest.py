@@ -68,18 +68,17 @@ def indexed_engine(root: Path, embedder: str, minilm=None):
     from markdown_memory.config import Settings
     from markdown_memory.engine import Engine
 
-    eng = Engine(Settings.load(root, root.parent / "index.db", embedder))
-    if embedder == "minilm":
-        eng._embedder = minilm
+    eng = Engine(Settings.load(root, root.parent / "index.db", embedder),
+                 embedder=minilm if embedder == "minilm" else None)
     report = eng.index()
     assert not report.failed, report.failed
     return eng
 
 
-def top(answer: dict) -> tuple[str, str]:
-    """``(file_path, heading_path)`` of a search answer's first hit."""
-    hit = answer["results"][0]
-    return hit["file_path"], hit["heading_path"]
+def top(answer) -> tuple[str, str]:
+    """``(file_path, heading_path)`` of a search answer's (``SearchAnswer``) first hit."""
+    hit = answer.results[0]
+    return hit.file_path, hit.heading_path
 
 
 @pytest.fixture(scope="session")
@@ -109,9 +108,8 @@ def make_engine(tmp_path: Path, minilm) -> Callable[..., "object"]:
 
     def factory(root: Path, embedder: str = "minilm", db: Path | None = None):
         settings = Settings.load(root, db or (tmp_path / f"index-{len(engines)}.db"), embedder)
-        engine = Engine(settings)
-        if embedder == "minilm":
-            engine._embedder = minilm  # share the session-wide model instead of reloading it
+        # the session-wide model is shared instead of loaded again
+        engine = Engine(settings, embedder=minilm if embedder == "minilm" else None)
         engines.append(engine)
         return engine
 
@@ -190,8 +188,7 @@ def eval_quick_db(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
     from markdown_memory.engine import Engine
 
     db = tmp_path_factory.mktemp("eval-quick") / "index.db"
-    eng = Engine(Settings.load(EVAL_CORPUS, db, "minilm"))
-    eng._embedder = minilm
+    eng = Engine(Settings.load(EVAL_CORPUS, db, "minilm"), embedder=minilm)
     try:
         for folder in EVAL_QUICK_FOLDERS:
             report = eng.index(folder)
