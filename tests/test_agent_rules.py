@@ -25,12 +25,19 @@ def _block(name: str) -> str:
 
 
 def _server_tools(tmp_path: Path) -> dict[str, dict]:
+    from mcp import Client
+
     from markdown_memory.config import Settings
-    from markdown_memory.server import build_server
-    from markdown_memory.server_runtime import Runtime
+    from markdown_memory.mcp.runtime import Runtime
+    from markdown_memory.mcp.server import build_server
 
     server = build_server(Runtime(Settings.load(tmp_path, tmp_path / "i.db", "none")))
-    return {t.name: t.input_schema for t in anyio.run(server.list_tools)}
+
+    async def listed():  # tools/list through an in-process client, as an agent sees it
+        async with Client(server) as client:
+            return (await client.list_tools()).tools
+
+    return {t.name: t.input_schema for t in anyio.run(listed)}
 
 
 def test_claude_md_and_agents_md_share_the_same_rules() -> None:
@@ -38,7 +45,7 @@ def test_claude_md_and_agents_md_share_the_same_rules() -> None:
 
 
 def test_rules_name_exactly_the_server_tools(tmp_path: Path) -> None:
-    from markdown_memory.server import INSTRUCTIONS, TOOL_NAMES
+    from markdown_memory.mcp.server import INSTRUCTIONS, TOOL_NAMES
 
     tools = _server_tools(tmp_path)
     assert set(tools) == set(TOOL_NAMES)

