@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from markdown_memory.errors import PathOutsideRootError, QueryError
-from markdown_memory.resolve import normalise_request_path, resolve_document
+from markdown_memory.reading.resolve import normalise_request_path, resolve_document
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
 
@@ -33,9 +33,9 @@ def copy_case(case_id: str, dest: Path, *names: str) -> Path:
 
 
 def first_hit(engine, query: str) -> tuple[str, str]:
-    results = engine.search(query)["results"]
+    results = engine.search(query).results
     assert results, f"no result for {query!r}"
-    return results[0]["file_path"], results[0]["heading_path"]
+    return results[0].file_path, results[0].heading_path
 
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -61,9 +61,9 @@ def test_case_016_cjk_substrings_are_found(tmp_path, make_engine, embedder):
     root = copy_case("016-cjk-search", tmp_path / "docs", "zh.md", "ja.md")
     engine = make_engine(root, embedder=embedder)
     engine.index()
-    outline = [(h["start_line"], h["heading_path"]) for h in engine.outline("zh.md")["headings"]]
+    outline = [(h.start_line, h.heading_path) for h in engine.outline("zh.md").headings]
     assert outline == [(1, "部署指南"), (3, "部署指南 > 数据库迁移"), (7, "部署指南 > 回滚步骤")]
-    outline = [(h["start_line"], h["heading_path"]) for h in engine.outline("ja.md")["headings"]]
+    outline = [(h.start_line, h.heading_path) for h in engine.outline("ja.md").headings]
     assert outline == [(1, "開発環境のセットアップ"), (3, "開発環境のセットアップ > サンドボックス"),
                        (7, "開発環境のセットアップ > よくある質問")]
     for query, path, section in CJK_QUERIES:
@@ -72,7 +72,7 @@ def test_case_016_cjk_substrings_are_found(tmp_path, make_engine, embedder):
     assert path == "zh.md" and section.startswith("部署指南 > ")
     # displayed text is stored unmodified (no bigram spaces, no NFKC)
     source = (root / "zh.md").read_text(encoding="utf-8").split("\n")
-    read = engine.read("zh.md", "部署指南 > 数据库迁移")["content"]
+    read = engine.read("zh.md", "部署指南 > 数据库迁移").content
     assert read == "\n".join(source[2:5])
 
 
@@ -96,9 +96,7 @@ def engines_017(tmp_path_factory, minilm):
     root = copy_case("017-fts5-query-syntax", tmp / "docs", "input.md")
     out = {}
     for name in ("minilm", "none"):
-        engine = Engine(Settings.load(root, tmp / f"{name}.db", name))
-        if name == "minilm":
-            engine._embedder = minilm
+        engine = Engine(Settings.load(root, tmp / f"{name}.db", name), embedder=minilm if name == "minilm" else None)
         engine.index()
         out[name] = engine
     yield out
@@ -114,10 +112,10 @@ def test_case_017_has_all_rows():
 @pytest.mark.parametrize("query, expected", QUERIES_017, ids=[q for q, _ in QUERIES_017])
 def test_case_017_hostile_queries_return_normally(engines_017, mode, query, expected):
     answer = engines_017[mode].search(query)
-    assert isinstance(answer["results"], list)
+    assert isinstance(answer.results, tuple)
     if expected != "-":
-        assert answer["results"], query
-        assert answer["results"][0]["heading_path"] == expected
+        assert answer.results, query
+        assert answer.results[0].heading_path == expected
 
 
 def test_case_017_empty_and_huge_queries(engines_017):
@@ -128,8 +126,8 @@ def test_case_017_empty_and_huge_queries(engines_017):
     words = ("timeout proxy linter build cache ticket spec module filters automaton config "
              "NEAR AND OR NOT - : * ^ ( ) \"").split()
     pasted_log = " ".join(words[i % len(words)] + str(i % 7) for i in range(2000))
-    assert isinstance(engine.search(pasted_log)["results"], list)
-    assert isinstance(engines_017["minilm"].search(pasted_log)["results"], list)
+    assert isinstance(engine.search(pasted_log).results, tuple)
+    assert isinstance(engines_017["minilm"].search(pasted_log).results, tuple)
 
 
 def test_case_017_cli_search_with_hostile_queries(tmp_path, cli_main):
@@ -172,13 +170,13 @@ def test_case_018_exact_identifiers_beat_semantic_neighbours(tmp_path, make_engi
     for query, path, section in IDENTIFIERS_018:
         answer = engine.search(query)
         assert first_hit(engine, query) == (path, section), query
-        assert answer["keyword_only"] is (embedder == "none")
-        matched = answer["results"][0]["matched_by"]
+        assert answer.keyword_only is (embedder == "none")
+        matched = answer.results[0].matched_by
         assert "keyword" in matched or "exact" in matched
     if embedder == "minilm":
-        top3 = [h["heading_path"] for h in engine.search("how long does the client wait between retries")["results"][:3]]
+        top3 = [h.heading_path for h in engine.search("how long does the client wait between retries").results[:3]]
         assert "Configuration > Retry Behaviour" in top3
-        top3 = [h["heading_path"] for h in engine.search("server closed the connection")["results"][:3]]
+        top3 = [h.heading_path for h in engine.search("server closed the connection").results[:3]]
         assert {"Errors > Network Problems", "Errors > Socket Errors"} & set(top3)
 
 
@@ -233,8 +231,8 @@ def test_case_024_keyword_only_when_sqlite_vec_cannot_load(tmp_path, make_engine
         pytest.skip("sqlite-vec cannot be loaded in this test process either")
     report = engine.index()
     assert (report.added, report.updated, report.unchanged) == (0, 0, 1)
-    assert report.vectors_embedded == engine.status()["passages"] > 0
-    assert engine.search("the service will not start")["keyword_only"] is False
+    assert report.vectors_embedded == engine.status().counts.passages > 0
+    assert engine.search("the service will not start").keyword_only is False
 
 
 # -- 028 Windows paths ----------------------------------------------------------------------------
@@ -262,16 +260,16 @@ def test_case_028_paths_and_backslashes_in_results(tmp_path, make_engine):
     engine.index()
     for requested in ("Guides/Setup Guide.md", "Guides\\Setup Guide.md", "guides/setup guide.md",
                       str(root / "Guides" / "Setup Guide.md"), "Guides\\..\\Guides\\Setup Guide.md"):
-        assert engine.outline(requested)["file_path"] == "Guides/Setup Guide.md", requested
+        assert engine.outline(requested).file_path == "Guides/Setup Guide.md", requested
     with pytest.raises(PathOutsideRootError):
         engine.outline("..\\outside.md")
     section = engine.read("Guides/Setup Guide.md", "Setup Guide > Proxy")
     source = (root / "Guides" / "Setup Guide.md").read_text(encoding="utf-8").split("\n")
-    assert section["content"] == "\n".join(source[2:7])
-    assert "C:\\ProgramData\\Tool\\proxy.ini" in section["content"]
-    assert "C:\\Users\\me\\.aws\\config" in section["content"]
+    assert section.content == "\n".join(source[2:7])
+    assert "C:\\ProgramData\\Tool\\proxy.ini" in section.content
+    assert "C:\\Users\\me\\.aws\\config" in section.content
     answer = engine.search("proxy.ini")
-    assert (answer["results"][0]["file_path"], answer["results"][0]["heading_path"]) == (
+    assert (answer.results[0].file_path, answer.results[0].heading_path) == (
         "Guides/Setup Guide.md", "Setup Guide > Proxy")
     texts = [r[0] for r in engine.store.conn.execute("SELECT text FROM passages")]
     assert any("C:\\Users\\me\\.aws\\config" in t for t in texts)
