@@ -255,6 +255,9 @@ def index_tree(
             progress("parse", n, total)
     if progress and not report.interrupted:
         progress("parse", total, total)
+    # a run stopped before every file was parsed is not a completed run: status keeps saying the
+    # first run did not finish (or keeps the last completed run's time)
+    parse_interrupted = report.interrupted
     if not report.interrupted:
         gone = [(p, v.id) for p, v in known.items() if p not in seen and not _under_failed_dir(p, walk.problems)]
         for _path, doc_id in gone:
@@ -300,7 +303,8 @@ def index_tree(
             report.vectors_reused += reused
             report.interrupted = report.interrupted or stop()
     report.seconds = round(time.monotonic() - started, 3)
-    if changed or report.vectors_embedded or report.vectors_reused or store.get_meta("last_run_at") is None:
+    if not parse_interrupted and (changed or report.vectors_embedded or report.vectors_reused
+                                  or store.get_meta("last_run_at") is None):
         with store.transaction():
             store.set_meta("last_run_at", str(now))
             store.set_meta("last_run_seconds", str(report.seconds))
