@@ -35,11 +35,17 @@ def cli(*args: str, prefix: list[str] | None = None, timeout: float = 60) -> sub
 
 
 def paths_of(answer) -> list[str]:
+    """File paths of a ``SearchAnswer``'s hits, in rank order."""
+    return [h.file_path for h in answer.results]
+
+
+def json_paths(answer: dict) -> list[str]:
+    """File paths of a ``search --json`` answer's hits, in rank order."""
     return [h["file_path"] for h in answer["results"]]
 
 
 def keyword_paths(answer) -> list[str]:
-    return [h["file_path"] for h in answer["results"] if set(h["matched_by"]) & {"keyword", "exact"}]
+    return [h.file_path for h in answer.results if set(h.matched_by) & {"keyword", "exact"}]
 
 
 # -- 019 stale index (B: explicit incremental index; C: editor temp files) ----------------------
@@ -105,9 +111,9 @@ def test_case_019_editor_temp_files_are_not_indexed(notes_019, make_engine, embe
         assert not any(p.endswith((".tmp", ".swp")) for p in paths_of(answer))
         assert keyword_paths(answer) == []
         if embedder == "none":
-            assert answer["results"] == []
+            assert answer.results == ()
         else:  # vector neighbours may be listed, but never as a confident answer
-            assert answer["confidence"] == "none"
+            assert answer.confidence == "none"
 
 
 # -- 020 symlink loops and aliases ---------------------------------------------------------------
@@ -126,12 +132,12 @@ def test_case_020_symlink_loops_aliases_dangling_and_outside_links(tree_020, mak
     report = engine.index()
     assert time.monotonic() - started < 10
     assert not report.failed
-    docs = [d["path"] for d in engine.list_documents()["documents"]]
+    docs = [d.path for d in engine.list_documents().documents]
     assert docs == ["guide/intro.md", "guide/setup.md", "zzz/after.md"]
     assert paths_of(engine.search("looptoken123")) == ["guide/intro.md"]
     assert paths_of(engine.search("aftertoken456")) == ["zzz/after.md"]
     # Documented policy (walk.py): folder links are never followed, so outside text is not indexed.
-    assert engine.search("outsidetoken789")["results"] == []
+    assert engine.search("outsidetoken789").results == ()
     warned = {w["path"]: w["message"] for w in report.warnings}
     assert "dangling" in warned["broken.md"]
     assert "outside" in warned["outside-link"] and "not followed" in warned["outside-link"]
@@ -215,7 +221,7 @@ def test_case_022_unreadable_folder_file_and_fifo_are_reported(tree_022):
     assert report["added"] == 3
     for token, path in (("readabletoken", "readable.md"), ("nestedtoken", "notes.md/nested.md"),
                         ("lasttoken", "z-last/last.md")):
-        assert paths_of(_search_as_nobody(docs, db, token)) == [path]
+        assert json_paths(_search_as_nobody(docs, db, token)) == [path]
     for token in ("lockedtoken", "innertoken"):
         assert _search_as_nobody(docs, db, token)["results"] == []
     text = cli("--embedder", "none", "--db", str(db), "index", str(docs), prefix=NOBODY, timeout=30).stdout
@@ -228,13 +234,13 @@ def test_case_022_file_that_becomes_unreadable_is_not_served(tree_022):
     (docs / "locked.md").chmod(0o644)
     first = json.loads(cli("--embedder", "none", "--db", str(db), "index", str(docs), "--json", prefix=NOBODY).stdout)
     assert first["added"] == 4
-    assert paths_of(_search_as_nobody(docs, db, "lockedtoken")) == ["locked.md"]
+    assert json_paths(_search_as_nobody(docs, db, "lockedtoken")) == ["locked.md"]
     (docs / "locked.md").chmod(0o000)  # size and mtime do not change
     second = json.loads(cli("--embedder", "none", "--db", str(db), "index", str(docs), "--json", prefix=NOBODY).stdout)
     assert any(f["path"] == "locked.md" and "permission denied" in f["reason"] for f in second["failed"])
     assert second["removed"] == 1
     assert _search_as_nobody(docs, db, "lockedtoken")["results"] == []
-    assert paths_of(_search_as_nobody(docs, db, "readabletoken")) == ["readable.md"]
+    assert json_paths(_search_as_nobody(docs, db, "readabletoken")) == ["readable.md"]
 
 
 @pytest.mark.parametrize("code, words", [(errno.EAGAIN, "temporarily unavailable"), (errno.EACCES, "permission denied"),
@@ -260,7 +266,7 @@ def test_case_022_open_errors_are_reported_per_file(tmp_path, make_engine, monke
     assert [(f["path"], words in f["reason"]) for f in report.failed] == [("dataless.md", True)]
     assert errno.errorcode[code] in report.failed[0]["reason"]
     assert paths_of(engine.search("tokenz")) == ["z.md"]
-    assert engine.status()["failures"][0]["path"] == "dataless.md"
+    assert engine.status().failures[0]["path"] == "dataless.md"
 
 
 # -- every case input in one tree ------------------------------------------------------------------

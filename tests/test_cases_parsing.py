@@ -37,13 +37,13 @@ def case_engine(tmp_path, make_engine):
 
 
 def outline_lines(engine, path: str) -> list[tuple[int, str]]:
-    return [(h["start_line"], h["heading_path"]) for h in engine.outline(path)["headings"]]
+    return [(h.start_line, h.heading_path) for h in engine.outline(path).headings]
 
 
 def first_hit(engine, query: str) -> tuple[str, str]:
-    results = engine.search(query)["results"]
+    results = engine.search(query).results
     assert results, f"no result for {query!r}"
-    return results[0]["file_path"], results[0]["heading_path"]
+    return results[0].file_path, results[0].heading_path
 
 
 def passages(engine, path: str) -> list[tuple[str, str, int, int, str]]:
@@ -75,7 +75,7 @@ def test_case_001_setext_heading_joins_soft_break_and_rules_are_not_sections(cas
         (5, f"Release Notes > {SETEXT_TITLE}"),
         (16, "Release Notes > Known Issues"),
     ]
-    titles = [h["title"] for h in engine.outline("input.md")["headings"]]
+    titles = [h.title for h in engine.outline("input.md").headings]
     assert SETEXT_TITLE in titles
     assert not any("\n" in t or "\r" in t or "commandand" in t for t in titles)
     section, kind, *_ = passage_with(engine, "input.md", "Version 2.3 fixed the login timeout.")
@@ -93,7 +93,7 @@ def test_case_002_leading_rule_keeps_headings_and_text(case_engine):
     assert outline_lines(engine, "input-rule.md") == [(7, "Decisions"), (13, "Action Items")]
     assert first_hit(engine, "nightly build") == ("input-rule.md", "Decisions")
     assert passage_with(engine, "input-rule.md", "Quarterly sync")  # document text, not metadata
-    assert engine.outline("input-rule.md")["front_matter_keys"] == []
+    assert engine.outline("input-rule.md").front_matter_keys == ()
 
     assert outline_lines(engine, "input-frontmatter.md") == [(6, "Deploy Guide"), (10, "Deploy Guide > Rollback")]
     assert not any("title:" in p[4] or "tags:" in p[4] for p in passages(engine, "input-frontmatter.md"))
@@ -117,7 +117,7 @@ def test_case_003_bom_does_not_hide_first_heading_or_front_matter(case_engine, t
         (1, "Install Guide"), (5, "Install Guide > Linux"), (9, "Install Guide > Windows")
     ]
     assert outline_lines(engine, "bom-frontmatter.md") == [(6, "Backup Policy")]
-    assert engine.outline("bom-frontmatter.md")["front_matter_keys"] == ["owner", "title"]
+    assert engine.outline("bom-frontmatter.md").front_matter_keys == ("owner", "title")
     assert outline_lines(engine, "bom-setext.md") == [(1, "Style Guide"), (6, "Style Guide > Code Samples")]
     conn = engine.store.conn
     for table, column in (("sections", "heading_path"), ("sections", "title"), ("sections", "text"),
@@ -189,8 +189,8 @@ def test_case_008_headings_inside_html_blocks_are_not_sections(case_engine):
     assert outline_lines(engine, "input.md") == [
         (1, "Operations Handbook"), (22, "Operations Handbook > Legacy Restore"), (28, "Operations Handbook > Daily Checks")
     ]
-    for hit in engine.search("Disaster Recovery")["results"]:
-        assert "Disaster" not in hit["heading_path"]
+    for hit in engine.search("Disaster Recovery").results:
+        assert "Disaster" not in hit.heading_path
     assert first_hit(engine, "schema migrations on Fridays") == ("input.md", "Operations Handbook")
     assert passage_with(engine, "input.md", "schema migrations on Fridays")[0] == "Operations Handbook"
     assert first_hit(engine, "vault catalog") == ("input.md", "Operations Handbook > Legacy Restore")
@@ -203,10 +203,10 @@ def test_case_009_mdx_keeps_code_and_prose_drops_esm(case_engine):
     engine, report = case_engine("009-mdx-esm-and-prose", path)
     assert report.added == 1 and not report.warnings
     outline = engine.outline(path)
-    assert [(h["start_line"], h["heading_path"]) for h in outline["headings"]] == [
+    assert [(h.start_line, h.heading_path) for h in outline.headings] == [
         (9, "Quickstart"), (26, "Quickstart > Exporting Results")
     ]
-    assert outline["preamble"] is None  # import/export lines alone are not a section
+    assert outline.preamble is None  # import/export lines alone are not a section
     source = (CASES / "009-mdx-esm-and-prose" / path).read_text().split("\n")
     code = passage_with(engine, path, "@example/sdk")
     assert code[0] == "Quickstart" and code[1] == "code"
@@ -250,13 +250,13 @@ def test_case_013_duplicate_empty_and_heading_only_sections(case_engine):
     ]
     assert paths[7].startswith("Services > ") and paths[7] not in paths[:7]
     assert len(set(paths)) == 11
-    search_setup = engine.read("input.md", "Services > Search > Setup")["content"]
+    search_setup = engine.read("input.md", "Services > Search > Setup").content
     assert "search index" in search_setup and "billing database" not in search_setup
-    tasks = engine.read("input.md", "Services > Tasks")["content"]
+    tasks = engine.read("input.md", "Services > Tasks").content
     assert "Weekly tasks" in tasks and "Archived" not in tasks
-    assert "Archived" in engine.read("input.md", "Services > TASKS")["content"]
+    assert "Archived" in engine.read("input.md", "Services > TASKS").content
     untitled = engine.read("input.md", paths[7])
-    assert untitled["start_line"] == 23 and "This paragraph sits under an empty heading." in untitled["content"]
+    assert untitled.start_line == 23 and "This paragraph sits under an empty heading." in untitled.content
     assert passage_with(engine, "input.md", "sits under an empty heading")[0] == paths[7]
     all_passages = passages(engine, "input.md")
     assert all(p[4].strip() for p in all_passages)
@@ -310,7 +310,7 @@ def test_case_023_invalid_front_matter_is_reported_and_body_indexed(case_engine)
     for name, (line, title, token) in FM_FILES.items():
         path = f"notes/{name}"
         assert outline_lines(engine, path) == [(line, title)]
-        assert engine.outline(path)["preamble"] is None
+        assert engine.outline(path).preamble is None
         assert first_hit(engine, token)[0] == path
         for p in passages(engine, path):
             assert not any(key in p[4] for key in ("title:", "source:", "related:", "summary:", "---"))
