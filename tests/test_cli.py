@@ -350,7 +350,7 @@ def test_list_pages_and_says_what_it_left_out(tmp_path, run):
     assert page["total"] == 203 and page["next_offset"] == 15
 
     out = run(*common, "--offset", "500", env_db=db).stdout.strip()
-    assert out == "note: offset 500 is past the end: 203 documents in all; pass --offset below 203"
+    assert out == "note: offset 500 is past the end: 203 documents in all; pass an offset below 203"
     past = json.loads(run(*common, "--offset", "500", "--json", env_db=db).stdout)
     assert past["documents"] == [] and "past the end" in past["message"]  # JSON says it too
     bad = run(*common, "--offset", "-1", env_db=db, check=False)
@@ -363,7 +363,7 @@ def test_search_says_when_another_process_is_indexing(docs_root, tmp_path, run, 
     db = tmp_path / "busy.db"
     run("--embedder", "none", "index", str(docs_root), env_db=db)
     query = ("--embedder", "none", "search", "which port must be free", "--docs-dir", str(docs_root))
-    monkeypatch.setattr("markdown_memory.cli.BUSY_WAIT_SECONDS", 0.3)  # how long search polls the lock first
+    monkeypatch.setattr("markdown_memory.engine.BUSY_WAIT_SECONDS", 0.3)  # how long search polls the lock first
     # another index run holds the writer lock for the whole time these searches run
     with filelock.FileLock(str(db) + ".lock"):
         answer = json.loads(run(*query, "--json", env_db=db).stdout)
@@ -404,7 +404,8 @@ def test_search_without_refresh_marks_hits_from_edited_files_stale(docs_root, tm
     answer = json.loads(run(*args, "--json", "--", "--dry-run", env_db=db).stdout)
     hit = answer["results"][0]
     assert hit["file_path"] == "cli.md" and hit["stale"] == "modified"
-    assert "markdown-memory index" in answer["message"]
+    assert answer["message"].startswith("1 hit(s) marked stale: their file changed on disk since it was indexed")
+    assert "run `markdown-memory --embedder none index`) to refresh the index" in answer["message"]
     text = run(*args, "--", "--dry-run", env_db=db).stdout
     assert "stale: file modified since indexed" in text.split("\n")[0]
     fresh = json.loads(run("--embedder", "none", "search", "--docs-dir", str(docs_root), "--json", "--", "--dry-run",
