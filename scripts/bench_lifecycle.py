@@ -3,8 +3,8 @@
 Measures, with a fresh database each time:
   * cold start, server path: ``Runtime.search_docs`` on a never-indexed root (what an agent's
     first MCP search costs: engine creation, catch-up start, the bounded wait for keywords);
-  * cold start, scheduler only: ``AutoIndexer.on_call`` + ``Engine.search`` (keyword-only
-    until the model is loaded);
+  * cold start, scheduler only: a server-mode engine's ``engine.scheduler.on_call`` (the
+    ``BackgroundIndexer``) + ``Engine.search`` (keyword-only until the model is loaded);
   * time until the catch-up run is complete (parse + embed);
   * a no-change re-index (median of --repeat runs; target < 100 ms for ~700 files).
 
@@ -36,10 +36,9 @@ def main() -> int:
     if not root.is_dir():
         sys.stderr.write(f"no corpus at {root}\n")
         return 2
-    from markdown_memory.autoindex import AutoIndexer
     from markdown_memory.config import Settings
     from markdown_memory.engine import Engine
-    from markdown_memory.server_runtime import Runtime
+    from markdown_memory.mcp.runtime import Runtime
 
     out: dict[str, object] = {"root": str(root), "embedder": args.embedder}
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,15 +55,15 @@ def main() -> int:
         # 2. scheduler + engine, then the full catch-up
         settings = Settings.load(root, Path(tmp) / "auto.db", args.embedder, auto_index=True)
         started = time.perf_counter()
-        engine = Engine(settings)
-        auto = AutoIndexer(engine)
+        engine = Engine(settings, background=True)  # server mode: model loads in a thread
+        auto = engine.scheduler
         auto.on_call("search_docs")
         first = engine.search(QUERY)
         out["first_answer_ms"] = round((time.perf_counter() - started) * 1000, 1)
-        out["first_answer_hits"] = len(first["results"])
+        out["first_answer_hits"] = len(first.results)
         auto.wait()
         out["catch_up_complete_s"] = round(time.perf_counter() - started, 2)
-        status = engine.status()
+        status = engine.status().to_dict()
         out.update({k: status[k] for k in ("documents", "sections", "passages", "vectors", "coverage")})
 
         # 3. no-change re-index
@@ -77,8 +76,9 @@ def main() -> int:
         out["no_change_reindex_ms_median"] = round(statistics.median(times), 1)
         out["no_change_reindex_ms_all"] = [round(x, 1) for x in times]
         t = time.perf_counter()
-        engine.changed_files(limit=None)
+        engine.reporter.changed_files(limit=None)
         out["stat_probe_ms"] = round((time.perf_counter() - t) * 1000, 1)
+        engine.shutdown(timeout=30)
         engine.close()
     if args.json:
         print(json.dumps(out))

@@ -87,10 +87,10 @@ def test_second_writer_answers_that_a_run_is_in_progress(docs_root, make_engine,
             engine.index(wait_seconds=0.2)
         assert "waiting up to 0.2 s" in caplog.text  # not "up to 0 s"
         status = engine.status()
-        assert status["indexing"] is True and "in progress" in status["message"]
-        assert engine.search("install")["results"], "readers go on while another process writes"
-    assert engine.status()["indexing"] is False
-    assert engine.index().unchanged == status["documents"]
+        assert status.indexing is True and "in progress" in status.message
+        assert engine.search("install").results, "readers go on while another process writes"
+    assert engine.status().indexing is False
+    assert engine.index().unchanged == status.counts.documents
 
 
 def test_home_directory_or_filesystem_root_is_refused_unless_explicit(tmp_path, monkeypatch):

@@ -10,6 +10,16 @@ import pytest
 from markdown_memory.errors import DocumentNotFoundError
 
 
+class FakeClock:
+    """A monotonic clock that moves only when a test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def bump(path):
     """Give a rewritten file a clearly newer mtime (coarse filesystem clocks)."""
     later = time.time_ns() + 2_000_000_000
@@ -29,9 +39,9 @@ def test_read_after_an_edit_returns_the_new_text_and_lines(engine, docs_root):
     path.write_text(text.replace("MSI installer", "Windows installer package"))
     bump(path)
     section = engine.read("install.md", "Windows")
-    assert "Windows installer package" in section["content"] and "MSI" not in section["content"]
+    assert "Windows installer package" in section.content and "MSI" not in section.content
     lines = path.read_text().split("\n")
-    assert lines[section["start_line"] - 1] == "## Windows"
+    assert lines[section.start_line - 1] == "## Windows"
 
 
 def test_read_of_a_deleted_file_is_not_found_not_cached_text(engine, docs_root):
@@ -45,10 +55,10 @@ def test_new_file_is_readable_and_searchable_without_a_full_run(engine, docs_roo
     new.write_text("# Upgrade\n\n## Zero downtime\n\nDrain one node at a time with `acme drain`.\n")
     bump(new.parent)
     assert engine.refresh() is not None  # the folder's mtime changed: the new file is found
-    assert engine.search("acme drain")["results"][0]["file_path"] == "ops/upgrade.md"
+    assert engine.search("acme drain").results[0].file_path == "ops/upgrade.md"
     brand_new = docs_root / "faq.md"
     brand_new.write_text("# FAQ\n\n## Licence\n\nMIT.\n")
-    assert "MIT." in engine.read("faq.md", "Licence")["content"]  # on-demand, no probe needed
+    assert "MIT." in engine.read("faq.md", "Licence").content  # on-demand, no probe needed
 
 
 def test_refresh_after_edit_replaces_search_content(engine, docs_root):
@@ -57,8 +67,8 @@ def test_refresh_after_edit_replaces_search_content(engine, docs_root):
     bump(path)
     report = engine.refresh()
     assert report is not None and report.updated == 1
-    hit = engine.search("nightly backups kept")["results"][0]
-    assert "30 days" in hit["content"] and "14 days" not in hit["content"]
+    hit = engine.search("nightly backups kept").results[0]
+    assert "30 days" in hit.content and "14 days" not in hit.content
     assert engine.refresh() is None  # nothing stale any more (and the probe is cached)
 
 
@@ -72,7 +82,7 @@ def test_unreadable_file_reports_why_on_read(engine, docs_root, monkeypatch):
 
 def test_server_tools_answer_from_edited_files_at_once(docs_root, tmp_path):
     from markdown_memory.config import Settings
-    from markdown_memory.server_runtime import Runtime
+    from markdown_memory.mcp.runtime import Runtime
 
     runtime = Runtime(Settings.load(docs_root, tmp_path / "srv.db", "none"))
     runtime.engine.index()
@@ -92,35 +102,53 @@ def test_server_tools_answer_from_edited_files_at_once(docs_root, tmp_path):
 
 def test_server_search_soon_after_an_edit_answers_from_the_new_text(docs_root, tmp_path, monkeypatch):
     """Regression: a search within the probe throttle (0.5 s) of the previous call returned the
-    old text and lines of an edited file as fresh (no re-index, no ``stale`` flag). The
-    throttle is stretched here so the edit always lands inside it, however slow the machine."""
-    import functools
-
+    old text and lines of an edited file as fresh (no re-index, no ``stale`` flag). The server's
+    engine (background, auto-index, ``Freshness.REFRESH`` as the MCP tools use it) runs on a
+    clock that stands still except that every stat probe takes 0.1 s of it, as if probes were
+    slow: each later probe is throttled, so the edit always lands inside the throttle, however
+    slow the machine."""
+    import markdown_memory.index.runs as runs_module
     from markdown_memory.config import Settings
-    from markdown_memory.server_runtime import Runtime
+    from markdown_memory.engine import Engine
+    from markdown_memory.models import Freshness
 
-    runtime = Runtime(Settings.load(docs_root, tmp_path / "srv.db", "none", auto_index=True))
-    runtime.engine.index()
-    before = runtime.search_docs("backups kept for days", 5, None, 2000)["results"][0]
-    assert runtime._auto.wait(30)  # the first call's catch-up run (nothing to do) is over
-    engine = runtime.engine
-    monkeypatch.setattr(engine, "refresh", functools.partial(type(engine).refresh, engine, ttl=3600))
-    monkeypatch.setattr(engine, "_probe_seconds", 3600.0)  # as if probes were slow: throttled
-    runtime.search_docs("backups kept for days", 5, None, 2000)  # the probe this edit follows
+    clock = FakeClock()
+    real_probe = runs_module.stale_paths
+    probes = []
+
+    def slow_probe(*args, **kwargs):
+        probes.append(clock.now)
+        clock.now += 0.1
+        return real_probe(*args, **kwargs)
+
+    monkeypatch.setattr(runs_module, "stale_paths", slow_probe)
+    engine = Engine(Settings.load(docs_root, tmp_path / "srv.db", "none", auto_index=True), background=True,
+                    clock=clock)
+
+    def search_docs(query: str) -> dict:
+        return engine.search(query, top_k=5, max_tokens=2000, freshness=Freshness.REFRESH).to_dict(agent=True)
+
+    engine.index()
+    before = search_docs("backups kept for days")["results"][0]
+    assert engine.scheduler.wait(30)  # the first call's catch-up run (nothing to do) is over
+    search_docs("backups kept for days")  # the probe this edit follows
+    probed = len(probes)
     path = docs_root / "ops" / "troubleshooting.md"
     text = path.read_text().replace("## Backups\n", "A new note.\n\nAnother line.\n\n## Backups\n")
     path.write_text(text.replace("kept for 14 days", "kept for 30 days"))
     bump(path)
     (docs_root / "cli.md").unlink()
-    answer = runtime.search_docs("backups kept for days", 5, None, 2000)
+    answer = search_docs("backups kept for days")
     hit = answer["results"][0]
     assert hit["file_path"] == "ops/troubleshooting.md" and "stale" not in hit
     assert "30 days" in hit["content"] and "14 days" not in hit["content"]
     assert hit["start_line"] == before["start_line"] + 4
     assert path.read_text().split("\n")[hit["start_line"] - 1] == "## Backups"
-    gone = runtime.search_docs("machine-readable output flag", 5, None, 2000)["results"]
+    gone = search_docs("machine-readable output flag")["results"]
     assert all(h["file_path"] != "cli.md" for h in gone)
-    runtime.shutdown()
+    assert len(probes) == probed, "the probe of all files was throttled: the hits' own check did this"
+    assert engine.shutdown()
+    engine.close()
 
 
 def test_server_search_right_after_adding_text_finds_it(docs_root, tmp_path):
@@ -129,12 +157,12 @@ def test_server_search_right_after_adding_text_finds_it(docs_root, tmp_path):
     text in a file that is not a hit. The probe now reruns once 4x its own cost has passed
     (well under a millisecond for a small tree), so a search right after an edit sees it."""
     from markdown_memory.config import Settings
-    from markdown_memory.server_runtime import Runtime
+    from markdown_memory.mcp.runtime import Runtime
 
     runtime = Runtime(Settings.load(docs_root, tmp_path / "srv.db", "none", auto_index=True))
     runtime.engine.index()
     runtime.search_docs("backups kept for days", 5, None, 2000)
-    assert runtime._auto.wait(30)
+    assert runtime.engine.scheduler.wait(30)
     for n in range(5):  # each time within milliseconds of the previous call
         runtime.search_docs("backups kept for days", 5, None, 2000)
         path = docs_root / "cli.md"
@@ -156,7 +184,7 @@ def test_rewrite_that_restores_size_and_mtime_is_still_noticed(engine, docs_root
     assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
     report = engine.index()
     assert report.updated == 1
-    assert "machine-parsable" in engine.read("cli.md", "Flags")["content"]
+    assert "machine-parsable" in engine.read("cli.md", "Flags").content
 
 
 def test_schema_v1_database_is_migrated_in_place(tmp_path, docs_root, make_engine):
@@ -181,12 +209,12 @@ def test_stray_utf16_mark_on_utf8_text_is_ignored_with_a_warning(docs_root, make
     eng = make_engine(docs_root, embedder="none")
     report = eng.index()
     assert any("byte-order mark" in w["message"] for w in report.warnings if w["path"] == "odd.md")
-    assert [n["heading_path"] for n in eng.outline("odd.md")["headings"]] == ["Head"]
-    assert eng.search("plain words")["results"][0]["file_path"] == "odd.md"
+    assert [n.heading_path for n in eng.outline("odd.md").headings] == ["Head"]
+    assert eng.search("plain words").results[0].file_path == "odd.md"
 
 
 def test_real_utf16_file_is_decoded(docs_root, make_engine):
     (docs_root / "wide.md").write_bytes("# Wide\n\nutf sixteen text\n".encode("utf-16"))
     eng = make_engine(docs_root, embedder="none")
     eng.index()
-    assert eng.search("sixteen")["results"][0]["heading_path"] == "Wide"
+    assert eng.search("sixteen").results[0].heading_path == "Wide"

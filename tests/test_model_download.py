@@ -23,13 +23,12 @@ import pytest
 
 pytest.importorskip("onnx")
 
-from test_embed_gemma import QUERY_PREFIX, build_tiny_gemma, expected_vector  # noqa: E402
-
 from markdown_memory.embed import download as dl  # noqa: E402
 from markdown_memory.embed import files as files_mod  # noqa: E402
 from markdown_memory.embed.files import STAMP_NAME, stamp_is_current  # noqa: E402
 from markdown_memory.embed.gemma import load_gemma  # noqa: E402
 from markdown_memory.errors import EmbedderUnavailableError, ModelDownloadError  # noqa: E402
+from test_embed_gemma import QUERY_PREFIX, build_tiny_gemma, expected_vector  # noqa: E402
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

@@ -19,7 +19,7 @@ import pytest
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
 from markdown_memory.errors import DatabaseReadOnlyError, DocsRootMissingError, RootMismatchError
-from markdown_memory.server_runtime import Runtime
+from markdown_memory.mcp.runtime import Runtime
 
 
 def _project(path: Path, word: str) -> Path:
@@ -101,8 +101,8 @@ def test_a_symlinked_path_to_the_same_root_is_the_same_root(tmp_path: Path) -> N
     link.symlink_to(real, target_is_directory=True)
     db = tmp_path / "i.db"
     _engine(link, db).index()  # recorded by its real path
-    assert _engine(real, db).search("wombat")["results"][0]["file_path"] == "x.md"
-    assert _engine(link, db).search("wombat")["results"][0]["file_path"] == "x.md"
+    assert _engine(real, db).search("wombat").results[0].file_path == "x.md"
+    assert _engine(link, db).search("wombat").results[0].file_path == "x.md"
 
 
 def test_the_default_database_location_is_per_root_and_never_refused(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ def test_the_default_database_location_is_per_root_and_never_refused(tmp_path: P
     a, b, c = (Settings.load(r, None, "none") for r in (first, other, link))
     assert a.db_path != b.db_path and a.db_path == c.db_path
     for settings in (a, b, c):
-        assert Engine(settings).index().failed == []
+        assert Engine(settings).index().failed == ()
 
 
 def _forget_root(db: Path) -> None:
@@ -159,7 +159,7 @@ def test_a_moved_project_keeps_its_index_and_a_new_folder_at_the_old_path_is_ref
     moved = tmp_path / "moved"
     old.rename(moved)
     engine = _engine(moved, db)
-    assert engine.search("wombat")["results"][0]["file_path"] == "x.md"
+    assert engine.search("wombat").results[0].file_path == "x.md"
     assert engine.index().removed == 0
     _project(tmp_path / "old", "koala")
     with pytest.raises(RootMismatchError, match="belongs to the docs root"):
@@ -185,6 +185,17 @@ def test_a_moved_root_whose_documents_are_not_here_says_how_to_rebuild(tmp_path:
     assert _engine(elsewhere, db).index().added == 1
 
 
+def _tool_calls(runtime: Runtime) -> dict:
+    """Every MCP tool body of ``runtime``, by tool name, as a call without arguments."""
+    return {
+        "search_docs": lambda: runtime.search_docs("wombat", 5, None, 2000),
+        "read_section": lambda: runtime.read_section("x.md", "X", False, None),
+        "get_document_outline": lambda: runtime.outline("x.md", None),
+        "list_documents": lambda: runtime.list_documents(None, 0),
+        "index_directory": lambda: runtime.index_directory(None, False),
+    }
+
+
 def test_mcp_tools_answer_the_refusal_as_a_tool_error(tmp_path: Path) -> None:
     first = _project(tmp_path / "first", "wombat")
     other = _project(tmp_path / "other", "koala")
@@ -192,14 +203,7 @@ def test_mcp_tools_answer_the_refusal_as_a_tool_error(tmp_path: Path) -> None:
     _engine(first, db).index()
     for auto_index in (False, True):
         runtime = Runtime(Settings.load(other, db, "none", auto_index=auto_index))
-        calls = {
-            "search_docs": lambda: runtime.search_docs("wombat", 5, None, 2000),
-            "read_section": lambda: runtime.read_section("x.md", "X", False, None),
-            "get_document_outline": lambda: runtime.outline("x.md", None),
-            "list_documents": lambda: runtime.list_documents(None, 0),
-            "index_directory": lambda: runtime.index_directory(None, False),
-        }
-        for tool, fn in calls.items():
+        for tool, fn in _tool_calls(runtime).items():
             result = anyio.run(runtime.call, tool, fn)
             body = json.loads(result.content[0].text)
             assert result.is_error, (tool, body)
@@ -236,13 +240,13 @@ def test_a_docs_root_renamed_while_served_is_refused_and_nothing_is_created_or_r
         assert not root.exists(), f"{name} recreated the old docs root"
     engine.close()
     fresh = _engine(root, db)  # a new process (or thread) opening it
-    for name, call in _entry_points(fresh).items():
+    for call in _entry_points(fresh).values():
         with pytest.raises(DocsRootMissingError):
             call()
     assert not root.exists()
     assert _documents(kept) == ["notes.md", "x.md"]
     (tmp_path / "proj-renamed").rename(root)  # the root comes back: the index is all there
-    assert _engine(root, db).search("wombat")["results"][0]["file_path"] == "x.md"
+    assert _engine(root, db).search("wombat").results[0].file_path == "x.md"
 
 
 def test_mcp_tools_answer_a_missing_docs_root_as_a_tool_error(tmp_path: Path) -> None:
@@ -323,7 +327,7 @@ def test_an_interrupted_run_on_a_read_only_database_is_not_taken_for_damage(
     engine = _engine(root, db)
     engine.index()
     engine.close()
-    engine.run_marker().write_text("1")  # a run was killed
+    engine.database.run_marker().write_text("1")  # a run was killed
     (root / "x.md").write_text("# X\n\nwombat changed\n")
     _read_only(request, db)
     with pytest.raises(DatabaseReadOnlyError, match="cannot be written"):
@@ -344,11 +348,11 @@ def test_a_copied_project_with_its_database_inside_belongs_to_the_copy(tmp_path:
     shutil.copytree(first, copy, symlinks=True)
     (copy / "x.md").write_text("# X\n\nkoala\n")
     engine = _engine(copy, copy / ".mm" / "index.db")
-    assert engine.search("wombat")["results"]  # not refused as A's database
+    assert engine.search("wombat").results  # not refused as A's database
     assert engine.index().updated == 1
-    assert engine.search("koala")["results"][0]["file_path"] == "x.md"
+    assert engine.search("koala").results[0].file_path == "x.md"
     assert engine.store.get_meta("docs_root") == os.path.realpath(copy)
-    assert _engine(first, first / ".mm" / "index.db").search("wombat")["results"][0]["file_path"] == "x.md"
+    assert _engine(first, first / ".mm" / "index.db").search("wombat").results[0].file_path == "x.md"
 
 
 def test_a_reclone_at_the_old_path_leaves_the_old_folder_its_own_database(tmp_path: Path) -> None:
@@ -357,7 +361,7 @@ def test_a_reclone_at_the_old_path_leaves_the_old_folder_its_own_database(tmp_pa
     work.rename(tmp_path / "W-old")
     _project(tmp_path / "W", "koala")  # `git clone ... W`
     old = tmp_path / "W-old"
-    assert _engine(old, old / ".mm" / "index.db").search("wombat")["results"][0]["file_path"] == "x.md"
+    assert _engine(old, old / ".mm" / "index.db").search("wombat").results[0].file_path == "x.md"
 
 
 def test_a_database_inside_its_own_subproject_is_still_refused_for_the_parent(tmp_path: Path) -> None:
@@ -382,7 +386,7 @@ def test_a_switched_symlink_root_keeps_its_database(tmp_path: Path) -> None:
     current.symlink_to(rel2, target_is_directory=True)
     engine = _engine(current, db)
     engine.index()
-    assert engine.search("koala")["results"][0]["file_path"] == "x.md"
+    assert engine.search("koala").results[0].file_path == "x.md"
     with pytest.raises(RootMismatchError):  # another spelling still compares by real path
         _engine(rel1, db).status()
 
@@ -402,4 +406,4 @@ def test_a_different_project_with_common_file_names_does_not_adopt_a_moved_root_
     with pytest.raises(RootMismatchError, match="no longer exists"):
         _engine(q, db).search("wombat")
     moved = _engine(tmp_path / "P-unmounted", db)  # P itself, moved: still adopted
-    assert moved.search("wombat")["results"][0]["file_path"] in ("README.md", "docs/guide.md")
+    assert moved.search("wombat").results[0].file_path in ("README.md", "docs/guide.md")

@@ -39,9 +39,8 @@ def test_search_docs_matches_engine_top1_within_budget_on_eval_corpus(tmp_path: 
 
     harness = _harness()
     db = copy_db(eval_quick_db, tmp_path / "index.db")
-    engine = Engine(Settings.load(EVAL_CORPUS, db, "minilm"))
-    engine._embedder = minilm
-    assert engine.list_documents("ripgrep")["total"] > 0
+    engine = Engine(Settings.load(EVAL_CORPUS, db, "minilm"), embedder=minilm)
+    assert engine.list_documents("ripgrep").total > 0
     queries = harness.load_queries(EVAL_QUERIES, folders=FOLDERS)
     answerable = [q for q in queries if q["expect"]]
     assert len(answerable) >= 5
@@ -56,7 +55,7 @@ def test_search_docs_matches_engine_top1_within_budget_on_eval_corpus(tmp_path: 
             assert answer["keyword_only"] is False
             hits = answer["results"]
             assert sum(h["tokens"] for h in hits if h.get("content") is not None) <= MAX_TOKENS
-            direct = engine.search(q["query"])["results"]
+            direct = engine.search(q["query"]).to_dict()["results"]
             assert [(h["file_path"], h["heading_path"]) for h in hits[:1]] == \
                    [(h["file_path"], h["heading_path"]) for h in direct[:1]], q["id"]
             server_top1 += harness.first_correct(hits, q["expect"]) == 0

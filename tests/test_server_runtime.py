@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
 from pathlib import Path
 
@@ -12,7 +11,11 @@ import anyio
 import pytest
 
 from markdown_memory.config import Settings
-from markdown_memory.server_runtime import STATUS_FIELDS, Runtime
+from markdown_memory.mcp.runtime import Runtime
+
+#: the fields of ``index_status`` on every tool answer (the agent view of ``IndexStatus``)
+AGENT_STATUS_FIELDS = ("root", "documents", "sections", "passages", "vectors", "indexing", "coverage",
+                       "changed_files", "failures", "last_run", "embedder", "keyword_only", "message")
 
 
 def _runtime(root: Path, tmp_path: Path, auto_index: bool = False) -> Runtime:
@@ -26,16 +29,17 @@ def _call(runtime: Runtime, tool: str, fn) -> tuple[bool, dict]:
 
 def test_fts5_failure_is_an_error_saying_the_query_could_not_be_parsed(docs_root: Path, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A MATCH expression SQLite's FTS5 really rejects (as if the query analyser had let a
+    syntax problem through) reaches the agent as one "rephrase" error, not an internal one."""
+    from markdown_memory.search.query import AnalysedQuery
+
     runtime = _runtime(docs_root, tmp_path)
     runtime.engine.index()
-
-    def broken(*_a, **_k):
-        raise sqlite3.OperationalError('fts5: syntax error near "("')
-
-    monkeypatch.setattr(runtime.engine, "search", broken)
+    monkeypatch.setattr(AnalysedQuery, "match_expression", lambda self: "a (b")
     is_error, body = _call(runtime, "search_docs", lambda: runtime.search_docs("a (b", 5, None, 2000))
     assert is_error
     assert "could not be parsed" in body["error"] and "results" not in body
+    assert "internal error" not in body["error"] and "syntax error" in body["error"]
 
 
 def test_unexpected_exception_is_one_error_without_traceback(docs_root: Path, tmp_path: Path,
@@ -54,8 +58,10 @@ def test_unexpected_exception_is_one_error_without_traceback(docs_root: Path, tm
 def test_index_status_is_trimmed_to_what_an_agent_needs(docs_root: Path, tmp_path: Path) -> None:
     runtime = _runtime(docs_root, tmp_path)
     runtime.engine.index()
-    status = runtime.index_status()
-    assert set(status) == set(STATUS_FIELDS)
+    status = runtime.search_docs("nightly backups", 5, None, 2000)["index_status"]
+    assert set(status) == set(AGENT_STATUS_FIELDS)
+    assert set(runtime.list_documents(None, 0)["index_status"]) == set(AGENT_STATUS_FIELDS)
+    assert set(status["embedder"]) == {"name", "loaded", "error"}
     assert status["documents"] == len(list(docs_root.rglob("*.md")))
     assert status["keyword_only"] is True and "keyword-only" in status["message"]
 
@@ -64,11 +70,11 @@ def test_first_call_on_a_never_built_index_starts_catch_up_and_answers(docs_root
     runtime = _runtime(docs_root, tmp_path, auto_index=True)
     listing = runtime.list_documents(None, 0)
     assert listing["index_status"]["indexing"] is True or listing["total"] > 0
-    # Wait for the catch-up thread itself: engine.indexing is only set once that thread has
-    # taken the writer lock, so polling it could end before the run began (a flaky failure).
-    catch_up = runtime._catch_up
-    assert catch_up is not None
-    catch_up.join(30)
+    # Wait for the catch-up run itself (the scheduler marks it running before its thread
+    # starts), not for engine.indexing, which polling could catch before the run began.
+    scheduler = runtime.engine.scheduler
+    assert scheduler.runs == 1 and scheduler.last_reason == "first"
+    assert scheduler.wait(30)
     listing = runtime.list_documents(None, 0)
     assert listing["total"] == len(list(docs_root.rglob("*.md")))
     assert listing["index_status"]["indexing"] is False
@@ -84,12 +90,13 @@ def test_no_catch_up_when_auto_index_is_off(docs_root: Path, tmp_path: Path) -> 
 
 def test_index_directory_while_another_run_is_in_progress_answers_at_once(docs_root: Path, tmp_path: Path) -> None:
     runtime = _runtime(docs_root, tmp_path)
-    runtime.engine.indexing = True  # as during a background run
+    activity = runtime.engine.activity
+    activity.announce()  # as the scheduler does for a background run about to start
     started = time.monotonic()
     answer = runtime.index_directory(None, False)
     assert time.monotonic() - started < 2
     assert answer["in_progress"] is True and "in progress" in answer["message"]
-    runtime.engine.indexing = False
+    activity.withdraw()
     report = runtime.index_directory(None, False)
     assert report["added"] == len(list(docs_root.rglob("*.md")))
 

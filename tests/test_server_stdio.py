@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-
 CASES = Path(__file__).parent / "fixtures" / "cases"
 SERVER = [sys.executable, "-m", "markdown_memory.cli"]
 
@@ -91,7 +90,7 @@ class RawServer:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            raise AssertionError(f"server did not exit within {timeout} s after stdin closed")
+            raise AssertionError(f"server did not exit within {timeout} s after stdin closed") from None
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -125,7 +124,7 @@ def _env(tmp_path: Path, root: Path, embedder: str, **extra: str) -> dict[str, s
 def test_stdout_guard_diverts_python_and_native_writes_to_stderr(tmp_path: Path) -> None:
     code = (
         "import os, sys\n"
-        "from markdown_memory.server import _protect_stdout\n"
+        "from markdown_memory.mcp.server import _protect_stdout\n"
         "wire = _protect_stdout()\n"
         "print('stray print')\n"
         "os.write(1, b'native write to fd 1\\n')\n"
@@ -282,7 +281,7 @@ def _guide_server(tmp_path: Path) -> RawServer:
 def test_lone_surrogate_escapes_become_replacement_characters(line: str, expected: str) -> None:
     from pydantic_core import from_json
 
-    from markdown_memory.server_wire import replace_lone_surrogates
+    from markdown_memory.mcp.wire import replace_lone_surrogates
 
     fixed = replace_lone_surrogates(line)
     assert fixed == expected
