@@ -36,7 +36,7 @@ def main() -> int:
     args = parser.parse_args()
     db = args.db or Path(tempfile.mkdtemp()) / "intent.db"
     engine = Engine(Settings.load(args.corpus, db, args.embedder))
-    if engine.status()["documents"] == 0:
+    if engine.status().counts.documents == 0:
         engine.index()
     folder = args.corpus / "runbooks" / "content" / "runbooks"
     print(f"embedder {args.embedder}; runbooks under {folder}")
@@ -46,9 +46,9 @@ def main() -> int:
             ranks = []
             for path in books:
                 rel = path.relative_to(args.corpus).as_posix()
-                hits = engine.search(form.format(n=path.stem), top_k=5)["results"]
+                hits = engine.search(form.format(n=path.stem), top_k=5).results
                 ranks.append(next((i for i, h in enumerate(hits, 1)
-                                   if h["file_path"] == rel and section in h["heading_path"].split(" > ")), None))
+                                   if h.file_path == rel and section in h.heading_path.split(" > ")), None))
             print(f"{section:10s} {form:38s} top-1 {sum(r == 1 for r in ranks):3d}/{len(ranks)}   top-5 "
                   f"{sum(r is not None for r in ranks):3d}/{len(ranks)}")
     engine.close()

@@ -41,8 +41,9 @@ from typing import Any, Iterable
 
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
+from markdown_memory.models import SearchAnswer
 from markdown_memory.search.rank import cjk_share
-from markdown_memory.tokens import count_tokens
+from markdown_memory.text import count_tokens
 
 QUALITY = ("top1", "r5", "mrr10", "inhit")
 TOP_K = 5
@@ -93,6 +94,8 @@ def load_queries(path: Path, ids: Iterable[str] | None = None, limit: int | None
 
 
 def first_correct(results: list[dict[str, Any]], expect: list[dict[str, Any]]) -> int | None:
+    """0-based position of the first hit (wire shape: ``Hit.to_dict()`` or an MCP answer's
+    hits) whose file is an expected path and whose line range holds its line; None: none is."""
     for i, hit in enumerate(results):
         for e in expect:
             if hit["file_path"] == e["path"] and hit["start_line"] <= e["line"] <= hit["end_line"]:
@@ -100,11 +103,12 @@ def first_correct(results: list[dict[str, Any]], expect: list[dict[str, Any]]) -
     return None
 
 
-def answer_tokens(answer: dict[str, Any]) -> int:
-    """Estimated tokens of the answer as the MCP ``search_docs`` tool returns it (JSON; a hit
-    that carries content drops its preview, as ``server_runtime.search_docs`` does)."""
-    shown = dict(answer)
-    shown["results"] = [{k: v for k, v in h.items() if not (k == "preview" and "content" in h)} for h in answer["results"]]
+def answer_tokens(answer: SearchAnswer) -> int:
+    """Estimated tokens of the answer as the MCP ``search_docs`` tool returns it (its agent
+    view: a hit that carries content drops its preview), without the ``index_status`` the tool
+    adds to every answer (left out so the figure stays comparable with earlier baselines)."""
+    shown = answer.to_dict(agent=True)
+    shown.pop("index_status", None)
     return count_tokens(json.dumps(shown, ensure_ascii=False))
 
 
@@ -130,11 +134,11 @@ def run_queries(engine: Engine, queries: list[dict[str, Any]]) -> list[QueryResu
         ans = engine.search(q["query"], top_k=TOP_K, max_tokens=MAX_TOKENS)
         r.latency_ms = (time.perf_counter() - t0) * 1000
         r.tokens = answer_tokens(ans)
-        r.confidence = ans["confidence"]
-        hits = ans["results"]
+        r.confidence = ans.confidence
+        hits = [h.to_dict() for h in ans.results]
         r.rank5 = first_correct(hits, r.expect)
-        r.in_content = r.rank5 is not None and "content" in hits[r.rank5]
-        wide = engine.search(q["query"], top_k=10, max_tokens=MAX_TOKENS)["results"]
+        r.in_content = r.rank5 is not None and ans.results[r.rank5].content is not None
+        wide = [h.to_dict() for h in engine.search(q["query"], top_k=10, max_tokens=MAX_TOKENS).results]
         r.rank = first_correct(wide, r.expect)
         r.top = [
             {k: h.get(k) for k in ("file_path", "heading_path", "start_line", "end_line", "score", "matched_by")}
@@ -244,7 +248,7 @@ def open_engine(corpus: Path, db: Path, embedder: str, folders: list[str] | None
     """An engine over ``corpus`` with database ``db``, indexed (only ``folders`` when given)
     when the database has no documents yet."""
     engine = Engine(Settings.load(corpus, db, embedder))
-    if not engine.store.counts().get("documents"):
+    if not engine.status().counts.documents:
         started = time.monotonic()
         for folder in folders or [None]:
             engine.index(folder)
@@ -284,16 +288,16 @@ def main(argv: list[str] | None = None) -> int:
     engine = open_engine(args.corpus.resolve(), args.db, args.embedder, folders)
     results = run_queries(engine, queries)
     summary = summarise(results)
-    counts = engine.store.counts()
-    header = (f"corpus {args.corpus} ({counts.get('documents')} files, {counts.get('sections')} sections), "
-              f"{len(queries)} queries, embedder {args.embedder}, keyword_only={engine.search('x')['keyword_only']}")
+    counts = engine.status().counts
+    header = (f"corpus {args.corpus} ({counts.documents} files, {counts.sections} sections), "
+              f"{len(queries)} queries, embedder {args.embedder}, keyword_only={engine.search('x').keyword_only}")
     print(header)
     print(format_table(summary))
     if args.show_misses:
         print()
         print(format_misses(results))
     meta = {"embedder": args.embedder, "queries": str(args.queries.name), "folders": folders,
-            "documents": counts.get("documents"), "sections": counts.get("sections")}
+            "documents": counts.documents, "sections": counts.sections}
     if args.json_out:
         args.json_out.write_text(json.dumps({"meta": meta, "summary": summary,
                                              "queries": [r.__dict__ for r in results]}, indent=1, ensure_ascii=False))

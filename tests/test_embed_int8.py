@@ -163,10 +163,7 @@ def _engine(root, db, model=None):
     from markdown_memory.config import Settings
     from markdown_memory.engine import Engine
 
-    engine = Engine(Settings.load(root, db, "minilm"))
-    if model is not None:
-        engine._embedder = model
-    return engine
+    return Engine(Settings.load(root, db, "minilm"), embedder=model)
 
 
 def test_switching_arithmetic_re_embeds_and_a_no_change_run_does_not_load_the_model(tmp_path, monkeypatch,
@@ -184,7 +181,7 @@ def test_switching_arithmetic_re_embeds_and_a_no_change_run_does_not_load_the_mo
 
     again = _engine(root, db)
     report = again.index()
-    assert report.vectors_embedded == 0 and again._embedder is None  # nothing changed: model not loaded
+    assert report.vectors_embedded == 0 and again.loader.embedder is None  # nothing changed: model not loaded
     again.close()
 
     monkeypatch.setenv(int8.ENV_SWITCH, "0")
@@ -194,7 +191,7 @@ def test_switching_arithmetic_re_embeds_and_a_no_change_run_does_not_load_the_mo
     assert report.vectors_embedded + report.vectors_reused == passages and report.vectors_embedded > 0
     assert plain.store.vector_space()[0] == minilm.SHIPPED_WEIGHTS_ID
     answer = plain.search("keep metrics for a month")
-    assert answer["keyword_only"] is False and answer["results"][0]["file_path"] == "ops.md"
+    assert answer.keyword_only is False and answer.results[0].file_path == "ops.md"
     plain.close()
 
     monkeypatch.delenv(int8.ENV_SWITCH)
@@ -214,12 +211,12 @@ def test_search_over_vectors_of_another_build_says_so_and_asks_for_a_run(tmp_pat
     monkeypatch.setenv(int8.ENV_SWITCH, "0")
     plain = _engine(root, db)
     status = plain.status()  # status tells the same story as the search below, before any load
-    assert status["keyword_only"] is True and "another build" in status["message"]
+    assert status.keyword_only is True and "another build" in status.message
     answer = plain.search("retention")  # no index run in between (the server's case)
-    assert answer["keyword_only"] is True
-    assert "another build of the minilm model" in answer["message"] and "still being computed" not in answer["message"]
-    assert "index_directory" in answer["message"]
-    assert plain.vectors_due is True  # the server's auto-indexer starts a run on the next call
+    assert answer.keyword_only is True
+    assert "another build of the minilm model" in answer.message and "still being computed" not in answer.message
+    assert "index_directory" in answer.message
+    assert plain.activity.vectors_due is True  # the server's auto-indexer starts a run on the next call
     plain.close()
 
 

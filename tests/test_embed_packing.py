@@ -52,7 +52,7 @@ def test_small_items_are_embedded_once_per_run_and_still_found(tmp_path: Path, m
     (root / "platform.md").write_text(DOC)
     engine = make_engine(root)
     report = engine.index()
-    passages = engine.status()["passages"]
+    passages = engine.status().counts.passages
     assert passages >= len(ITEMS) + 8
     assert report.vectors_embedded == passages  # every passage has a vector
     distinct = engine.store.conn.execute("SELECT count(DISTINCT embed_key) FROM passages").fetchone()[0]
@@ -60,10 +60,10 @@ def test_small_items_are_embedded_once_per_run_and_still_found(tmp_path: Path, m
     keys = dict(engine.store.conn.execute("SELECT text, embed_key FROM passages"))
     assert all(item in keys for item in ITEMS)  # every item keeps its own passage row and text
     assert len({keys[item] for item in ITEMS}) < len(ITEMS)
-    hit = engine.search("which service stores secrets")["results"][0]
-    assert hit["heading_path"].endswith("Components")
-    hit = engine.search("grafana dashboards and loki logs")["results"][0]
-    assert hit["heading_path"].endswith("Components")
+    hit = engine.search("which service stores secrets").results[0]
+    assert hit.heading_path.endswith("Components")
+    hit = engine.search("grafana dashboards and loki logs").results[0]
+    assert hit.heading_path.endswith("Components")
 
     # An edit elsewhere in the file keeps the packed runs' vectors (same key), embeds the new text only.
     path = root / "platform.md"
@@ -72,7 +72,7 @@ def test_small_items_are_embedded_once_per_run_and_still_found(tmp_path: Path, m
     edited = engine.index()
     assert edited.updated == 1
     assert edited.vectors_embedded <= 2
-    assert edited.vectors_embedded + edited.vectors_reused == engine.status()["passages"]
+    assert edited.vectors_embedded + edited.vectors_reused == engine.status().counts.passages
 
 
 def test_copied_file_reuses_vectors_instead_of_embedding_again(tmp_path: Path, make_engine):

@@ -52,9 +52,7 @@ def test_quick_eval_does_not_regress(eval_quick_db, minilm, embedder):
     baseline = json.loads(baseline_file.read_text())
     queries = harness.load_queries(EVAL_QUERIES, folders=FOLDERS)
     assert len(queries) == baseline["summary"]["all_queries"]["n"], "the dev query file changed; refreeze the baseline"
-    eng = Engine(Settings.load(EVAL_CORPUS, eval_quick_db, embedder))
-    if embedder == "minilm":
-        eng._embedder = minilm
+    eng = Engine(Settings.load(EVAL_CORPUS, eval_quick_db, embedder), embedder=minilm if embedder == "minilm" else None)
     try:
         results = harness.run_queries(eng, queries)
     finally:
