@@ -91,7 +91,6 @@ class Engine:
         self.scheduler = BackgroundIndexer(self, enabled=background and settings.auto_index, clock=clock)
         self.runs = IndexRuns(settings, self.database, self.loader, self.activity, clock=clock)
         self.last_report: IndexReport | None = None
-        self._clock = clock
 
     # -- resources ------------------------------------------------------------------------
     @property
@@ -165,13 +164,13 @@ class Engine:
         answer waits a moment for that run's keyword index. Returns False when another
         process's run kept ``Freshness.INDEX`` from indexing (the answer says so)."""
         if freshness is Freshness.INDEX:
-            deadline = self._clock() + BUSY_WAIT_SECONDS
+            deadline = time.monotonic() + BUSY_WAIT_SECONDS  # real time: a test clock may stand still
             while True:
                 try:
                     self.index(progress=progress, wait_seconds=0)
                     return True
                 except IndexBusyError:
-                    if self._clock() >= deadline:
+                    if time.monotonic() >= deadline:
                         log.info("another process is indexing this docs root; answering from the index as it stands")
                         return False
                     time.sleep(0.1)

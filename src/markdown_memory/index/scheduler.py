@@ -43,7 +43,7 @@ from ..models import IndexReport
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Engine
 
-log = logging.getLogger("markdown_memory.autoindex")
+log = logging.getLogger("markdown_memory.index")
 #: How long ``shutdown`` waits for a run to stop by default (seconds).
 SHUTDOWN_SECONDS = 5.0
 
