@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from markdown_memory.errors import QueryError
+from markdown_memory.models import SearchAnswer
 
 DOC = """# Build Tool
 
@@ -45,14 +46,14 @@ def engine(tmp_path_factory):
     eng.close()
 
 
-def search_or_empty_error(engine, query: str) -> dict | None:
+def search_or_empty_error(engine, query: str) -> SearchAnswer | None:
     try:
         answer = engine.search(query)
     except QueryError as exc:
         assert not query.strip(), f"QueryError for a non-empty query {query!r}: {exc}"
         return None
-    assert isinstance(answer["results"], list)
-    assert answer["confidence"] in ("high", "low", "none")
+    assert isinstance(answer.results, tuple)
+    assert answer.confidence in ("high", "low", "none")
     return answer
 
 
@@ -82,4 +83,4 @@ def test_syntax_words_still_find_their_text(engine):
     # Safety must not cost recall: operators typed by a user are searched as words.
     for query in ("NEAR", "NOT", "--no-cache", "grammar::fa", "v2.4.1", "数据库迁移", "🚀 rocket"):
         answer = engine.search(query)
-        assert answer["results"] and answer["results"][0]["heading_path"] == "Build Tool > Flags", query
+        assert answer.results and answer.results[0].heading_path == "Build Tool > Flags", query
