@@ -11,7 +11,7 @@ import pytest
 
 from conftest import indexed_engine
 from markdown_memory.search.pack import entry_cost, pack_hits
-from markdown_memory.tokens import count_tokens
+from markdown_memory.text import count_tokens
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
 
@@ -29,46 +29,46 @@ QUERIES = ["garbage collection pack group blocks", "storage engine block pack in
 
 
 def answer_cost(results):
-    return sum(entry_cost(r) + (r["tokens"] if "content" in r else 0) for r in results)
+    return sum(entry_cost(r.to_dict()) + (r.tokens if r.content is not None else 0) for r in results)
 
 
 @pytest.mark.parametrize("max_tokens", [50, 200, 600, 2000])
 @pytest.mark.parametrize("query", QUERIES)
 def test_answer_never_exceeds_the_budget(engine, query, max_tokens):
-    results = engine.search(query, top_k=8, max_tokens=max_tokens)["results"]
+    results = engine.search(query, top_k=8, max_tokens=max_tokens).results
     assert results
-    carried = [r for r in results if "content" in r]
-    assert sum(count_tokens(r["content"]) for r in carried) <= max_tokens
+    carried = [r for r in results if r.content is not None]
+    assert sum(count_tokens(r.content) for r in carried) <= max_tokens
     assert answer_cost(results) <= max_tokens or not carried
 
 
 @pytest.mark.parametrize("query", QUERIES)
 def test_content_is_the_whole_section_verbatim(engine, query):
-    for hit in engine.search(query, top_k=8, max_tokens=4000)["results"]:
-        if "content" not in hit:
+    for hit in engine.search(query, top_k=8, max_tokens=4000).results:
+        if hit.content is None:
             continue
-        lines = (engine.root / hit["file_path"]).read_text(encoding="utf-8").split("\n")
-        assert hit["content"] == "\n".join(lines[hit["start_line"] - 1 : hit["end_line"]])
-        assert hit["tokens"] == count_tokens(hit["content"])
+        lines = (engine.root / hit.file_path).read_text(encoding="utf-8").split("\n")
+        assert hit.content == "\n".join(lines[hit.start_line - 1 : hit.end_line])
+        assert hit.tokens == count_tokens(hit.content)
 
 
 def test_pointer_entries_carry_a_short_preview_and_no_content(engine):
-    results = engine.search("garbage collection pack group", top_k=8, max_tokens=300)["results"]
-    pointers = [r for r in results if "content" not in r]
+    results = engine.search("garbage collection pack group", top_k=8, max_tokens=300).results
+    pointers = [r for r in results if r.content is None]
     assert pointers, "a 300-token budget cannot hold the long GC sections in full"
     for r in results:
-        assert 0 < len(r["preview"]) <= 100
-        assert r["start_line"] <= r["end_line"]
+        assert 0 < len(r.preview) <= 100
+        assert r.start_line <= r.end_line
 
 
 def test_no_two_hits_share_lines(engine):
-    results = engine.search("block pack storage engine index format hash", top_k=10, max_tokens=8000)["results"]
-    paths = [(r["file_path"], r["heading_path"]) for r in results]
+    results = engine.search("block pack storage engine index format hash", top_k=10, max_tokens=8000).results
+    paths = [(r.file_path, r.heading_path) for r in results]
     assert len(paths) == len(set(paths))
     for a in results:
         for b in results:
-            if a is not b and a["file_path"] == b["file_path"]:
-                assert a["end_line"] < b["start_line"] or b["end_line"] < a["start_line"], (a["heading_path"], b["heading_path"])
+            if a is not b and a.file_path == b.file_path:
+                assert a.end_line < b.start_line or b.end_line < a.start_line, (a.heading_path, b.heading_path)
 
 
 def _hit(doc, ordinal, parent, tokens):
