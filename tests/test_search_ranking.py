@@ -18,7 +18,7 @@ def engine(tmp_path_factory, minilm):
     root = tmp_path_factory.mktemp("search-docs") / "docs"
     shutil.copytree(FIXTURES, root)
     eng = indexed_engine(root, "minilm", minilm)
-    assert eng.status()["vectors"] > 0
+    assert eng.status().counts.vectors > 0
     yield eng
     eng.close()
 
@@ -46,14 +46,14 @@ IDENTIFIERS = [
 def test_identifier_query_puts_the_section_naming_it_first(engine, query, expected):
     answer = engine.search(query)
     assert top(answer) == expected
-    assert "exact" in answer["results"][0]["matched_by"]
-    assert answer["confidence"] == "high"
+    assert "exact" in answer.results[0].matched_by
+    assert answer.confidence == "high"
 
 
 @pytest.mark.parametrize("query, expected", IDENTIFIERS)
 def test_identifier_queries_work_keyword_only(keyword_engine, query, expected):
     answer = keyword_engine.search(query)
-    assert answer["keyword_only"] is True
+    assert answer.keyword_only is True
     assert top(answer) == expected
 
 
@@ -81,7 +81,7 @@ def test_paraphrase_query_finds_the_answering_section(engine, query, expected):
 )
 def test_chinese_queries_find_chinese_sections_keyword_only(keyword_engine, query, heading):
     answer = keyword_engine.search(query)
-    assert answer["results"], "CJK text must be keyword-searchable"
+    assert answer.results, "CJK text must be keyword-searchable"
     assert top(answer) == ("zh/deploy.md", heading)
 
 
@@ -96,23 +96,23 @@ def test_a_section_inside_a_table_row_is_found_by_its_cell(engine):
 )
 def test_unrelated_question_is_flagged_not_confident(engine, query):
     answer = engine.search(query)
-    assert answer["confidence"] == "none"
-    assert "no confident match" in (answer["message"] or "")
+    assert answer.confidence == "none"
+    assert "no confident match" in (answer.message or "")
 
 
 def test_identifier_no_document_contains_is_reported_absent(engine):
     answer = engine.search("how do I set WIDGET_TURBO_MODE")
-    assert answer["confidence"] == "none"
+    assert answer.confidence == "none"
     # the look-alike environment-variable section may be listed, but never as a confident answer,
     # and the message names the identifier no document mentions (only it: not the query's words)
-    message = answer["message"] or ""
+    message = answer.message or ""
     assert message.startswith("no confident match")
     assert message.endswith("; no document mentions 'WIDGET_TURBO_MODE'"), message
 
 
 def test_answering_queries_are_not_flagged_none(engine):
     for query in ("--no-cache", "why are uploads slow", "how do I undo a sync"):
-        assert engine.search(query)["confidence"] != "none", query
+        assert engine.search(query).confidence != "none", query
 
 
 def test_parent_intro_joins_when_several_of_its_subsections_match(tmp_path, make_engine):
@@ -131,7 +131,7 @@ def test_parent_intro_joins_when_several_of_its_subsections_match(tmp_path, make
     eng = make_engine(root, embedder="none")
     eng.index()
     answer = eng.search("certificate settings from the shell environment", top_k=5)
-    got = [h["heading_path"] for h in answer["results"]]
+    got = [h.heading_path for h in answer.results]
     assert "Environment" in got
     assert got.index("Environment") <= 2
 
