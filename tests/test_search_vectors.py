@@ -55,15 +55,20 @@ def test_changing_vectors_fall_back_to_vec0_until_a_reload_is_due(engine, docs_r
     assert cache.matrix(engine.store) is None  # still the old matrix, not due for a reload
 
 
-def test_the_server_engine_searches_through_one_vector_cache(docs_root, tmp_path, minilm):
+def test_the_server_engine_searches_through_one_vector_cache(docs_root, tmp_path, minilm, monkeypatch):
+    from markdown_memory import embed
     from markdown_memory.config import Settings
-    from markdown_memory.server_runtime import Runtime
+    from markdown_memory.mcp.runtime import Runtime
 
+    # the server's engine loads its model itself (in the background): it gets the session's
+    real = embed.get_embedder
+    monkeypatch.setattr(embed, "get_embedder",
+                        lambda name, *args, **kwargs: minilm if name == "minilm" else real(name, *args, **kwargs))
     runtime = Runtime(Settings.load(docs_root, tmp_path / "index.db", "minilm", auto_index=False))
     engine = runtime.engine
     assert isinstance(engine.vector_cache, VectorCache)
-    engine._embedder = minilm
     engine.index()
+    assert engine.loader.embedder is minilm
     answer = engine.search("how long does the client wait for a server")
-    assert answer["keyword_only"] is False and answer["results"]
+    assert answer.keyword_only is False and answer.results
     assert engine.vector_cache.matrix(engine.store) is not None

@@ -51,8 +51,8 @@ def test_unloadable_vector_extension_degrades_to_keyword_only(tmp_path, monkeypa
     assert report.keyword_only and report.added == 5
     assert "sqlite-vec" in (report.message or "")
     answer = engine.search("--no-cache")
-    assert answer["keyword_only"] is True
-    assert answer["results"][0]["heading_path"] == "Command Line > Flags"
+    assert answer.keyword_only is True
+    assert answer.results[0].heading_path == "Command Line > Flags"
     assert any("vector search disabled" in r.getMessage() for r in caplog.records)
     engine.close()
 
@@ -68,12 +68,11 @@ def test_vectors_are_added_later_without_reparsing(tmp_path, monkeypatch, docs_r
     first.close()
     monkeypatch.delenv("MARKDOWN_MEMORY_VEC_PATH")
     store_mod.reset_driver_cache()
-    second = Engine(Settings.load(docs_root, db, "minilm"))
-    second._embedder = minilm
+    second = Engine(Settings.load(docs_root, db, "minilm"), embedder=minilm)
     report = second.index()
     assert (report.added, report.updated, report.unchanged) == (0, 0, 5)
     assert report.vectors_embedded > 0
-    assert second.status()["keyword_only"] is False
+    assert second.status().keyword_only is False
     second.close()
 
 
@@ -147,9 +146,9 @@ def test_passages_marked_pending_while_their_vector_row_exists_are_re_embedded(t
     raw.execute("UPDATE passages SET has_vector = 0 WHERE doc_id = (SELECT min(id) FROM documents)")
     raw.commit()
     raw.close()
-    assert engine.status()["pending_vectors"] > 0
+    assert engine.status().counts.pending_vectors > 0
     report = engine.index()
     assert report.vectors_embedded + report.vectors_reused > 0
     status = engine.status()
-    assert status["pending_vectors"] == 0 and status["vectors"] == status["passages"]
-    assert engine.search("which port must be free for the server to start")["keyword_only"] is False
+    assert status.counts.pending_vectors == 0 and status.counts.vectors == status.counts.passages
+    assert engine.search("which port must be free for the server to start").keyword_only is False
