@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from markdown_memory.errors import SectionNotFoundError
-from markdown_memory.resolve import resolve_heading
+from markdown_memory.reading.resolve import resolve_heading
 
 AVAILABLE = [
     "Guide",
