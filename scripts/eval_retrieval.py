@@ -35,9 +35,10 @@ import logging
 import statistics
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine

@@ -12,9 +12,9 @@ import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -99,7 +99,7 @@ def minilm(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture
-def make_engine(tmp_path: Path, minilm) -> Callable[..., "object"]:
+def make_engine(tmp_path: Path, minilm) -> Callable[..., object]:
     """``make_engine(root, embedder="minilm")`` -> Engine with a private database."""
     from markdown_memory.config import Settings
     from markdown_memory.engine import Engine

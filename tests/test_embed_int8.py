@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 from conftest import DERIVED_MODELS, requires_minilm
-
 from markdown_memory.embed import int8, minilm
 from markdown_memory.embed.download import models_root
 

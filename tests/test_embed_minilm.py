@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from conftest import requires_minilm
-
 from markdown_memory.embed import minilm
 from markdown_memory.embed.base import Embedder, get_embedder
 from markdown_memory.errors import EmbedderUnavailableError

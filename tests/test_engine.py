@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from markdown_memory.errors import DocumentNotFoundError, PathOutsideRootError, QueryError, SectionNotFoundError
 from conftest import top
+from markdown_memory.errors import DocumentNotFoundError, PathOutsideRootError, QueryError, SectionNotFoundError
 
 
 def first(answer):

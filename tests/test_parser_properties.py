@@ -100,7 +100,7 @@ def test_mdx_parse_keeps_invariants_except_esm_lines(text):
     doc = parse_document(text, "doc.mdx")
     lines = split_lines(text)
     spans = sorted((s.start_line, s.end_line) for s in doc.sections)
-    for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
+    for (_a0, a1), (b0, _b1) in zip(spans, spans[1:]):
         assert a1 < b0
     assert len({s.heading_path for s in doc.sections}) == len(doc.sections)
     assert all(1 <= s.start_line <= s.end_line <= len(lines) for s in doc.sections)

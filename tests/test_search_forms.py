@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from conftest import indexed_engine, top
-
 from markdown_memory.search.query import analyse, stem_prefix
 
 DOCS = {

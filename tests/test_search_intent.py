@@ -5,8 +5,6 @@ most; and an intent never pulls in a section of an unrelated page."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from conftest import indexed_engine, top
