@@ -1,8 +1,12 @@
-"""Shared fixtures: a temp docs root, an engine over it, and the real MiniLM model.
+"""Shared fixtures: a temp docs root, an engine over it, the real MiniLM model, the CLI run
+in-process, and an indexed slice of the shared eval corpus.
 
 Every test gets its own database (``MARKDOWN_MEMORY_DB`` is never the user's) and its own
-model cache root, so nothing outside pytest's temp folders is written (the int8 MiniLM graph,
-derived once per session, is shared through a symlink).
+model cache root, so nothing outside temp folders is written (the int8 MiniLM graph, derived
+once per session into a ``tempfile.mkdtemp`` folder, is shared through a symlink). Tests that
+another user must reach (case 022, run as ``nobody``) make a temp folder of their own rather than
+open up pytest's base temp root, which is private to its user and which every pytest run started
+on the machine resets to mode 0700.
 """
 
 from __future__ import annotations
