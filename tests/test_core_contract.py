@@ -115,3 +115,31 @@ def test_an_injected_embedder_is_used_without_loading_a_model(root: Path, minilm
     assert eng.loader.embedder is minilm
     answer = eng.search("where does the cache live")
     assert not answer.keyword_only and any("vector" in h.matched_by for h in answer.results)
+
+
+def test_a_huge_list_offset_is_past_the_end_not_an_internal_error(root: Path) -> None:
+    # regression (new-user trial): offset 10**30 overflowed SQLite's integers (OverflowError)
+    eng = _engine(root)
+    eng.index()
+    page = eng.list_documents(offset=10**30)
+    assert page.documents == () and page.total == 5 and "is past the end" in (page.message or "")
+    runtime = Runtime(Settings.load(root, root.parent / "index.db", "none", auto_index=False))
+    try:
+        assert "is past the end" in runtime.list_documents(None, 10**30)["message"]
+    finally:
+        runtime.shutdown(1)
+
+
+def test_status_counts_every_changed_file_and_lists_the_first_twenty(tmp_path: Path) -> None:
+    # regression (new-user trial): 30 deleted files were reported as "20 indexed file(s) changed"
+    docs = tmp_path / "many"
+    docs.mkdir()
+    for i in range(30):
+        (docs / f"page{i:02}.md").write_text(f"# Page {i}\n\nword{i}\n", encoding="utf-8")
+    eng = Engine(Settings.load(docs, tmp_path / "many.db", "none"))
+    eng.index()
+    for i in range(30):
+        (docs / f"page{i:02}.md").unlink()
+    status = eng.status()
+    assert len(status.changed_files) == 20
+    assert (status.message or "").startswith("30 indexed file(s) changed on disk")

@@ -407,3 +407,16 @@ def test_a_different_project_with_common_file_names_does_not_adopt_a_moved_root_
         _engine(q, db).search("wombat")
     moved = _engine(tmp_path / "P-unmounted", db)  # P itself, moved: still adopted
     assert moved.search("wombat").results[0].file_path in ("README.md", "docs/guide.md")
+
+
+def test_a_command_run_from_a_parent_folder_does_not_take_the_index_over(tmp_path: Path) -> None:
+    """Regression (new-user trial): with the database in a parent folder of the docs root
+    (`project/idx.db` for `project/docs`), a command run in `project/` re-homed the index to
+    `project/` (the database lives inside it), and the real root was refused from then on."""
+    parent = tmp_path / "project"
+    docs = _project(parent / "docs", "wombat")
+    db = parent / "idx.db"
+    _engine(docs, db).index()
+    with pytest.raises(RootMismatchError, match="belongs to the docs root"):
+        _engine(parent, db).status()
+    assert _engine(docs, db).search("wombat").results[0].file_path == "x.md"  # still the docs root's index

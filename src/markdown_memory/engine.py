@@ -58,6 +58,8 @@ MAX_QUERY_CHARS = 10_000
 MAX_TOP_K = 50
 #: list_documents pages hold at most this many documents
 MAX_LIST_LIMIT = 200
+#: a larger list offset is past the end of any index (and past SQLite's 64-bit integers)
+MAX_OFFSET = 2**62
 READ_PAGE_TOKENS = 8_000
 #: Freshness.INDEX: how long to poll another process's writer lock before answering anyway (s).
 BUSY_WAIT_SECONDS = 2.0
@@ -353,7 +355,7 @@ class Engine:
         rel = self.subpath(directory)
         self._prepare(freshness, "list_documents", schedule=rel is None)
         limit = max(1, min(int(limit), MAX_LIST_LIMIT))
-        offset = max(0, int(offset))
+        offset = max(0, min(int(offset), MAX_OFFSET))  # SQLite integers are 64-bit
         store = self.store
         total = store.count_documents(rel)
         docs = tuple(DocumentEntry.from_mtime(r.path, r.title, r.sections, r.tokens, r.mtime_ns)

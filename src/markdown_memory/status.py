@@ -20,7 +20,8 @@ REFRESH_TTL_SECONDS = 0.5
 #: status lists at most this many changed files and failures
 STATUS_LIST_LIMIT = 20
 
-_Facts = tuple[IndexCounts, list[dict[str, str]], int, list[FileChange]]
+#: (counts, first failures, failed files, first changed files, how many files changed)
+_Facts = tuple[IndexCounts, list[dict[str, str]], int, list[FileChange], int]
 
 
 class StatusReporter:
@@ -61,7 +62,7 @@ class StatusReporter:
         return self.activity.indexing or self.database.locked_elsewhere()
 
     def _facts(self) -> _Facts:
-        """(counts, first failures, failed files, changed files): the costly part of status
+        """(counts, first failures, failed files, changed files, their number): the costly part of status
         (row counts and a stat of every indexed file, ~10 ms for 700 files), reused for
         ``REFRESH_TTL_SECONDS`` unless this process changed the index meanwhile."""
         key = (self.activity.generation, self.activity.indexing)
@@ -70,11 +71,13 @@ class StatusReporter:
             return cached[2]
         store = self.database.connection()
         raw = store.counts()
+        changed = self.changed_files(limit=None)  # all of them: the message says how many
         facts: _Facts = (
             IndexCounts(raw["documents"], raw["sections"], raw["passages"], raw["vectors"], raw["pending_vectors"]),
             store.failures(STATUS_LIST_LIMIT),
             store.failed_file_count(),
-            self.changed_files(),
+            changed[:STATUS_LIST_LIMIT],
+            len(changed),
         )
         self._cache = (key, time.monotonic(), facts)
         return facts
@@ -101,7 +104,7 @@ class StatusReporter:
     def status(self) -> IndexStatus:
         """Index health (see ``models.IndexStatus``)."""
         store = self.database.connection()
-        counts, failures, failed_files, changed = self._facts()
+        counts, failures, failed_files, changed, changed_count = self._facts()
         last_at = store.get_meta("last_run_at")
         walked = store.get_meta("last_full_walk")
         indexing = self.indexing()
@@ -118,7 +121,7 @@ class StatusReporter:
         progress = self.activity.progress if self.activity.indexing else None
         known = self.keyword_only_cause()
         message = messages.status_sentence(
-            self.context, counts=counts, changed=len(changed), indexing=indexing, progress=progress,
+            self.context, counts=counts, changed=changed_count, indexing=indexing, progress=progress,
             ever_indexed=last_at is not None, keyword_only=keyword_only, moved=moved, other_build=other_build,
             known_cause=known)
         return IndexStatus(

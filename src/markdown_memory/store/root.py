@@ -12,7 +12,7 @@ Roots are compared by real path (symlinks resolved), and as the same directory o
 spelling of the same folder is the same root; the root is also recorded as given (absolute,
 symlinks not resolved), so a symlink switched to another release is the same root too. A database
 file that lives inside the docs root it is opened for belongs to that root (it moves and copies
-with the project). A database is adopted (the new root recorded) by the root that opens it when it
+with the project) when its sampled documents are found there as indexed. A database is adopted (the new root recorded) by the root that opens it when it
 records none (written before roots were recorded) or when its recorded root no longer exists (the
 project folder was moved or renamed), unless most of its sampled documents are missing under the
 new root or differ in size from what was indexed: then it is another project's index and is
@@ -66,8 +66,12 @@ def bind_root(store: Store, root: Path) -> None:
         log.debug("index database %s: the docs root %s now resolves to %s (was %s)", store.path, given, real,
                   recorded)
     elif inside:
-        log.debug("index database %s lives inside the docs root %s: it now belongs to it (was %s; the project "
-                  "was copied or moved)", store.path, real, recorded)
+        # a copied or moved project: adopted only when its documents are there, as indexed; a
+        # command run from a parent folder of the docs root must not take the index over
+        log.debug("index database %s lives inside the docs root %s: it now belongs to it if its documents are "
+                  "there (was %s; the project was copied or moved)", store.path, real, recorded)
+        _record(store, recorded, real, given, adopt=True, sizes=False)
+        return
     elif recorded is not None and os.path.isdir(recorded):
         raise RootMismatchError(mismatch_message(str(store.path), recorded, real))
     else:
@@ -83,9 +87,11 @@ def _db_inside(store: Store, root: str) -> bool:
     return db.startswith(top.rstrip(os.sep) + os.sep)
 
 
-def _record(store: Store, recorded: str | None, real: str, given: str, *, adopt: bool) -> None:
+def _record(store: Store, recorded: str | None, real: str, given: str, *, adopt: bool,
+            sizes: bool = True) -> None:
     """Write ``real`` and ``given`` as the database's root (after ``_check_documents_fit`` when
-    ``adopt``); in a read-only database only the checks run."""
+    ``adopt``, comparing sizes unless ``sizes`` is false); in a read-only database only the
+    checks run."""
     try:
         with store.transaction():
             current = store.get_meta(ROOT_KEY)  # another process may have recorded one meanwhile
@@ -94,7 +100,7 @@ def _record(store: Store, recorded: str | None, real: str, given: str, *, adopt:
                     return
                 raise RootMismatchError(mismatch_message(str(store.path), current, real))
             if adopt:
-                _check_documents_fit(store, real, recorded)
+                _check_documents_fit(store, real, recorded, sizes=sizes)
             store.set_meta(ROOT_KEY, real)
             store.set_meta(GIVEN_KEY, given)
     except store.driver.module.OperationalError as exc:
@@ -102,7 +108,7 @@ def _record(store: Store, recorded: str | None, real: str, given: str, *, adopt:
             raise
         log.debug("cannot record the docs root in the read-only database %s", store.path)
         if adopt:
-            _check_documents_fit(store, real, recorded)
+            _check_documents_fit(store, real, recorded, sizes=sizes)
 
 
 def same_root(recorded: str, real: str) -> bool:
@@ -134,14 +140,16 @@ def mismatch_message(db: str, recorded: str, root: str) -> str:
             f"per docs root); {FIXES}, or {_delete_hint(db, root)}")
 
 
-def _check_documents_fit(store: Store, real: str, recorded: str | None) -> None:
+def _check_documents_fit(store: Store, real: str, recorded: str | None, *, sizes: bool = True) -> None:
     """Before a database is adopted by ``real`` (it records no root, or its ``recorded`` root no
     longer exists): refuse it unless most of its first ``ADOPT_SAMPLE`` documents are under
     ``real`` with the size they were indexed with. Common names (README.md, docs/guide.md) are
     present in other projects too: a different project's files differ in size. One ``stat``
-    per sampled document."""
+    per sampled document. ``sizes`` false: only their presence counts (a copied project whose
+    files were edited since is still that project; a parent folder of the docs root is not)."""
     rows = document_sample(store, ADOPT_SAMPLE)
-    unfit = [p for p, size in rows if not _same_size(os.path.join(real, p), size)]
+    unfit = [p for p, size in rows
+             if not (_same_size(os.path.join(real, p), size) if sizes else os.path.lexists(os.path.join(real, p)))]
     db = str(store.path)
     if rows and len(unfit) * 2 > len(rows):
         if recorded is not None:
@@ -153,8 +161,8 @@ def _check_documents_fit(store: Store, real: str, recorded: str | None) -> None:
             f"indexed, so it looks like another project's index; {FIXES}, or {_delete_hint(db, real)}"
         )
     if recorded is not None:
-        log.warning("index database %s was built for %s, which no longer exists; its documents are under %s, "
-                    "so it now belongs to that root (the project folder was moved)", db, recorded, real)
+        log.warning("index database %s was built for %s; its documents are under %s as indexed, so it now "
+                    "belongs to that root (the project folder was moved or copied)", db, recorded, real)
     elif rows:
         log.info("index database %s had no recorded docs root; it now belongs to %s", db, real)
 
