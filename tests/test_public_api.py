@@ -33,8 +33,8 @@ def test_all_is_the_documented_public_api_and_every_name_resolves() -> None:
 
 def test_importing_the_package_loads_no_engine_numpy_or_database() -> None:
     # the MCP handshake imports the package: it must stay cheap
-    code = ("import sys, markdown_memory, markdown_memory.mcp; "
-            "print(sorted(m for m in ('numpy', 'sqlite3', 'markdown_memory.engine', 'onnxruntime') if m in sys.modules))")
+    code = ("import sys, markdown_memory, markdown_memory.mcp, markdown_memory.mcp.runtime, markdown_memory.cli; "
+            "print(sorted(m for m in ('numpy', 'sqlite3', 'markdown_memory.engine', 'onnxruntime', 'markdown_memory.embed.base') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

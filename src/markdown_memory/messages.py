@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import DEFAULT_EMBEDDER
-from .embed.base import model_problem, preset_of_weights_id
 from .models import IndexCounts, IndexProgress
 from .text import short_cause
 
@@ -67,6 +66,8 @@ def other_vectors(ctx: Context, other: str) -> str:
     """Why search is keyword-only when the stored vectors (``weights_id`` ``other``) are not
     the configured model's, and the fix: another preset's vectors name the flag that uses
     them as well as the re-index that replaces them."""
+    from .embed.base import preset_of_weights_id  # lazily: numpy must stay off the MCP handshake path
+
     how = index_hint(ctx)
     configured = ctx.embedder
     itself = " (the server starts it by itself)" if ctx.background else ""
@@ -187,6 +188,8 @@ def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing
     if keyword_only:
         if known_cause:
             return known_cause
+        from .embed.base import model_problem
+
         problem = model_problem(ctx.embedder)
         if problem:
             return f"keyword-only: {problem}; then re-index"

@@ -18,15 +18,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .. import messages
 from ..config import Settings
 from ..errors import IndexBusyError, describe_error
-from ..models import Freshness, IndexOutcome
 
 if TYPE_CHECKING:  # pragma: no cover
     from mcp_types import CallToolResult
 
     from ..engine import Engine
+    from ..models import Freshness
 
 log = logging.getLogger("markdown_memory.server")
 
@@ -51,7 +50,13 @@ class Runtime:
         self.startup_error = startup_error
         self._engine: Engine | None = None
         self._engine_lock = threading.Lock()
-        self.freshness = Freshness.REFRESH if settings.auto_index else Freshness.FLAG
+
+    @property
+    def freshness(self) -> Freshness:
+        """``REFRESH`` with auto-index on, else ``FLAG`` (imported lazily, off the handshake path)."""
+        from ..models import Freshness
+
+        return Freshness.REFRESH if self.settings.auto_index else Freshness.FLAG
 
     @property
     def engine(self) -> Engine:
@@ -116,6 +121,9 @@ class Runtime:
                                           freshness=self.freshness).to_dict(agent=True)
 
     def index_directory(self, directory: str | None, force: bool) -> dict[str, Any]:
+        from .. import messages
+        from ..models import IndexOutcome
+
         engine = self.engine
         try:
             report = engine.index(directory, force=force, wait_seconds=INDEX_LOCK_WAIT_SECONDS,
