@@ -9,9 +9,7 @@ subsections, as ``tokens_with_children`` does for tokens.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import QueryError, SectionNotFoundError
@@ -20,7 +18,7 @@ from ..text import count_tokens
 from .resolve import resolve_heading
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..store import DocumentListRow, SectionRecord
+    from ..store import SectionRecord
 
 
 def outline_nodes(rows: Sequence[SectionRecord]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
@@ -130,26 +128,3 @@ def pick_sections(rows: Sequence[SectionRecord], heading_path: str, rel: str,
                 break
             picked.append(r)
     return wanted, picked
-
-
-def document_entries(rows: Sequence[DocumentListRow]) -> list[dict[str, Any]]:
-    """``list_documents`` entries from ``Store.document_list`` rows: path, title, sections,
-    tokens, modified (ISO 8601 UTC)."""
-    return [
-        {"path": r.path, "title": r.title, "sections": r.sections, "tokens": r.tokens,
-         "modified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.mtime_ns / 1e9))}
-        for r in rows
-    ]
-
-
-def empty_folder_note(root: Path, rel: str, directory: str, index_hint: str) -> str:
-    """Why folder ``rel`` (as the caller typed it: ``directory``) under docs root ``root`` lists
-    no document: it does not exist, it is a file, or nothing in it is indexed (``index_hint``
-    says how to index)."""
-    target = root / rel
-    if not target.exists():
-        return f"{directory!r} does not exist under the docs root {str(root)!r}"
-    if not target.is_dir():
-        return f"{rel!r} is a file, not a folder; list_documents takes a folder under the docs root"
-    return (f"nothing under {rel!r} is indexed (it holds no Markdown files, they are excluded, or they are not "
-            f"indexed yet: {index_hint})")
