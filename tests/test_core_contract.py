@@ -143,3 +143,18 @@ def test_status_counts_every_changed_file_and_lists_the_first_twenty(tmp_path: P
     status = eng.status()
     assert len(status.changed_files) == 20
     assert (status.message or "").startswith("30 indexed file(s) changed on disk")
+
+
+def test_a_hybrid_search_over_partly_embedded_passages_says_so(root: Path, minilm: object) -> None:
+    # regression (new-user trial): after a stopped run most vectors were missing and the search
+    # answer said nothing (only index_status did)
+    eng = Engine(Settings.load(root, root.parent / "p.db", "minilm"), embedder=minilm)  # type: ignore[arg-type]
+    eng.index()
+    assert "partly keyword-only" not in (eng.search("where does the cache live").message or "")
+    _touch(root / "configuration.md", "\n\n## Retention\n\nOld cache entries are pruned after thirty days.\n")
+    eng.refresh()  # keyword index only: the new passages wait for vectors
+    answer = eng.search("how long are cache entries kept")
+    pending = answer.index_status.counts.pending_vectors if answer.index_status else 0
+    assert not answer.keyword_only and pending > 0
+    assert (answer.message or "").startswith(f"search is partly keyword-only: {pending} of ")
+    assert "markdown-memory --embedder minilm index" in (answer.message or "")

@@ -242,6 +242,8 @@ class Engine:
         if flagged:
             message = messages.prepend_note(messages.stale_hits(self.context, flagged), message)
         status = self.status()
+        if not ranked.keyword_only and status.counts.pending_vectors:
+            message = messages.prepend_note(messages.partly_keyword_only(self.context, status.counts), message)
         # a foreground process says in the answer that another one is indexing; a background
         # engine's index_status says it
         if not self.background and (not indexed_here or status.indexing):

@@ -62,6 +62,15 @@ def vectors_pending() -> str:
     return "keyword-only: vectors are still being computed for this index"
 
 
+def partly_keyword_only(ctx: Context, counts: IndexCounts) -> str:
+    """A hybrid search over an index where some passages have no vector yet (a run was
+    stopped, or new text waits for its embedding): their sections are found by keywords only."""
+    how = ("they are being computed in the background" if ctx.background else
+           f"{index_hint(ctx)} to compute them")
+    return (f"search is partly keyword-only: {counts.pending_vectors} of {counts.passages} passages have no "
+            f"vector yet; {how}")
+
+
 def other_vectors(ctx: Context, other: str) -> str:
     """Why search is keyword-only when the stored vectors (``weights_id`` ``other``) are not
     the configured model's, and the fix: another preset's vectors name the flag that uses
