@@ -68,7 +68,9 @@ def test_stale_hits_get_one_wording_whatever_the_policy_and_refresh_fixes_them(r
     stale = [h for h in flagged.results if h.stale]
     assert stale and {h.stale for h in stale} == {"modified"}
     assert (flagged.message or "").startswith(f"{len(stale)} hit(s) marked stale: their file changed on disk")
-    assert "markdown-memory --embedder none index" in (flagged.message or "")
+    assert "run `markdown-memory --embedder none index` to refresh the index (`markdown-memory read` reads" in (
+        flagged.message or "")  # a person is told CLI commands, not MCP tools
+    assert "index_directory" not in (flagged.message or "")
     fresh = eng.search("ACME_CACHE_DIR", freshness=Freshness.REFRESH)
     assert not any(h.stale for h in fresh.results)
     assert "marked stale" not in (fresh.message or "")
@@ -82,7 +84,8 @@ def test_the_mcp_runtime_and_the_engine_say_the_same_about_stale_hits(root: Path
     runtime = Runtime(settings)
     try:
         over_mcp = runtime.search_docs("ACME_CACHE_DIR", 5, None, 2000)
-        direct = Engine(settings).search("ACME_CACHE_DIR", freshness=Freshness.FLAG).to_dict(agent=True)
+        direct = Engine(settings, background=True).search("ACME_CACHE_DIR", freshness=Freshness.FLAG).to_dict(
+            agent=True)  # the server's engine: background mode, and its reader is an agent
     finally:
         runtime.shutdown(1)
     assert over_mcp["message"] == direct["message"] and "marked stale" in over_mcp["message"]

@@ -196,8 +196,8 @@ def test_status_after_an_unfinished_first_run_says_so(docs_root, make_engine):
         eng.index(should_stop=interrupt_after_two)
     status = eng.status()
     assert status.counts.documents == 2 and status.last_run is None and status.coverage == "unknown"
-    assert status.message == ("the last index run did not finish (2 documents indexed so far); call "
-                                 "index_directory (or run `markdown-memory --embedder none index`) to complete it")
+    assert status.message == ("the last index run did not finish (2 documents indexed so far); "
+                              "run `markdown-memory --embedder none index` to complete it")
 
 
 def test_status_after_a_stopped_first_run_says_it_did_not_finish(docs_root, make_engine):

@@ -87,7 +87,8 @@ class Engine:
         self.loader = ModelLoader(settings.embedder, settings.threads, embedder=embedder, background=background)
         self.activity = IndexActivity()
         self.background = background
-        self.context = messages.Context(self.root, settings.embedder, background and settings.auto_index)
+        self.context = messages.Context(self.root, settings.embedder, background and settings.auto_index,
+                                        agent=background)
         self.reporter = StatusReporter(self.database, self.loader, self.activity, self.context)
         self.vector_cache = VectorCache() if background else None
         self.scheduler = BackgroundIndexer(self, enabled=background and settings.auto_index, clock=clock)
@@ -229,7 +230,7 @@ class Engine:
         if prefix is not None and not self.store.has_documents_under(prefix):
             status = self.status()  # nothing was searched: keyword_only says what a search would be
             return SearchAnswer((), "none", status.keyword_only,
-                                self.reporter.empty_index_message() or messages.no_documents_under(prefix), status)
+                                self.reporter.empty_index_message() or messages.no_documents_under(self.context, prefix), status)
         last: list[_Ranked] = []
 
         def run() -> list[Hit]:

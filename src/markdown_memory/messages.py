@@ -16,12 +16,15 @@ from .text import short_cause
 
 @dataclass(frozen=True)
 class Context:
-    """What every message depends on: the docs root, the configured embedder preset, and
-    whether a background indexer keeps the index current (the MCP server with auto-index)."""
+    """What every message depends on: the docs root, the configured embedder preset, whether
+    a background indexer keeps the index current (the MCP server with auto-index), and whether
+    the reader is an agent calling MCP tools (``agent``) or a person at the CLI: each is told
+    the commands it can run."""
 
     root: Path
     embedder: str
     background: bool
+    agent: bool = False
 
 
 def prepend_note(note: str, message: str | None) -> str:
@@ -30,10 +33,12 @@ def prepend_note(note: str, message: str | None) -> str:
 
 
 def index_hint(ctx: Context) -> str:
-    """How to run an index for this root with this embedder: the MCP tool, and the CLI
-    command (with ``--embedder`` when it is not the default, which a bare command would use)."""
+    """How to run an index for this root with this embedder: for an agent the MCP tool (and the
+    CLI command), for a person the CLI command (with ``--embedder`` when it is not the default,
+    which a bare command would use)."""
     flag = "" if ctx.embedder == DEFAULT_EMBEDDER else f" --embedder {ctx.embedder}"
-    return f"call index_directory (or run `markdown-memory{flag} index`)"
+    command = f"`markdown-memory{flag} index`"
+    return f"call index_directory (or run {command})" if ctx.agent else f"run {command}"
 
 
 def keyword_only(ctx: Context, *, vec_available: bool, model_error: str | None, not_installed: bool,
@@ -111,15 +116,16 @@ def no_confident_match(absent: list[str]) -> str:
     return note
 
 
-def no_documents_under(prefix: str) -> str:
-    return (f"no indexed documents under {prefix!r}; list the indexed paths with list_documents "
-            "(CLI: markdown-memory list)")
+def no_documents_under(ctx: Context, prefix: str) -> str:
+    how = "list_documents" if ctx.agent else "`markdown-memory list`"
+    return f"no indexed documents under {prefix!r}; list the indexed paths with {how}"
 
 
 def stale_hits(ctx: Context, flagged: int) -> str:
     """Hits whose file changed on disk since it was indexed (flagged ``stale``)."""
+    reader = "read_section" if ctx.agent else "`markdown-memory read`"
     how = ("they are re-indexed automatically; search again shortly" if ctx.background else
-           f"{index_hint(ctx)} to refresh the index (read_section reads a file's current text)")
+           f"{index_hint(ctx)} to refresh the index ({reader} reads a file's current text)")
     return (f"{flagged} hit(s) marked stale: their file changed on disk since it was indexed, so their "
             f"text and lines may be outdated; {how}")
 
@@ -147,7 +153,8 @@ def empty_folder(ctx: Context, rel: str, directory: str) -> str:
     if not target.exists():
         return f"{directory!r} does not exist under the docs root {str(ctx.root)!r}"
     if not target.is_dir():
-        return f"{rel!r} is a file, not a folder; list_documents takes a folder under the docs root"
+        return (f"{rel!r} is a file, not a folder; {'list_documents' if ctx.agent else '`markdown-memory list`'} "
+                "takes a folder under the docs root")
     return (f"nothing under {rel!r} is indexed (it holds no Markdown files, they are excluded, or they are not "
             f"indexed yet: {index_hint(ctx)})")
 
