@@ -369,9 +369,10 @@ class Engine:
             message = messages.empty_folder(self.context, rel, str(directory))
         elif total and not docs:
             message = messages.offset_past_end(offset, total)
-        if not self.activity.indexing and self.database.locked_elsewhere():
+        status = self.status()
+        if status.indexing and not self.activity.indexing:  # status probed the writer lock already
             message = messages.prepend_note(messages.list_busy_elsewhere(), message)
-        return DocumentList(docs, total, nxt if nxt < total else None, message, self.status())
+        return DocumentList(docs, total, nxt if nxt < total else None, message, status)
 
     def status(self) -> IndexStatus:
         """Index health (see ``models.IndexStatus``)."""
