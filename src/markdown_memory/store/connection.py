@@ -179,6 +179,7 @@ class Store:
     section_ids_of = sections.section_ids_of
     section_rows = sections.section_rows
     section_id_at = sections.section_id_at
+    child_titles = sections.child_titles
     section_count = sections.section_count
     # passages.py
     passage_embed_keys = passages.passage_embed_keys
@@ -189,6 +190,7 @@ class Store:
     # fts.py
     keyword_matches = fts.keyword_matches
     match_count = fts.match_count
+    heading_matches = fts.heading_matches
     has_match = fts.has_match
     term_frequencies = fts.term_frequencies
     # vectors.py
