@@ -43,7 +43,7 @@ from .models import (
 )
 from .reading.resolve import normalise_request_path, resolve_document
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
-from .search import analyse, pack_hits, search_sections
+from .search import analyse, fit_answer, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusReporter
 from .store.database import Database
 from .text import count_tokens
@@ -250,7 +250,8 @@ class Engine:
         if not self.background and (not indexed_here or status.indexing):
             message = messages.prepend_note(
                 messages.busy_elsewhere(status.counts.documents, status.counts.vectors), message)
-        return SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status)
+        answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status)
+        return fit_answer(answer, max_tokens, agent=self.context.agent)
 
     def _search(self, query: str, top_k: int, prefix: str | None, max_tokens: int) -> _Ranked:
         """One ranked, packed search over the index as it is."""
