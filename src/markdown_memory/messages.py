@@ -219,3 +219,10 @@ def invalid_argument(tool: str, name: str, expected: str, got: str) -> str:
     """An MCP tool argument of the wrong JSON type or out of range (``mcp.tools.argument_problem``):
     ``expected`` is e.g. "a whole number from 1 to 20", ``got`` the value as JSON."""
     return f"invalid arguments for {tool}: {name} must be {expected} (got {got})"
+
+
+def disk_full(folder: Path) -> str:
+    """The filesystem of the index database is full (``errors.DiskFullError``): where to free
+    space, and that nothing indexed is lost."""
+    return (f"disk full: free space at {folder} (the index database there cannot grow); what is indexed stays "
+            "searchable, and the next index run resumes where this one stopped")
