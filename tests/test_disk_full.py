@@ -197,3 +197,33 @@ def test_search_keeps_answering_at_zero_bytes_free_over_cli_and_mcp(tmp_path: Pa
     assert log.count("disk full") <= 1, log  # said once, not once per call
     assert _integrity(db) == ("ok", 11, 0)
     shutil.rmtree(docs)
+
+
+@pytest.mark.parametrize(("message", "rejected"), [
+    ('fts5: syntax error near "disk"', True),  # a query word that only looks like a disk problem
+    ('fts5: syntax error near "i/o"', True),
+    ("no such column: full", True),
+    ("disk I/O error", False),  # the database's trouble: never "rephrase the query"
+    ("database or disk is full", False),
+    ("database is locked", False),
+])
+def test_a_disk_error_in_a_keyword_query_is_never_blamed_on_the_query(message: str, rejected: bool) -> None:
+    from markdown_memory.store.errors import is_query_rejection
+
+    assert is_query_rejection(sqlite3.OperationalError(message)) is rejected
+
+
+def test_a_full_disk_is_classified_by_errno_code_or_free_space(tmp_path: Path) -> None:
+    import errno
+
+    from markdown_memory.store.errors import is_disk_full
+
+    assert is_disk_full(OSError(errno.ENOSPC, "No space left on device"))
+    assert is_disk_full(sqlite3.OperationalError("database or disk is full"))
+    assert not is_disk_full(OSError(errno.EACCES, "Permission denied"))
+    # a disk I/O error is a full disk only where the filesystem has (almost) no space left
+    assert not is_disk_full(sqlite3.OperationalError("disk I/O error"), tmp_path / "index.db")
+    try:
+        raise RuntimeError("wrapped") from OSError(errno.ENOSPC, "No space left on device")
+    except RuntimeError as exc:
+        assert is_disk_full(exc)
