@@ -23,7 +23,7 @@ from . import messages
 from .config import Settings
 from .embed.base import Embedder
 from .embed.loader import ModelLoader
-from .errors import DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
+from .errors import DiskFullError, DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
 from .files.walk import stat_signature
 from .index.activity import IndexActivity
 from .index.indexer import Progress
@@ -177,11 +177,15 @@ class Engine:
                         log.info("another process is indexing this docs root; answering from the index as it stands")
                         return False
                     time.sleep(0.1)
+                except DiskFullError:  # answered from the index as it stands; the answer says why
+                    return True
         if freshness is Freshness.REFRESH:
             try:
                 self.refresh()
             except RootMismatchError:  # the database is another root's: every answer is that error
                 raise
+            except DiskFullError:  # index_status.message says it (database.disk_full)
+                pass
             except Exception:  # a refresh problem must not fail the answer; the next run retries
                 log.warning("refreshing changed files failed", exc_info=True)
             if schedule:
@@ -200,6 +204,8 @@ class Engine:
         if changed and freshness is Freshness.REFRESH:
             try:
                 self.refresh(sorted(changed))
+            except DiskFullError:  # flagged stale below; index_status.message says it
+                pass
             except Exception:  # flagged stale below; the background run retries
                 log.warning("refreshing the files of search hits failed", exc_info=True)
             else:
@@ -250,6 +256,8 @@ class Engine:
         if not self.background and (not indexed_here or status.indexing):
             message = messages.prepend_note(
                 messages.busy_elsewhere(status.counts.documents, status.counts.vectors), message)
+        if self.database.disk_full and not self.background:  # a background engine's index_status says it
+            message = messages.prepend_note(self.database.disk_full, message)
         answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status)
         return fit_answer(answer, max_tokens, agent=self.context.agent)
 

@@ -213,3 +213,16 @@ def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing
     if counts.pending_vectors:
         return f"{counts.pending_vectors} passages still wait for vectors; search is partly keyword-only"
     return None
+
+
+def invalid_argument(tool: str, name: str, expected: str, got: str) -> str:
+    """An MCP tool argument of the wrong JSON type or out of range (``mcp.tools.argument_problem``):
+    ``expected`` is e.g. "a whole number from 1 to 20", ``got`` the value as JSON."""
+    return f"invalid arguments for {tool}: {name} must be {expected} (got {got})"
+
+
+def disk_full(folder: Path) -> str:
+    """The filesystem of the index database is full (``errors.DiskFullError``): where to free
+    space, and that nothing indexed is lost."""
+    return (f"disk full: free space at {folder} (the index database there cannot grow); what is indexed stays "
+            "searchable, and the next index run resumes where this one stopped")

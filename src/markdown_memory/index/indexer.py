@@ -31,6 +31,7 @@ from ..markdown import ParsedDocument, parse_document
 from ..markdown.passages import embed_body, pack_runs
 from ..models import IndexReport
 from ..store import Store, StoredDocument, vector_blob
+from ..store.errors import is_disk_full
 from ..text import count_tokens
 
 log = logging.getLogger("markdown_memory.indexer")
@@ -219,7 +220,9 @@ def index_tree(
     pending skips loading the model only when the stored vectors carry that id; otherwise the
     model is loaded and vectors of another build are replaced. ``should_stop`` is polled
     between documents and between embedding batches; a stopped run is resumable.
-    Never raises for a bad file: it is reported in ``failed`` and the run goes on.
+    Never raises for a bad file: it is reported in ``failed`` and the run goes on. A full disk
+    stops the run with the driver's error (``store.errors.is_disk_full``); every document
+    committed before stays, and no file is recorded as failed because of it.
     """
     started = time.monotonic()
     report = RunTally(root=str(root))
@@ -355,6 +358,8 @@ def index_file(
             reuse_vectors=reuse_vectors,
         )
     except Exception as exc:  # a parser bug must not stop the run
+        if is_disk_full(exc, store.path):
+            raise  # not this file's fault: the run stops, keeping every document written so far
         log.exception("failed to index %s", entry.rel)
         failures.append((entry.rel, "failed", f"internal error while indexing: {exc}"))
         return

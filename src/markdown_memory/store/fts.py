@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..text import fts_text
 from .common import path_clause
-from .errors import QueryNotParsedError, is_query_rejection
+from .errors import QueryNotParsedError, disk_full_error, is_disk_full, is_query_rejection
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -57,6 +57,8 @@ def _match(store: Store, expression: str) -> Iterator[None]:
     try:
         yield
     except store.driver.module.OperationalError as exc:
+        if is_disk_full(exc, store.path):
+            raise disk_full_error(store.path) from exc
         if is_query_rejection(exc):
             raise QueryNotParsedError(exc) from exc
         raise
