@@ -250,16 +250,14 @@ def test_case_022_open_errors_are_reported_per_file(tmp_path, make_engine, monke
     root.mkdir()
     for name in ("a.md", "dataless.md", "z.md"):
         (root / name).write_text(f"# {name}\n\ntoken{name[0]} text\n")
-    import builtins
+    real_open = os.open
 
-    real_open = builtins.open
-
-    def fake_open(file, *args, **kwargs):
+    def fake_open(file, *args, **kwargs):  # the indexer opens each file once, with os.open
         if str(file).endswith("dataless.md"):
             raise OSError(code, os.strerror(code), str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(os, "open", fake_open)
     engine = make_engine(root, embedder="none")
     report = engine.index()
     assert report.added == 2
