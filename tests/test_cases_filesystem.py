@@ -278,11 +278,13 @@ def test_all_case_inputs_index_in_one_run(tmp_path, cli_main):
                    check=True, capture_output=True)
     subprocess.run(["bash", str(CASES / "022-unreadable-and-special-files" / "setup.sh"), str(root / "built-022")],
                    check=True, capture_output=True)
+    from markdown_memory.files.walk import is_markdown_name
+
     (root / "binary.md").write_bytes(b"\x00\x01\x02 not text")
     (root / "latin1.md").write_bytes("# Caf\xe9 notes\n\nna\xefve r\xe9sum\xe9\n".encode("latin-1"))
     expected = sorted(
         p.relative_to(root).as_posix() for p in root.rglob("*")
-        if p.name.lower().endswith((".md", ".mdx")) and p.is_file() and not p.is_symlink()
+        if is_markdown_name(p.name) and p.is_file() and not p.is_symlink()
         and p.name != "binary.md"
     )
     db = tmp_path / "i.db"

@@ -343,6 +343,19 @@ def _add_link(root_real: Path, rel: str, path: Path, result: WalkResult, seen_re
                                   os.path.relpath(target, root_real).replace(os.sep, "/")))
 
 
+def linked_part(root: Path, rel: str) -> str | None:
+    """The first folder of POSIX path ``rel`` (below ``root``) that is a symbolic link, as a
+    path relative to ``root``; None when there is none (or the path does not exist)."""
+    parts = [p for p in rel.split("/") if p]
+    for k in range(1, len(parts) + 1):
+        try:
+            if os.path.islink(root.joinpath(*parts[:k])):
+                return "/".join(parts[:k])
+        except (OSError, ValueError):
+            return None
+    return None
+
+
 def special_file_reason(mode: int) -> str:
     """Why a Markdown-named path that is not a regular file is skipped, naming what it is
     (``mode`` from ``os.stat``): a folder, a FIFO, a socket or a device."""
