@@ -309,7 +309,7 @@ def test_files_swapped_in_a_loop_during_runs_never_index_outside_text_nor_block(
     try:
         for _ in range(6):
             result: list = []
-            runner = threading.Thread(target=lambda: result.append(engine.index(force=True)), daemon=True)
+            runner = threading.Thread(target=lambda out=result: out.append(engine.index(force=True)), daemon=True)
             runner.start()
             runner.join(20)
             assert not runner.is_alive(), "an index run blocked on a swapped file"
@@ -332,7 +332,7 @@ def test_index_directory_on_a_symlinked_folder_is_one_sentence_without_the_targe
     os.symlink(root / "sub", root / "alias")  # a link inside the root is not followed either
     runtime = mcp(root, tmp_path / "i.db")
     for directory in ("linked", "linked/sub", "alias", "./linked/"):
-        is_error, body = call(runtime, "index_directory", lambda: runtime.index_directory(directory, False))
+        is_error, body = call(runtime, "index_directory", lambda d=directory: runtime.index_directory(d, False))
         assert is_error, body
         message = body["error"]
         assert "symbolic link" in message and "internal" not in message and "\n" not in message

@@ -6,7 +6,8 @@ Phase 2 embeds passages that have no vector yet in length-sorted batches across 
 (less padding), reusing stored vectors for identical (breadcrumb, text) pairs, and writes them
 batch by batch. Unchanged files (same size and mtime) are only ``stat``-ed.
 
-Reading policy: at most ``MAX_FILE_BYTES`` per file; NUL bytes mean binary (refused); UTF-8
+Reading policy: each file is opened once by ``files.read`` (no link followed below the root, no
+wait on a FIFO, judged by ``fstat``); at most ``MAX_FILE_BYTES`` per file; NUL bytes mean binary (refused); UTF-8
 (with or without BOM) and UTF-16 with a BOM are decoded as such; other bytes are decoded as
 Windows-1252 (Latin-1 for its 5 undefined bytes) with a warning, so no text is dropped.
 """
