@@ -340,3 +340,25 @@ def test_index_directory_on_a_symlinked_folder_is_one_sentence_without_the_targe
     is_error, body = call(runtime, "index_directory", lambda: runtime.index_directory("sub", False))
     assert not is_error and body["added"] == 1
     assert_nothing_from_outside(runtime.engine)
+
+
+def test_ignore_file_that_is_a_fifo_or_a_link_neither_blocks_nor_leaks(tmp_path, cli_main):
+    """A ``.gitignore`` that is a named pipe is not read (the run does not wait for a writer);
+    a symlinked one is not followed, as git does not follow it."""
+    root, outside = make_tree(tmp_path, count=2)
+    os.mkfifo(root / ".gitignore")
+    (outside / "ignore").write_text("doc000.md\n")
+    (root / "sub" / ".gitignore").symlink_to(outside / "ignore")
+    (root / "sub" / "doc000.md").write_text("# Kept\n\nkepttoken\n")
+    result: list = []
+    runner = threading.Thread(target=lambda: result.append(cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"),
+                                                                    "index", str(root), "--json")), daemon=True)
+    runner.start()
+    runner.join(15)
+    try:
+        assert not runner.is_alive(), "the walk blocked on a FIFO named .gitignore"
+        report = json.loads(result[0].stdout)
+        assert result[0].returncode == 0 and report["added"] == 4
+    finally:
+        if runner.is_alive():
+            os.close(os.open(root / ".gitignore", os.O_WRONLY | os.O_NONBLOCK))

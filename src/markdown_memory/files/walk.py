@@ -154,14 +154,29 @@ def describe_os_error(exc: OSError) -> str:
 IGNORE_FILES = (".gitignore", ".markdown-memory-ignore")
 
 
+#: Ignore files past this size are read up to it (a real one is a few hundred bytes).
+MAX_IGNORE_BYTES = 1024 * 1024
+
+
 def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:
+    """The patterns of ``directory``'s ignore files. Like git, a symlinked ignore file is not
+    followed; a FIFO or device under that name is not read (opened without blocking, judged by
+    ``fstat``), so it can neither stall nor flood the walk."""
     lines: list[str] = []
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     for name in IGNORE_FILES:
         try:
-            with open(directory / name, encoding="utf-8", errors="replace") as fh:
-                lines.extend(fh.read().splitlines())
+            fd = os.open(directory / name, flags)
         except OSError:
             continue
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                data = os.read(fd, MAX_IGNORE_BYTES)
+                lines.extend(data.decode("utf-8", errors="replace").splitlines())
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
