@@ -223,7 +223,7 @@ def assert_nothing_from_outside(engine) -> None:
             assert "Secret" not in section["title"]
 
 
-@pytest.mark.parametrize("swap", ["link", "fifo", "folder"])
+@pytest.mark.parametrize("swap", ["link", "fifo", "folder", "link-target"])
 def test_file_swapped_between_walk_and_read_is_judged_as_opened(tmp_path, monkeypatch, swap):
     """Another thread replaces one walked file (by a link to an outside file, by a FIFO) or a
     walked folder (by a link to an outside folder) after the walk and before the read: the run
@@ -231,7 +231,10 @@ def test_file_swapped_between_walk_and_read_is_judged_as_opened(tmp_path, monkey
     import markdown_memory.index.indexer as indexer
 
     root, outside = make_tree(tmp_path)
-    victim = "sub/page.md" if swap == "folder" else "doc007.md"
+    victim = {"folder": "sub/page.md", "link-target": "alias.md"}.get(swap, "doc007.md")
+    (root / ".hidden").mkdir()  # a symlinked file is indexed under its own name when its target is not walked
+    (root / ".hidden" / "page.md").write_text("# Alias\n\naliastoken\n")
+    (root / "alias.md").symlink_to(root / ".hidden" / "page.md")
     go, swapped = threading.Event(), threading.Event()
 
     def swapper() -> None:
@@ -242,6 +245,9 @@ def test_file_swapped_between_walk_and_read_is_judged_as_opened(tmp_path, monkey
         elif swap == "fifo":
             os.mkfifo(root / ".swap")
             os.replace(root / ".swap", root / victim)
+        elif swap == "link-target":
+            os.symlink(outside / "secret.md", root / ".swap")
+            os.replace(root / ".swap", root / ".hidden" / "page.md")
         else:
             os.rename(root / "sub", root / ".sub-old")
             os.symlink(outside / "sub", root / "sub")
@@ -267,9 +273,10 @@ def test_file_swapped_between_walk_and_read_is_judged_as_opened(tmp_path, monkey
         assert not runner.is_alive(), "the index run blocked"
         report = result[0]
         reasons = {f["path"]: f["reason"] for f in report.failed}
-        expected = {"link": "symbolic link", "fifo": "FIFO", "folder": "folder on its path"}[swap]
+        expected = {"link": "symbolic link", "fifo": "FIFO", "folder": "folder on its path",
+                    "link-target": "symbolic link"}[swap]
         assert expected in reasons[victim]
-        assert report.added == 40 + 1 - 1
+        assert report.added == 40 + 1 + 1 - 1
         assert_nothing_from_outside(engine)
         assert [h.file_path for h in engine.search("insidetoken3").results] == ["doc003.md"]
     finally:
