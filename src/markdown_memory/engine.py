@@ -24,7 +24,7 @@ from .config import Settings
 from .embed.base import Embedder
 from .embed.loader import ModelLoader
 from .errors import DiskFullError, DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
-from .files.walk import stat_signature
+from .files.walk import linked_part, stat_signature
 from .index.activity import IndexActivity
 from .index.indexer import Progress
 from .index.runs import IndexRuns
@@ -140,9 +140,9 @@ class Engine:
         target = None
         rel = self.subpath(directory)
         if rel is not None:
-            target = (self.root / rel).resolve()
-            if not target.is_dir():
-                raise QueryError(f"{directory!r} is not a directory inside the docs root {str(self.root)!r}")
+            target, link = self.root / rel, linked_part(self.root, rel)  # links are never followed
+            if link is not None or not target.is_dir():
+                raise QueryError(messages.not_a_folder_to_index(str(directory), link, self.root))
         if if_idle and self.activity.indexing:
             raise IndexBusyError("an index run is already in progress in this server")
         report = self.runs.index(target, force=force, wait_seconds=wait_seconds, progress=progress,

@@ -159,6 +159,15 @@ def empty_folder(ctx: Context, rel: str, directory: str) -> str:
             f"indexed yet: {index_hint(ctx)})")
 
 
+def not_a_folder_to_index(directory: str, link: str | None, root: Path) -> str:
+    """index_directory / ``Engine.index`` on a path that is not a real folder in the root;
+    ``link``: the symlinked folder on its way (its target is never named)."""
+    if link is not None:
+        return (f"{link!r} is a symbolic link, and linked folders are never followed (each real file is "
+                "indexed once); index the real folder it points to inside the docs root, or the whole root")
+    return f"{directory!r} is not a directory inside the docs root {str(root)!r}"
+
+
 def index_busy(root: Path) -> str:
     return f"another index run is in progress for {str(root)!r}; try again when it finishes"
 
