@@ -201,6 +201,23 @@ def test_case_015_nesting_past_the_raised_limit_is_indexed_as_plain_text_with_a_
     assert_every_line_in_one_section(text)
 
 
+@pytest.mark.parametrize(("kind", "depth", "cut"), [("list", 49, False), ("list", 50, True),
+                                                     ("quote", 99, False), ("quote", 100, True)])
+def test_case_015_nesting_limit_boundary(kind, depth, cut):
+    if kind == "list":
+        body = ["  " * i + f"- w{i}" for i in range(depth)]
+    else:
+        body = [">" * (i + 1) + f" w{i}" for i in range(depth)]
+    doc = parse_document("\n".join(["# T", "", *body, "", "## Next", "", "end"]), "deep.md")
+    assert [s.base_path for s in doc.sections][-1] == "T > Next"  # long quotes split in (Part n)
+    assert {s.base_path for s in doc.sections} == {"T", "T > Next"}
+    words = " ".join(p.text for p in doc.passages).split()
+    assert all(f"w{i}" in words for i in range(depth))
+    assert bool(doc.warnings) is cut, doc.warnings
+    if cut:
+        assert doc.warnings == [f"line {depth + 2} nest more than 49 lists or 99 block quotes deep; indexed as plain text"]
+
+
 def test_case_015_warning_reaches_the_index_report(tmp_path, make_engine):
     root = tmp_path / "docs"
     root.mkdir()

@@ -2,10 +2,10 @@
 
 markdown-it stops block parsing when containers (block quotes, lists: a list level costs two)
 nest ``maxNesting`` deep, and *skips the rest of the enclosing range*: for a list that is the
-rest of the file, including later headings. We raise the limit to :data:`MAX_NESTING` (100
-list levels, 200 quote levels; parse time grows with depth, about 0.06 s for 200 quote levels,
-and Python's recursion limit is reached near 1,000) and record every place the limit is still
-hit (:func:`record_cuts`). :func:`parse_without_cuts` then blanks each too-deep run of lines in
+rest of the file, including later headings. We raise the limit to :data:`MAX_NESTING` (49
+list levels or 99 quote levels parse normally; markdown-it's work grows with depth x lines,
+about 4 s for 8,000 lines quoted 100 deep here, and Python's recursion limit is near 1,000
+levels) and record every place the limit is still hit (:func:`record_cuts`). :func:`parse_without_cuts` then blanks each too-deep run of lines in
 the parse copy only (line numbers do not move, section text stays the source), reparses, and
 returns the run's text as a plain passage, so every word is still indexed.
 """
@@ -22,7 +22,7 @@ from markdown_it.token import Token
 from .passages import RawPassage
 
 #: markdown-it ``maxNesting`` (the CommonMark preset's 20 allows only 9 list levels).
-MAX_NESTING = 200
+MAX_NESTING = 100
 _CUTS = "markdown_memory_nesting_cuts"
 _QUOTES = re.compile(r"^[ \t]*(?:>[ \t]?)*")
 _MARKER = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+")
@@ -109,7 +109,7 @@ def parse_without_cuts(
                 parse_lines[k] = ""
             done = stop
             warnings.append(
-                f"lines {start + 1}-{stop} nest deeper than {MAX_NESTING // 2} lists or {MAX_NESTING} quotes;"
-                " indexed as plain text"
+                f"{f'lines {start + 1}-{stop}' if stop > start + 1 else f'line {stop}'} nest more than {MAX_NESTING // 2 - 1} lists or"
+                f" {MAX_NESTING - 1} block quotes deep; indexed as plain text"
             )
     return parse("\n".join(parse_lines), {})
