@@ -57,7 +57,8 @@ VECTOR_FANOUT = 3
 VECTOR_CANDIDATES = 60
 #: Cosine similarity a passage must reach for the vector side to count as confident.
 #: Calibrated on the dev set with all-MiniLM-L6-v2 (see README "How search ranks").
-VECTOR_BAR = {"minilm": 0.45, "embeddinggemma": 0.45}
+VECTOR_BAR = {"minilm": 0.5, "embeddinggemma": 0.5}
+DEFAULT_VECTOR_BAR = 0.5
 #: The bar for an English-only model when no word of the query occurs in any section (no keyword
 #: candidate at all): vectors alone are weak evidence then, so they must clear the bar plainly, not
 #: by a rounding error (a made-up name scored 0.449-0.452 against an unrelated note). 0.55 keeps
@@ -243,6 +244,11 @@ def boost_identifier(raw: str) -> bool:
     return strong_identifier(raw) or bool(_CAPS.match(raw))
 
 
+def pasted(text: str) -> bool:
+    """True for a query of several non-blank lines: text pasted from a terminal or a log."""
+    return sum(1 for line in text.splitlines() if line.strip()) > 1
+
+
 def cjk_share(text: str) -> float:
     """Share of CJK characters among the letters and digits of ``text`` (0.0 - 1.0)."""
     chars = [ch for ch in text if ch.isalnum()]
@@ -382,7 +388,10 @@ def rank(
     freq = identifier_frequencies(store, query) if query.identifiers else {}
     total = store.section_count() or 1
     rare_df = max(RARE_MIN, int(total * RARE_SHARE))
-    absent = [raw for raw, df in freq.items() if df == 0 and strong_identifier(raw)] + absent_names(store, query)
+    # A pasted log or stack trace (several lines) is full of incidental names (source locations,
+    # timestamps, the user's own files): the ones no document holds are context, not the subject.
+    absent = [] if pasted(query.text) else (
+        [raw for raw, df in freq.items() if df == 0 and strong_identifier(raw)] + absent_names(store, query))
     quoted = set(query.quoted)
     idents = [raw.lower() for raw, df in freq.items()
               if 0 < df <= rare_df and len(raw) >= 3 and (raw in quoted or boost_identifier(raw))]
@@ -506,22 +515,35 @@ def _unique_text(ordered: list[Candidate]) -> list[Candidate]:
 
 def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors: bool, has_idents: bool,
                 min_covered: int = 1) -> str:
+    """"high" when the top hit is likely the answer: it defines or holds verbatim a rare query
+    identifier, or it tops both the keyword and the vector list, and the best hits clear the
+    keyword and vector bars. "low" when the best hits clear both bars (or, keyword-only, the
+    keyword bar) without such a top hit. "none" otherwise: with vectors at hand, one kind of
+    evidence alone is what an unanswerable question on the docs' own topic also gets (its words
+    name the product; its embedding lands near the product's pages)."""
     if not ordered:
         return "none"
-    bar = VECTOR_BAR.get(embedder_name or "", 0.45)
+    bar = VECTOR_BAR.get(embedder_name or "", DEFAULT_VECTOR_BAR)
     if embedder_name not in MULTILINGUAL and not any(c.keyword_rank is not None for c in ordered):
         bar = max(bar, NO_KEYWORD_VECTOR_BAR)
     best = ordered[:5]
-    if any(c.exact for c in best):
-        return "high"
-    if has_idents and not any(c.exact for c in ordered):
+    top = best[0]
+    if has_idents and not any(c.exact or c.defines for c in ordered):
         # The query names an identifier no candidate contains: look-alikes are not answers.
         keyword_ok = False
     else:
         keyword_ok = any(c.coverage >= KEYWORD_COVERAGE_BAR and c.covered >= min_covered for c in best)
     vector_ok = has_vectors and any(c.cosine >= bar for c in best)
-    if keyword_ok and vector_ok:
+    strong_top = top.exact or top.defines
+    if strong_top and (keyword_ok or vector_ok):
         return "high"
-    if keyword_ok or vector_ok:
+    if keyword_ok and vector_ok:
+        agreed = top.keyword_rank == 0 and top.vector_rank == 0
+        return "high" if agreed else "low"
+    if keyword_ok and not has_vectors:
+        return "low"
+    if vector_ok and embedder_name in MULTILINGUAL:
+        return "low"  # a question in another language than the docs has no keyword evidence by nature
+    if strong_top:
         return "low"
     return "none"
