@@ -86,3 +86,9 @@ def test_a_question_finds_the_section_written_in_the_other_language(engine, ques
     answer = engine.search(question, path_prefix=folder)
     assert not answer.keyword_only
     assert answer.results[0].heading_path == heading, [h.heading_path for h in answer.results]
+
+
+def test_download_model_verifies_the_installed_weights(cli_main):
+    out = cli_main("--download-model", "--embedder", "multilingual-e5")
+    assert out.returncode == 0, out.stderr
+    assert "multilingual-e5: verified (sha256)" in out.stdout and e5.WEIGHTS_ID in out.stdout
