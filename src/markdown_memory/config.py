@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-EMBEDDER_CHOICES = ("embeddinggemma", "minilm", "none")
+EMBEDDER_CHOICES = ("embeddinggemma", "minilm", "multilingual-e5", "none")
 DEFAULT_EMBEDDER = "embeddinggemma"
 
 

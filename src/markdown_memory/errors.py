@@ -121,6 +121,10 @@ class ModelDownloadError(MarkdownMemoryError):
     """The model could not be downloaded or failed verification."""
 
 
+class QuestionsFileError(MarkdownMemoryError):
+    """A questions file for ``markdown-memory eval`` cannot be read or breaks its format."""
+
+
 class UsageError(ConfigError):
     """A command line the parser rejects (unknown flag, missing or out-of-range argument)."""
 

@@ -235,3 +235,29 @@ def disk_full(folder: Path) -> str:
     space, and that nothing indexed is lost."""
     return (f"disk full: free space at {folder} (the index database there cannot grow); what is indexed stays "
             "searchable, and the next index run resumes where this one stopped")
+
+
+QUESTION_FORMAT = ('each line holds one question like {"query": "...", "expect": [{"path": "guide/setup.md", '
+                   '"line": 12}]} (docs/evaluation.md)')
+
+
+def bad_question(where: str, problem: str) -> str:
+    """A line of an ``eval`` questions file that is not a question: ``where`` names file and
+    line, ``problem`` what is wrong with it."""
+    return f"questions file {where} {problem}; {QUESTION_FORMAT}"
+
+
+def questions_unreadable(path: str, exc: BaseException) -> str:
+    """An ``eval`` questions file that cannot be read as UTF-8 text."""
+    return f"cannot read the questions file {path} ({short_cause(str(exc))}); pass a UTF-8 JSON Lines file"
+
+
+def no_questions(path: str) -> str:
+    """An ``eval`` questions file without a single question."""
+    return f"the questions file {path} holds no question; {QUESTION_FORMAT}"
+
+
+EVAL_LEGEND = ("top1: the first hit is right; R@5: a right hit among the first 5; MRR10: mean of 1/rank of the "
+               "first right hit in the top 10; inhit: the right hit carries its text; none+: answerable but "
+               "answered confidence none; high/hiprec: answers with confidence high and the share of them "
+               "whose first hit is right; p50tok: median tokens of an answer as an agent receives it")

@@ -72,7 +72,7 @@ KEYWORD_COVERAGE_BAR = 0.3
 MIN_COVERED = 2
 #: Presets whose vectors understand CJK text; for the others a query whose letters are at least
 #: CJK_VECTOR_SHARE CJK is ranked by keywords alone (all-MiniLM-L6-v2 is English-only).
-MULTILINGUAL = frozenset({"embeddinggemma"})
+MULTILINGUAL = frozenset({"embeddinggemma", "multilingual-e5"})
 CJK_VECTOR_SHARE = 0.3
 
 _STRONG = re.compile(r"\w_\w|\w(?:\.|::)\w|^--?\w|[a-z][A-Z]|\w\(\)")
