@@ -38,6 +38,9 @@ from .query import AnalysedQuery, looks_like_identifier, stem_prefix
 RRF_K = 60
 #: How many top candidates are looked at for subsections sharing a parent.
 SIBLING_WINDOW = 8
+#: A parent with at most this many subsections, two of which rank, is a list of alternatives:
+#: its other subsections join the ranking after them.
+SIBLING_MAX = 4
 EXACT_WEIGHT = 2.0
 #: Weight of the coverage list (keyword candidates ordered by the IDF share of distinct query
 #: words they hold, in any form): BM25 favours repetition and short sections, coverage favours
@@ -330,8 +333,8 @@ def definitions(store: Store, query: AnalysedQuery, path_prefix: str | None) -> 
     if len(found) < 2:
         return {sid: 0 for sid in found}
     rows = store.section_rows(list(found))
-    siblings = store.child_titles((r["doc_id"], r["parent_ordinal"]) for r in rows.values())
-    density = {sid: sum(map(_identifier_title, siblings.get((r["doc_id"], r["parent_ordinal"]), [])))
+    siblings = store.children((r["doc_id"], r["parent_ordinal"]) for r in rows.values())
+    density = {sid: sum(_identifier_title(t) for _i, t in siblings.get((r["doc_id"], r["parent_ordinal"]), []))
                for sid, r in rows.items()}
     # Several pages define the flag: the reference list's entry is the definition; an entry
     # with far fewer identifier siblings (a provider page's note on it) is a mention.
@@ -493,8 +496,32 @@ def _with_shared_parents(store: Store, ordered: list[Candidate]) -> list[Candida
         parent.score = kids[1].score * 0.999
         parent.coverage = max(k.coverage for k in kids)
         added.append(parent)
-    if not added:
-        return ordered
+    # A short list of alternatives ("using an SSH tunnel", "using rclone authorize", "copying the
+    # config file") whose parent and two of them rank: the rest answer the same question in
+    # another way, so they follow the second of them, in file order (up to SIBLING_MAX children
+    # under the parent).
+    window = {(c.row["doc_id"], c.row["ordinal"]) for c in top}
+    for (doc_id, ordinal), kids in groups.items():
+        if len(kids) < 2 or (doc_id, ordinal) not in window:
+            continue  # the question is about the parent's topic only when the parent ranks too
+        listed = store.children([(doc_id, ordinal)]).get((doc_id, ordinal), [])
+        if len(listed) > SIBLING_MAX:
+            continue
+        ranked = {c.section_id: c for c in ordered}
+        others = [sid for sid, _t in listed if sid not in {k.section_id for k in kids[:2]}]
+        rows = hydrate(store, [sid for sid in others if sid not in ranked])
+        for i, sid in enumerate(others):
+            floor = kids[1].score * (0.998 - 0.001 * i)
+            if sid in ranked:
+                ranked[sid].score = max(ranked[sid].score, floor)
+                continue
+            row = rows.get(sid)
+            if row is None or _bodyless(row["text"]):
+                continue
+            sibling = Candidate(sid, row=row)
+            sibling.score = floor
+            sibling.coverage = min(k.coverage for k in kids)
+            added.append(sibling)
     return sorted({id(c): c for c in ordered + added}.values(), key=lambda c: -c.score)
 
 

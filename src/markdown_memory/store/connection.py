@@ -196,7 +196,7 @@ class Store:
     section_ids_of = sections.section_ids_of
     section_rows = sections.section_rows
     section_id_at = sections.section_id_at
-    child_titles = sections.child_titles
+    children = sections.children
     section_count = sections.section_count
     # passages.py
     passage_embed_keys = passages.passage_embed_keys
