@@ -136,6 +136,11 @@ def test_case_030_nfc_and_nfd_requests_over_mcp(docs_030, tmp_path):
         assert mcp.search("uebertoken", "Ünterlagen")[0]["file_path"] == nfd("Ünterlagen/Überblick.md")
         listed = mcp.ok("list_documents", lambda: mcp.runtime.list_documents("Ünterlagen", 0))
         assert listed["total"] == 1
+        # a file written since the last run, asked for in NFC: found on disk and indexed on demand
+        (docs_030 / nfd("Ünterlagen/Äpfel.md")).write_text(nfd("# Äpfel\n\nnew apple page\n"), encoding="utf-8")
+        assert mcp.outline("Ünterlagen/Äpfel.md")["file_path"] == nfd("Ünterlagen/Äpfel.md")
+        report = mcp.ok("index_directory", lambda: mcp.runtime.index_directory("Ünterlagen", False))
+        assert not report.get("failed")
     finally:
         mcp.close()
 
@@ -304,6 +309,10 @@ def test_case_031_link_destinations_over_mcp(docs_031, tmp_path):
         answer = mcp.read("guides/Deploy%20Guide%20(v2).md", "Deploy Guide v2 > Rollback")
         assert answer["file_path"] == "guides/Deploy Guide (v2).md" and "spacetoken" in answer["content"]
         assert mcp.search("hashtoken", "guides")[0]["file_path"] == "guides/Q&A #3 [draft].md"
+        # a page written since the last run, asked for by its link: found on disk and indexed on demand
+        (docs_031 / "guides" / "New Page #2.md").write_text("# New Page\n\nfreshtoken\n", encoding="utf-8")
+        answer = mcp.read("guides/New%20Page%20%232.md#new-page", "New Page")
+        assert answer["file_path"] == "guides/New Page #2.md" and "freshtoken" in answer["content"]
     finally:
         mcp.close()
 

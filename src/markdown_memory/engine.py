@@ -41,7 +41,7 @@ from .models import (
     SearchAnswer,
     SectionText,
 )
-from .reading.resolve import normalise_request_path, resolve_document, resolve_folder
+from .reading.resolve import disk_spelling, normalise_request_path, resolve_document, resolve_folder
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
 from .search import analyse, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusReporter
@@ -121,7 +121,7 @@ class Engine:
         if raw is None or not raw.strip():
             return None
         try:
-            rel = normalise_request_path(raw, self.root).rstrip("/")
+            rel = disk_spelling(self.root, normalise_request_path(raw, self.root).rstrip("/"))
         except DocumentNotFoundError:  # the root itself ("." or its absolute path)
             return None
         return rel or None
@@ -297,7 +297,7 @@ class Engine:
         try:
             rel = resolve_document(file_path, self.root, store.indexed_paths())
         except DocumentNotFoundError:
-            rel = normalise_request_path(file_path, self.root)
+            rel = disk_spelling(self.root, normalise_request_path(file_path, self.root))
             self.refresh([rel])
             try:
                 rel = resolve_document(file_path, self.root, store.indexed_paths())

@@ -159,6 +159,41 @@ def _resolve_literal(raw: str, root: Path, indexed: list[str]) -> str:
     raise DocumentNotFoundError(f"no indexed document {rel!r} under {str(root)!r}{hint}", candidates=near)
 
 
+def disk_spelling(root: Path, rel: str) -> str:
+    """The spelling on disk of the POSIX path ``rel`` under ``root``: ``rel`` itself when it
+    exists, else each missing part replaced by the one entry of its folder with the same name
+    in ``match_form`` (an NFC request for an NFD name), else the same for ``rel`` read as a
+    link destination. ``rel`` unchanged when nothing on disk matches (the caller reports it)."""
+    if os.path.lexists(root / rel):
+        return rel
+    decoded = link_destination(rel)
+    for candidate in (rel, posixpath.normpath(decoded) if decoded else None):
+        if candidate is None or candidate.startswith(("../", "/")) or candidate == "..":
+            continue
+        found = _spell_parts(root, candidate.split("/"))
+        if found is not None:
+            return found
+    return rel
+
+
+def _spell_parts(root: Path, parts: list[str]) -> str | None:
+    out: list[str] = []
+    for part in parts:
+        folder = root.joinpath(*out)
+        if os.path.lexists(folder / part):
+            out.append(part)
+            continue
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return None
+        same = [n for n in names if match_form(n, fold_case=False) == match_form(part, fold_case=False)]
+        if len(same) != 1:
+            return None
+        out.append(same[0])
+    return "/".join(out)
+
+
 def resolve_folder(rel: str, indexed: list[str]) -> str:
     """The indexed spelling of the file or folder ``rel`` (a POSIX path relative to the root,
     see ``normalise_request_path``) among the ``indexed`` paths: ``rel`` itself when some path
@@ -323,8 +358,10 @@ def resolve_heading(requested: str, available: list[str], document: str = "this 
         except SectionNotFoundError as exc:
             if exc.ambiguous:
                 raise
-    keys = {" > ".join(parts): a for a, parts in reversed(folded.items())}
-    near = [keys[k] for k in difflib.get_close_matches(" > ".join(want), list(keys), n=5, cutoff=0.3)]
+    # nearest by spelling with case kept, one per look-alike group (a look-alike of the request
+    # itself has matched above, so none is offered)
+    shown = {match_form(a, fold_case=False): a for a in reversed(available)}
+    near = [shown[k] for k in difflib.get_close_matches(match_form(req, fold_case=False), list(shown), n=5, cutoff=0.3)]
     if not near:
         near = [a for a in available if want and want[-1] in " > ".join(folded[a])][:5]
     hint = f"; nearest: {', '.join(near)}" if near else ""
