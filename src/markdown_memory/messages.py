@@ -159,6 +159,15 @@ def empty_folder(ctx: Context, rel: str, directory: str) -> str:
             f"indexed yet: {index_hint(ctx)})")
 
 
+def not_a_folder_to_index(directory: str, link: str | None, root: Path) -> str:
+    """index_directory / ``Engine.index`` on a path that is not a real folder in the root;
+    ``link``: the symlinked folder on its way (its target is never named)."""
+    if link is not None:
+        return (f"{link!r} is a symbolic link, and linked folders are never followed (each real file is "
+                "indexed once); index the real folder it points to inside the docs root, or the whole root")
+    return f"{directory!r} is not a directory inside the docs root {str(root)!r}"
+
+
 def index_busy(root: Path) -> str:
     return f"another index run is in progress for {str(root)!r}; try again when it finishes"
 
@@ -213,3 +222,16 @@ def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing
     if counts.pending_vectors:
         return f"{counts.pending_vectors} passages still wait for vectors; search is partly keyword-only"
     return None
+
+
+def invalid_argument(tool: str, name: str, expected: str, got: str) -> str:
+    """An MCP tool argument of the wrong JSON type or out of range (``mcp.tools.argument_problem``):
+    ``expected`` is e.g. "a whole number from 1 to 20", ``got`` the value as JSON."""
+    return f"invalid arguments for {tool}: {name} must be {expected} (got {got})"
+
+
+def disk_full(folder: Path) -> str:
+    """The filesystem of the index database is full (``errors.DiskFullError``): where to free
+    space, and that nothing indexed is lost."""
+    return (f"disk full: free space at {folder} (the index database there cannot grow); what is indexed stays "
+            "searchable, and the next index run resumes where this one stopped")

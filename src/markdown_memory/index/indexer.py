@@ -6,7 +6,8 @@ Phase 2 embeds passages that have no vector yet in length-sorted batches across 
 (less padding), reusing stored vectors for identical (breadcrumb, text) pairs, and writes them
 batch by batch. Unchanged files (same size and mtime) are only ``stat``-ed.
 
-Reading policy: at most ``MAX_FILE_BYTES`` per file; NUL bytes mean binary (refused); UTF-8
+Reading policy: each file is opened once by ``files.read`` (no link followed below the root, no
+wait on a FIFO, judged by ``fstat``); at most ``MAX_FILE_BYTES`` per file; NUL bytes mean binary (refused); UTF-8
 (with or without BOM) and UTF-16 with a BOM are decoded as such; other bytes are decoded as
 Windows-1252 (Latin-1 for its 5 undefined bytes) with a warning, so no text is dropped.
 """
@@ -26,11 +27,13 @@ from pathlib import Path
 
 from ..embed.base import Embedder
 from ..embed.onnx_runtime import CALLS_IN_FLIGHT
-from ..files.walk import WalkEntry, describe_os_error, walk_markdown, walk_one
+from ..files.read import FileRefused, read_entry
+from ..files.walk import WalkEntry, name_is_text, walk_markdown, walk_one
 from ..markdown import ParsedDocument, parse_document
 from ..markdown.passages import embed_body, pack_runs
 from ..models import IndexReport
 from ..store import Store, StoredDocument, vector_blob
+from ..store.errors import is_disk_full
 from ..text import count_tokens
 
 log = logging.getLogger("markdown_memory.indexer")
@@ -46,10 +49,6 @@ EMBED_CHUNK = 64  # texts embedded and written per transaction (also the stop gr
 EMBED_WORKERS = CALLS_IN_FLIGHT  # 2
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
-
-
-class FileRefused(Exception):
-    """A file that will not be indexed; the message is the reason shown to the user."""
 
 
 @dataclass
@@ -106,13 +105,10 @@ def decode_markdown(data: bytes) -> tuple[str, str | None]:
     return "".join(chars), f"{note}; {warning}" if note else warning
 
 
-def read_markdown(path: Path) -> tuple[bytes, str, str | None]:
-    """Read one file -> (raw bytes, text, decode warning). Raises FileRefused with a reason."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise FileRefused(describe_os_error(exc)) from exc
+def read_markdown(entry: WalkEntry) -> tuple[bytes, str, str | None]:
+    """Read one walked file -> (raw bytes, text, decode warning), opened and judged once
+    (``files.read``: no link followed, no blocking on a FIFO). Raises FileRefused with a reason."""
+    data = read_entry(entry, MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
         raise FileRefused(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not indexed")
     text, warning = decode_markdown(data)
@@ -219,7 +215,9 @@ def index_tree(
     pending skips loading the model only when the stored vectors carry that id; otherwise the
     model is loaded and vectors of another build are replaced. ``should_stop`` is polled
     between documents and between embedding batches; a stopped run is resumable.
-    Never raises for a bad file: it is reported in ``failed`` and the run goes on.
+    Never raises for a bad file: it is reported in ``failed`` and the run goes on. A full disk
+    stops the run with the driver's error (``store.errors.is_disk_full``); every document
+    committed before stays, and no file is recorded as failed because of it.
     """
     started = time.monotonic()
     report = RunTally(root=str(root))
@@ -239,6 +237,7 @@ def index_tree(
     for rel, reason in walk.problems:
         kind = "warning" if "symbolic link" in reason else "failed"
         failures.append((rel, kind, reason))
+    failures.extend((rel, "warning", reason) for rel, reason in walk.skipped)
     seen: set[str] = set()
     total = len(walk.files)
     stored_id = store.vector_space()[0]
@@ -334,7 +333,7 @@ def index_file(
         report.warnings.extend({"path": entry.rel, "message": w} for w in store.document_warnings(entry.rel))
         return
     try:
-        data, text, decode_warning = read_markdown(entry.abs)
+        data, text, decode_warning = read_markdown(entry)
     except FileRefused as exc:
         failures.append((entry.rel, "failed", str(exc)))
         if old is not None:  # never serve the old text of a file we can no longer read
@@ -355,6 +354,8 @@ def index_file(
             reuse_vectors=reuse_vectors,
         )
     except Exception as exc:  # a parser bug must not stop the run
+        if is_disk_full(exc, store.path):
+            raise  # not this file's fault: the run stops, keeping every document written so far
         log.exception("failed to index %s", entry.rel)
         failures.append((entry.rel, "failed", f"internal error while indexing: {exc}"))
         return
@@ -384,6 +385,7 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
     report = RunTally(root=str(root))
     known = store.documents_by_path()
     failures: list[tuple[str, str, str]] = []
+    paths = [p for p in paths if name_is_text(p)]  # never indexed (walk.py); SQLite refuses them
     for rel in dict.fromkeys(paths):
         entry = walk_one(root, rel, exclude)
         old = known.get(rel)
