@@ -41,7 +41,7 @@ from .models import (
     SearchAnswer,
     SectionText,
 )
-from .reading.resolve import disk_spelling, normalise_request_path, resolve_document, resolve_folder
+from .reading.resolve import disk_spelling, normalise_request_path, resolve_document
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
 from .search import analyse, fit_answer, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusReporter
@@ -116,8 +116,9 @@ class Engine:
         return self.activity.indexing
 
     def subpath(self, raw: str | None) -> str | None:
-        """A folder or path prefix inside the root as a POSIX relative path; None for the root
-        itself. Raises PathOutsideRootError for ``../`` and absolute paths elsewhere."""
+        """A folder or path prefix inside the root as a POSIX relative path, spelled as on disk
+        (``disk_spelling``); None for the root itself. Raises PathOutsideRootError for ``../``
+        and absolute paths elsewhere."""
         if raw is None or not raw.strip():
             return None
         try:
@@ -233,8 +234,6 @@ class Engine:
         prefix = self.subpath(path_prefix)
         indexed_here = self._prepare(freshness, "search_docs", progress=progress)
         self.loader.start()
-        if prefix is not None and not self.store.has_documents_under(prefix):
-            prefix = resolve_folder(prefix, self.store.indexed_paths())  # NFC for NFD, link form
         if prefix is not None and not self.store.has_documents_under(prefix):
             status = self.status()  # nothing was searched: keyword_only says what a search would be
             return SearchAnswer((), "none", status.keyword_only,
@@ -371,8 +370,6 @@ class Engine:
         limit = max(1, min(int(limit), MAX_LIST_LIMIT))
         offset = max(0, min(int(offset), MAX_OFFSET))  # SQLite integers are 64-bit
         store = self.store
-        if rel and not store.has_documents_under(rel):
-            rel = resolve_folder(rel, store.indexed_paths())  # NFC for NFD, link form
         total = store.count_documents(rel)
         docs = tuple(DocumentEntry.from_mtime(r.path, r.title, r.sections, r.tokens, r.mtime_ns)
                      for r in store.document_list(rel, limit, offset))

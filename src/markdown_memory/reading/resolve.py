@@ -195,27 +195,6 @@ def _spell_parts(root: Path, parts: list[str]) -> str | None:
     return "/".join(out)
 
 
-def resolve_folder(rel: str, indexed: list[str]) -> str:
-    """The indexed spelling of the file or folder ``rel`` (a POSIX path relative to the root,
-    see ``normalise_request_path``) among the ``indexed`` paths: ``rel`` itself when some path
-    is it or lies under it, else the file or folder whose name is the same in ``match_form``,
-    also read as a link destination (``Ünterlagen`` typed in NFC for an NFD folder,
-    ``my%20notes``). ``rel`` unchanged when none is."""
-    if any(p == rel or p.startswith(rel + "/") for p in indexed):
-        return rel
-    wanted = {match_form(rel)}
-    decoded = link_destination(rel)
-    if decoded is not None:
-        wanted.add(match_form(posixpath.normpath(decoded)))
-    for p in indexed:
-        parts = p.split("/")
-        for depth in range(len(parts), 0, -1):
-            candidate = "/".join(parts[:depth])
-            if match_form(candidate) in wanted:
-                return candidate
-    return rel
-
-
 def _parts(path: str) -> list[str]:
     """Breadcrumb parts, each without a trailing attribute block (headings are stored without
     it, and an agent may copy ``Install {#install}`` from the file)."""
