@@ -96,8 +96,6 @@ NFC_WORDS = st.sampled_from([unicodedata.normalize("NFC", w) for w in PLAIN_WORD
 DOC = _doc(WORDS)
 NFC_DOC = _doc(NFC_WORDS)
 DOC_WITH_INVISIBLE = _doc(st.one_of(WORDS, SPLIT_WORD))
-TEXTFORM = ("text matching form (normalization, invisible format characters) is the textform "
-            "engineer's part of issue 13 (cases 030, 037): query analysis / FTS / heading resolution")
 
 
 def assert_every_line_in_one_section(text: str) -> None:
@@ -198,21 +196,18 @@ def test_every_word_of_the_file_is_found_by_a_keyword_search_of_that_file(keywor
     _assert_words_found(keyword_engine, text)
 
 
-@pytest.mark.xfail(strict=True, reason=TEXTFORM + ": a word written in NFD is not found, even typed in NFD")
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(DOC)
 def test_every_nfd_or_nfc_word_is_found_typed_as_in_the_file(keyword_engine, text):
     _assert_words_found(keyword_engine, text)
 
 
-@pytest.mark.xfail(strict=True, reason=TEXTFORM + ": soft hyphens / zero-width characters inside a word hide it")
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(DOC_WITH_INVISIBLE)
 def test_every_word_is_found_by_its_visible_spelling(keyword_engine, text):
     _assert_words_found(keyword_engine, text, retype=_visible)
 
 
-@pytest.mark.xfail(strict=True, reason=TEXTFORM + ": a breadcrumb retyped in NFC/NFD or without invisible characters")
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(DOC_WITH_INVISIBLE, st.sampled_from(["NFC", "NFD", "visible"]))
 def test_every_heading_reads_back_by_its_breadcrumb_retyped(keyword_engine, text, form):

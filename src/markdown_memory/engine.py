@@ -41,7 +41,7 @@ from .models import (
     SearchAnswer,
     SectionText,
 )
-from .reading.resolve import normalise_request_path, resolve_document
+from .reading.resolve import disk_spelling, normalise_request_path, resolve_document
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
 from .search import analyse, fit_answer, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusReporter
@@ -116,12 +116,13 @@ class Engine:
         return self.activity.indexing
 
     def subpath(self, raw: str | None) -> str | None:
-        """A folder or path prefix inside the root as a POSIX relative path; None for the root
-        itself. Raises PathOutsideRootError for ``../`` and absolute paths elsewhere."""
+        """A folder or path prefix inside the root as a POSIX relative path, spelled as on disk
+        (``disk_spelling``); None for the root itself. Raises PathOutsideRootError for ``../``
+        and absolute paths elsewhere."""
         if raw is None or not raw.strip():
             return None
         try:
-            rel = normalise_request_path(raw, self.root).rstrip("/")
+            rel = disk_spelling(self.root, normalise_request_path(raw, self.root).rstrip("/"))
         except DocumentNotFoundError:  # the root itself ("." or its absolute path)
             return None
         return rel or None
@@ -304,7 +305,7 @@ class Engine:
         try:
             rel = resolve_document(file_path, self.root, store.indexed_paths())
         except DocumentNotFoundError:
-            rel = normalise_request_path(file_path, self.root)
+            rel = disk_spelling(self.root, normalise_request_path(file_path, self.root))
             self.refresh([rel])
             try:
                 rel = resolve_document(file_path, self.root, store.indexed_paths())

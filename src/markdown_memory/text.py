@@ -3,13 +3,29 @@
 * Character classes: ``CJK_RUN`` (ideographs, kana, hangul: what the keyword index splits into
   bigrams), ``WIDE`` (characters a BPE tokenizer spends about one token on), ``WORD`` (a run
   of letters or digits, no underscore), ``HTML_TAG``.
-* Keyword-index text (:func:`fts_text`): FTS5's ``unicode61`` tokenizer treats a run of CJK
+* Keyword-index text (:func:`fts_text`): the matching form (below), then: FTS5's ``unicode61`` tokenizer treats a run of CJK
   characters as one token, so Chinese or Japanese words inside a sentence could never match.
   Before text enters the index (and before a query is built) every CJK run becomes its
   overlapping character bigrams (``数据库迁移`` -> ``数据 据库 库迁 迁移``; one character stays
   itself): the bigram scheme of Lucene's CJKAnalyzer, which matches 2-character queries that a
   trigram index cannot. Latin text is unchanged, so identifiers keep working; displayed text is
   never rewritten, only the indexed copy.
+* Matching form (:func:`match_form`): the one rule for "is this the same text?", applied to
+  both sides of every comparison (keyword index and query, typed and indexed breadcrumbs, typed
+  and indexed paths, identifiers and section text) and never to text shown back. The same
+  visible text reaches the index in several spellings: macOS writes ``é`` decomposed (NFD)
+  where keyboards type it composed (NFC); converters leave invisible format characters inside
+  words (``con\u00adfig``, ``data\u200bbase``, ``time\u2060out``); full-width and ligature
+  forms (``ＡＢＣ``, ``ﬁle``) stand for plain letters. The rule: (1) delete every
+  Default_Ignorable_Code_Point (Unicode's "renders as nothing" set: soft hyphen, zero-width
+  space / non-joiner / joiner, word joiner, BOM, bidi marks and controls, invisible operators,
+  variation selectors, tags; visible format characters such as the Arabic number signs stay),
+  so a word split by one is one word again; (2) normalize to NFKC (compatibility composition:
+  NFD and NFC spellings become one, ``ﬁ`` -> ``fi``, full-width -> ASCII, no-break spaces ->
+  spaces); (3) case-fold (``str.casefold``: ``Straße`` ~ ``strasse``) unless the comparison is
+  case-sensitive, then NFKC again (folding can decompose). This is ICU's NFKC_Casefold without
+  its extra foldings. Changing it changes what the keyword index holds: bump
+  ``store.schema.SCHEMA_VERSION`` so existing databases rebuild their keyword index.
 * Token counts (:func:`count_tokens`): one documented estimate used everywhere (budgets,
   outlines, reports). The agent's tokenizer is unknown (Claude, GPT and Gemini differ) and
   counting must be cheap at index time, so: each wide character counts 1 token, every other
@@ -23,6 +39,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 __all__ = [
     "CJK_RUN",
@@ -35,6 +52,7 @@ __all__ = [
     "is_cjk",
     "like_escape",
     "like_prefix",
+    "match_form",
     "short_cause",
 ]
 
@@ -46,6 +64,14 @@ WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 #: an HTML or JSX tag, opening or closing (no nesting of ``<`` inside)
 HTML_TAG = re.compile(r"<[^<>]*>")
+
+#: Unicode's Default_Ignorable_Code_Point set (DerivedCoreProperties.txt, Unicode 15),
+#: including its unassigned reserved code points: what match_form deletes
+INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]+"
+)
 
 #: short_cause keeps at most this many characters
 CAUSE_CHARS = 200
@@ -63,10 +89,22 @@ def cjk_bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+def match_form(text: str, *, fold_case: bool = True) -> str:
+    """The form in which two texts are compared (see module docstring): invisible
+    (default-ignorable) characters deleted, NFKC, case-folded unless ``fold_case`` is False.
+    Idempotent; ``"Cafe\u0301 Con\u00adfig"`` -> ``"café config"``. Never shown to a user."""
+    if text.isascii():  # the common case: nothing to delete or compose
+        return text.casefold() if fold_case else text
+    out = unicodedata.normalize("NFKC", INVISIBLE.sub("", text))
+    if fold_case:
+        out = unicodedata.normalize("NFKC", out.casefold())
+    return out
+
+
 def fts_text(text: str) -> str:
-    """The copy of ``text`` stored in (and searched against) the keyword index: CJK runs
-    become spaced bigrams (see module docstring)."""
-    return CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group(0))) + " ", text)
+    """The copy of ``text`` stored in (and searched against) the keyword index: its
+    ``match_form``, with CJK runs as spaced bigrams (see module docstring)."""
+    return CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group(0))) + " ", match_form(text))
 
 
 def count_tokens(text: str) -> int:

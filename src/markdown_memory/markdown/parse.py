@@ -22,7 +22,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..text import count_tokens
+from ..text import count_tokens, match_form
 from .frontmatter import detect_front_matter
 from .inline import html_plain_text, inline_plain_text
 from .nesting import MAX_NESTING, parse_without_cuts, record_cuts
@@ -273,7 +273,7 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
     sections: list[Section] = []
     stack: list[tuple[int, str, int]] = []  # (level, address, ordinal of first part)
     natural = _natural_paths(raw)
-    reserved = set(natural)
+    reserved = {match_form(p, fold_case=False) for p in natural}  # compared as _claim_address does
     used: set[str] = set()
     block_starts = _top_level_block_starts(tokens)
     for (start, end, level, title), own in zip(raw, natural):
@@ -337,6 +337,8 @@ def _natural_paths(raw: list[tuple[int, int, int, str]]) -> list[str]:
 def _claim_address(wanted: str, own: str | None, used: set[str], reserved: set[str]) -> str:
     """A heading path no other section of the document has or will have, added to ``used``.
 
+    Addresses are compared in ``text.match_form`` with case kept (``used`` and ``reserved`` hold
+    that form), so two headings that only look alike get ``[n]`` as duplicates do.
     ``wanted`` is kept when free: not ``used`` by an earlier section and not ``reserved`` (the
     natural path of some section, see ``_natural_paths``) unless it is this section's own
     natural path ``own``. Otherwise the smallest ``wanted [n]`` (n >= 2) that is neither used
@@ -345,14 +347,17 @@ def _claim_address(wanted: str, own: str | None, used: set[str], reserved: set[s
     wherever that heading is in the file. Numbers depend only on the sections that share
     ``wanted`` and on headings spelled like a candidate, so an unrelated edit renumbers nothing.
     """
-    if wanted not in used and (wanted == own or wanted not in reserved):
-        used.add(wanted)
+    def key(address: str) -> str:  # identical-looking spellings (NFC/NFD, invisible characters) are one address
+        return match_form(address, fold_case=False)
+
+    if key(wanted) not in used and (wanted == own or key(wanted) not in reserved):
+        used.add(key(wanted))
         return wanted
     n = 2
-    while f"{wanted} [{n}]" in used or f"{wanted} [{n}]" in reserved:
+    while key(f"{wanted} [{n}]") in used or key(f"{wanted} [{n}]") in reserved:
         n += 1
     chosen = f"{wanted} [{n}]"
-    used.add(chosen)
+    used.add(key(chosen))
     return chosen
 
 

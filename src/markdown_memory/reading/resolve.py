@@ -1,10 +1,15 @@
 """Resolve what an agent typed into an indexed document path and a section breadcrumb.
 
 Paths: relative to the docs root, absolute inside it (``\\`` or ``/``, any drive-letter case,
-``\\\\?\\`` prefix), or a unique path suffix. Anything resolving outside the root (``..``,
+``\\\\?\\`` prefix), or a unique path suffix; compared literally first, then case-insensitively,
+then in ``text.match_form`` (NFC and NFD spellings of a name are one name). A path that does not
+exist literally is tried as a Markdown link destination: ``<…>`` removed, the ``#fragment`` cut
+and percent-escapes decoded (``guides/Deploy%20Guide%20(v2).md``); a file really named
+``a%20b.md`` is found literally first. Anything resolving outside the root (``..``,
 another absolute path, a symlink leaving the root) raises PathOutsideRootError naming the root.
 
-Breadcrumbs, in order: exact; spacing around ``>`` ignored; case-insensitive; trailing
+Breadcrumbs, in order: exact; spacing around ``>`` ignored; the same text in
+``text.match_form`` (case, NFC/NFD and invisible characters such as soft hyphens ignored); trailing
 fragment (``Child > Sub`` or a bare title); fuzzy (each requested part is an abbreviation or
 word prefix of the matching heading part: ``db`` -> ``Database``, ``deploy`` -> ``Deployment``);
 close spelling (``restrat`` -> ``Restart``). A breadcrumb copied from the file's raw Markdown
@@ -21,13 +26,13 @@ import ntpath
 import os
 import posixpath
 import re
-import unicodedata
 from pathlib import Path
+from urllib.parse import unquote
 
 from ..errors import DocumentNotFoundError, PathOutsideRootError, SectionNotFoundError
 from ..files.walk import is_markdown_name
 from ..markdown.parse import SEPARATOR, heading_plain_text, strip_heading_attributes
-from ..text import WORD
+from ..text import WORD, match_form
 
 _PART = re.compile(r" \(Part \d+\)$")
 _SPLIT = re.compile(r"\s*>\s*")
@@ -84,13 +89,42 @@ def normalise_request_path(raw: str, root: Path, root_text: str | None = None) -
     return rel
 
 
+def link_destination(raw: str) -> str | None:
+    """``raw`` read as a Markdown link destination: surrounding ``<…>`` removed, the
+    ``#fragment`` cut, percent-escapes decoded (``Q%26A%20%233.md#top`` -> ``Q&A #3.md``).
+    None when that changes nothing."""
+    text = raw.strip()
+    if text.startswith("<") and text.endswith(">"):
+        text = text[1:-1]
+    text = unquote(text.split("#", 1)[0])
+    return text if text and text != raw.strip() else None
+
+
 def resolve_document(raw: str, root: Path, indexed: list[str]) -> str:
-    """An indexed document path for ``raw``: exact, case-insensitive, the same name in another
-    Unicode normal form (NFC/NFD), the target of a symlink inside the root, or a unique suffix.
+    """An indexed document path for ``raw``: exact, case-insensitive, the same name in
+    ``match_form`` (NFC/NFD), the target of a symlink inside the root, or a unique suffix; when
+    none is found, the same for ``raw`` read as a link destination (``link_destination``).
 
     Raises PathOutsideRootError, or DocumentNotFoundError listing close candidates; refuses
     non-Markdown names.
     """
+    try:
+        return _resolve_literal(raw, root, indexed)
+    except DocumentNotFoundError as exc:
+        target = link_destination(raw)
+        if target is None:
+            raise
+        try:
+            return _resolve_literal(target, root, indexed)
+        except DocumentNotFoundError as decoded_exc:
+            # the literal error names what was typed, unless it only said "not Markdown"
+            # (``x.md#frag``) or found nothing near while the decoded path did
+            literal_markdown = is_markdown_name(raw.strip().replace("\\", "/").rsplit("/", 1)[-1])
+            better = literal_markdown and (exc.candidates or not decoded_exc.candidates)
+            raise (exc if better else decoded_exc) from None
+
+
+def _resolve_literal(raw: str, root: Path, indexed: list[str]) -> str:
     rel = normalise_request_path(raw, root)
     if not is_markdown_name(rel.rsplit("/", 1)[-1]):
         raise DocumentNotFoundError(f"{rel!r} is not a Markdown file (.md, .markdown, .mdx)")
@@ -105,15 +139,16 @@ def resolve_document(raw: str, root: Path, indexed: list[str]) -> str:
     if rel.lower() in lowered:
         return lowered[rel.lower()]
     # The same name in another Unicode normal form (macOS writes NFD, keyboards type NFC).
-    composed = {unicodedata.normalize("NFC", p).casefold(): p for p in indexed}
-    if unicodedata.normalize("NFC", rel).casefold() in composed:
-        return composed[unicodedata.normalize("NFC", rel).casefold()]
+    same = {match_form(p): p for p in indexed}
+    if match_form(rel) in same:
+        return same[match_form(rel)]
     # A symlink inside the root: its target is indexed under the target's own path.
     if os.path.islink(root / rel) and real.startswith(root_real + os.sep):
         target = os.path.relpath(real, root_real).replace(os.sep, "/")
         if target in indexed:
             return target
-    suffix = [p for p in indexed if p.endswith("/" + rel) or p.lower().endswith("/" + rel.lower())]
+    key = "/" + match_form(rel)
+    suffix = [p for p in indexed if p.endswith("/" + rel) or match_form("/" + p).endswith(key)]
     if len(suffix) == 1:
         return suffix[0]
     if len(suffix) > 1:
@@ -123,6 +158,41 @@ def resolve_document(raw: str, root: Path, indexed: list[str]) -> str:
     near = difflib.get_close_matches(rel, indexed, n=5, cutoff=0.5)
     hint = f"; did you mean {', '.join(near)}?" if near else "; list the indexed paths with list_documents (CLI: markdown-memory list)"
     raise DocumentNotFoundError(f"no indexed document {rel!r} under {str(root)!r}{hint}", candidates=near)
+
+
+def disk_spelling(root: Path, rel: str) -> str:
+    """The spelling on disk of the POSIX path ``rel`` under ``root``: ``rel`` itself when it
+    exists, else each missing part replaced by the one entry of its folder with the same name
+    in ``match_form`` (an NFC request for an NFD name), else the same for ``rel`` read as a
+    link destination. ``rel`` unchanged when nothing on disk matches (the caller reports it)."""
+    if os.path.lexists(root / rel):
+        return rel
+    decoded = link_destination(rel)
+    for candidate in (rel, posixpath.normpath(decoded) if decoded else None):
+        if candidate is None or candidate.startswith(("../", "/")) or candidate == "..":
+            continue
+        found = _spell_parts(root, candidate.split("/"))
+        if found is not None:
+            return found
+    return rel
+
+
+def _spell_parts(root: Path, parts: list[str]) -> str | None:
+    out: list[str] = []
+    for part in parts:
+        folder = root.joinpath(*out)
+        if os.path.lexists(folder / part):
+            out.append(part)
+            continue
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return None
+        same = [n for n in names if match_form(n, fold_case=False) == match_form(part, fold_case=False)]
+        if len(same) != 1:
+            return None
+        out.append(same[0])
+    return "/".join(out)
 
 
 def _parts(path: str) -> list[str]:
@@ -193,12 +263,12 @@ _FIRST = re.compile(r"^(.*\S)\s*\[1\]$")
 def _first_duplicate(want: list[str], available: list[str]) -> str | None:
     """``want`` with each ``X [1]`` part read as ``X``, the first of duplicate headings (the
     parser numbers only the second on: ``X``, ``X [2]``, ...), when an ``X [2]`` exists; else None."""
-    parts = {p.lower() for a in available for p in _parts(a)}
+    parts = {p for a in available for p in _parts(match_form(a))}
     changed = False
     out = []
     for part in want:
         m = _FIRST.match(part)
-        if m and f"{m.group(1)} [2]".lower() in parts:
+        if m and f"{m.group(1)} [2]" in parts:
             out.append(m.group(1))
             changed = True
         else:
@@ -244,12 +314,17 @@ def resolve_heading(requested: str, available: list[str], document: str = "this 
             )
         return None
 
-    lower = [a for a in available if " > ".join(_parts(a)).lower() == joined.lower()]
-    found = pick(lower, "case-insensitive")
+    # From here on both sides are compared in match_form: NFC and NFD spellings, soft hyphens
+    # and zero-width characters, case and full-width forms are the same text.
+    folded = {a: _parts(match_form(a)) for a in available}
+    want = _parts(match_form(req))
+    same_text = [a for a in available if folded[a] == want]
+    found = pick(same_text, "the same text")
     if found:
         return found
+
     def same(w: str, h: str) -> bool:
-        return w.lower() == h.lower()
+        return w == h
 
     # Trailing fragment, then abbreviations / word prefixes, then misspellings: each requested
     # part is compared with the aligned part at the end of every breadcrumb.
@@ -260,8 +335,8 @@ def resolve_heading(requested: str, available: list[str], document: str = "this 
     ):
         matches = [
             a for a in available
-            if want and len(want) <= len(_parts(a))
-            and all(part_matches(w, h) for w, h in zip(want, _parts(a)[-len(want):]))
+            if want and len(want) <= len(folded[a])
+            and all(part_matches(w, h) for w, h in zip(want, folded[a][-len(want):]))
         ]
         found = pick(matches, how)
         if found:
@@ -273,8 +348,11 @@ def resolve_heading(requested: str, available: list[str], document: str = "this 
         except SectionNotFoundError as exc:
             if exc.ambiguous:
                 raise
-    near = difflib.get_close_matches(req, available, n=5, cutoff=0.3)
+    # nearest by spelling with case kept, one per look-alike group (a look-alike of the request
+    # itself has matched above, so none is offered)
+    shown = {match_form(a, fold_case=False): a for a in reversed(available)}
+    near = [shown[k] for k in difflib.get_close_matches(match_form(req, fold_case=False), list(shown), n=5, cutoff=0.3)]
     if not near:
-        near = [a for a in available if want and want[-1].lower() in a.lower()][:5]
+        near = [a for a in available if want and want[-1] in " > ".join(folded[a])][:5]
     hint = f"; nearest: {', '.join(near)}" if near else ""
     raise SectionNotFoundError(f"no section {requested!r} in {document}{hint}", candidates=near)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..text import match_form
+
 
 @dataclass(frozen=True)
 class Role:
@@ -83,4 +85,4 @@ def plays_role(role: Role, base_path: str) -> bool:
     ``role``: the section is, say, a remedy or part of one ("Mitigation > Capacity planning",
     every section of a "Troubleshooting" page)."""
     return any(role.heading.match(_SUFFIXES.sub("", part).strip().rstrip(":?？：").strip())
-               for part in base_path.split(" > "))
+               for part in match_form(base_path, fold_case=False).split(" > "))

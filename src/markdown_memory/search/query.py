@@ -14,6 +14,10 @@ the query also gets a *stem prefix* term (``dependencies`` -> ``"depend"*``, ``f
 the stem. The exact word stays a term of its own, so the form the user typed scores twice.
 A hyphenated prose chunk (``note-taking``, ``environment-variable``) is searched as a phrase
 and as its separate words.
+
+Text forms: the query is read in ``text.match_form`` (NFKC, invisible characters deleted;
+tokens also case-folded), the form the keyword index holds, so a word typed decomposed (NFD
+``piñata``), full-width or with a soft hyphen matches the document's spelling of it.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..text import CJK_RUN, WORD, cjk_bigrams, is_cjk
+from ..text import CJK_RUN, WORD, cjk_bigrams, is_cjk, match_form
 
 MAX_TERMS = 48
 _QUOTED = re.compile(r"\"([^\"]+)\"|`([^`]+)`")
@@ -87,8 +91,8 @@ class Term:
 class AnalysedQuery:
     text: str
     terms: list[Term] = field(default_factory=list)
-    identifiers: list[str] = field(default_factory=list)  # raw identifier strings, as typed
-    quoted: list[str] = field(default_factory=list)  # quoted / backticked strings, as typed
+    identifiers: list[str] = field(default_factory=list)  # identifier strings as typed (in match_form, case kept)
+    quoted: list[str] = field(default_factory=list)  # quoted / backticked strings as typed (likewise)
     names: list[str] = field(default_factory=list)  # multi-word proper names ("Spring Cloud Gateway")
     cjk: bool = False
 
@@ -149,11 +153,11 @@ def _chunk_tokens(chunk: str) -> list[str]:
         pos = 0
         for m in CJK_RUN.finditer(word):
             if m.start() > pos:
-                out.append(word[pos : m.start()].lower())
+                out.append(match_form(word[pos : m.start()]))
             out.extend(cjk_bigrams(m.group(0)))
             pos = m.end()
         if pos < len(word):
-            out.append(word[pos:].lower())
+            out.append(match_form(word[pos:]))
     return out
 
 
@@ -162,7 +166,9 @@ def _strip_chunk(chunk: str) -> str:
 
 
 def analyse(text: str) -> AnalysedQuery:
-    """Analyse a raw query string (any content, any length). Never raises."""
+    """Analyse a raw query string (any content, any length), read in its ``match_form`` with
+    case kept (see module docstring). Never raises."""
+    text = match_form(text, fold_case=False)
     query = AnalysedQuery(text=text, cjk=is_cjk(text), names=proper_names(text))
     seen: set[tuple[str, ...]] = set()
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..store import KeywordMatch, SectionRow, Store, VectorCache, knn
-from ..text import WORD, fts_text, is_cjk
+from ..text import WORD, fts_text, is_cjk, match_form
 from .intent import asked_roles, plays_role
 from .query import AnalysedQuery, looks_like_identifier, stem_prefix
 
@@ -225,7 +225,7 @@ def absent_names(store: Store, query: AnalysedQuery) -> list[str]:
     a question about a product the docs never mention has no answer here."""
     out = []
     for name in query.names:
-        tokens = WORD.findall(name.lower())
+        tokens = WORD.findall(match_form(name))
         if len(tokens) < 2:
             continue
         phrase = '"' + " ".join(tokens) + '"'
@@ -396,7 +396,7 @@ def rank(
     absent = [] if pasted(query.text) else (
         [raw for raw, df in freq.items() if df == 0 and strong_identifier(raw)] + absent_names(store, query))
     quoted = set(query.quoted)
-    idents = [raw.lower() for raw, df in freq.items()
+    idents = [match_form(raw) for raw, df in freq.items()
               if 0 < df <= rare_df and len(raw) >= 3 and (raw in quoted or boost_identifier(raw))]
     exact_list: list[int] = []
     for sid, c in cands.items():
@@ -404,7 +404,7 @@ def rank(
         if row is None:
             continue
         c.row = row
-        haystack = f"{row['doc_title']}\n{row['base_path']}\n{row['text']}".lower()
+        haystack = match_form(f"{row['doc_title']}\n{row['base_path']}\n{row['text']}")
         if idents and any(i in haystack for i in idents):
             c.exact = True
             exact_list.append(sid)

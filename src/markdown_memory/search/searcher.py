@@ -36,7 +36,7 @@ def _best_passage(passages: list[PassageSpan], query: AnalysedQuery, vector_pid:
     best = None
     best_score = -1.0
     for _pid, text, a, b in passages:
-        words = set(WORD.findall(fts_text(text.lower())))
+        words = set(WORD.findall(fts_text(text)))
         score = sum(len(t.tokens) for t in query.terms if t.matches(words))
         if score > best_score:
             best, best_score = (text, a, b), score

@@ -10,11 +10,12 @@ rephrases); lock and damage errors propagate unchanged.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..text import fts_text
+from ..text import fts_text, match_form
 from .common import path_clause
 from .errors import QueryNotParsedError, disk_full_error, is_disk_full, is_query_rejection
 
@@ -36,19 +37,47 @@ def front_matter_keywords(title: str, metadata: dict[str, Any]) -> tuple[str, st
     shown stays the H1: a page is found by either name."""
     extra_title = metadata.get("title")
     heading = ""
-    if isinstance(extra_title, str) and extra_title.strip() and extra_title.strip().casefold() != title.strip().casefold():
+    if isinstance(extra_title, str) and extra_title.strip() and match_form(extra_title.strip()) != match_form(title.strip()):
         heading = " " + extra_title.strip()
     body = " ".join(str(metadata[k]).strip() for k in ("description", "summary")
                     if isinstance(metadata.get(k), str) and metadata[k].strip())
     return heading, (" " + body if body else "")
 
 
-def index_section(store: Store, section_id: int, heading: str, body: str) -> None:
-    """Write the keyword row of section ``section_id`` (``heading`` and ``body`` as raw text;
-    normalised here by ``fts_text``). Call inside a transaction."""
-    store.conn.execute(
-        "INSERT INTO sections_fts(rowid, heading, body) VALUES (?, ?, ?)", (section_id, fts_text(heading), fts_text(body))
-    )
+def index_sections(store: Store, doc_title: str, metadata: dict[str, Any],
+                   sections: Iterable[tuple[int, str, str]]) -> None:
+    """Write the keyword rows of one document's sections, given as ``(section id, base_path,
+    text)`` in file order: ``heading`` = document title + breadcrumb, ``body`` = section text,
+    the first section also carrying the front-matter keywords; both through ``fts_text``.
+    Call inside a transaction."""
+    lead_heading, lead_body = front_matter_keywords(doc_title, metadata)
+    for section_id, base_path, text in sections:
+        store.conn.execute(
+            "INSERT INTO sections_fts(rowid, heading, body) VALUES (?, ?, ?)",
+            (section_id, fts_text(f"{doc_title} {base_path}{lead_heading}"), fts_text(f"{text}{lead_body}")),
+        )
+        lead_heading = lead_body = ""  # only the document's first section carries them
+
+
+def rebuild(store: Store) -> int:
+    """Rewrite the whole keyword index from the stored documents and sections (after a change
+    of ``fts_text``'s rule: see ``schema.migrate``). Returns the number of sections indexed.
+    Call inside a transaction."""
+    store.conn.execute("DELETE FROM sections_fts")
+    count = 0
+    docs = store.conn.execute("SELECT id, title, metadata FROM documents ORDER BY id").fetchall()
+    for doc_id, title, metadata_json in docs:
+        try:
+            metadata = json.loads(metadata_json or "{}")
+        except ValueError:
+            metadata = {}
+        rows = store.conn.execute(
+            "SELECT id, base_path, text FROM sections WHERE doc_id = ? ORDER BY ordinal", (doc_id,)
+        ).fetchall()
+        index_sections(store, str(title), metadata if isinstance(metadata, dict) else {},
+                       [(int(r[0]), str(r[1]), str(r[2])) for r in rows])
+        count += len(rows)
+    return count
 
 
 @contextmanager

@@ -1,8 +1,10 @@
 """The database layout: tables, indexes, the FTS5 and vec0 virtual tables, and migrations.
 
 The schema version lives in ``PRAGMA user_version``. ``migrate`` creates a new database and
-moves an older schema forward (v1 -> v2: ``documents.ctime_ns``); a newer one is refused with
-SchemaError. The vector tables (``vec_passages``, ``vec_sections``: vec0, cosine distance) are
+moves an older schema forward (v1 -> v2: ``documents.ctime_ns``; v2 -> v3: the keyword index
+is rebuilt in place from the stored sections, because its text rule changed to
+``text.match_form``); a newer one is refused with SchemaError. A change of ``text.fts_text``
+is a schema change: bump the version and rebuild (``fts.rebuild``). The vector tables (``vec_passages``, ``vec_sections``: vec0, cosine distance) are
 not part of the fixed schema: ``create_vector_tables`` makes them when the first embedder
 writes, sized to its dimension (``vectors.ensure_vector_space``).
 
@@ -20,11 +22,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import SchemaError
+from . import fts
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -110,6 +113,8 @@ def migrate(store: Store) -> None:
                     store.conn.execute(statement)
         if 0 < version < 2:  # v2: ctime_ns, so a rewrite that restores size and mtime is seen
             store.conn.execute("ALTER TABLE documents ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0")
+        if 0 < version < 3:  # v3: keyword rows in text.match_form (NFKC, no invisible characters)
+            fts.rebuild(store)
         store.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 

@@ -1,6 +1,6 @@
 """The ``sections`` table: one row per section of a document, in file order (``ordinal``), as
 ``outline`` and ``read`` use them (``sections_of``) and as search hits carry them
-(``section_rows``). Inserting a section also writes its keyword row (``fts.index_section``).
+(``section_rows``). Inserting a document's sections also writes their keyword rows (``fts.index_sections``).
 
 A section's ``heading_path`` is its unique address (``"Install > Linux (Part 2)"``),
 ``base_path`` the breadcrumb its ``(Part n)`` pieces share; ``level`` 0 is the preamble (text
@@ -123,7 +123,7 @@ def insert_sections(store: Store, doc_id: int, doc_title: str, metadata: dict[st
     the first also carries the front-matter keywords (``fts.front_matter_keywords``). Returns
     the new section ids in the same order. Call inside a transaction."""
     section_ids: list[int] = []
-    lead_heading, lead_body = fts.front_matter_keywords(doc_title, metadata)
+    keyword_rows: list[tuple[int, str, str]] = []
     for s in parsed:
         cur = store.conn.execute(
             "INSERT INTO sections(doc_id, ordinal, heading_path, base_path, title, level, part, start_line, "
@@ -133,6 +133,6 @@ def insert_sections(store: Store, doc_id: int, doc_title: str, metadata: dict[st
         )
         sid = int(cur.lastrowid)
         section_ids.append(sid)
-        fts.index_section(store, sid, f"{doc_title} {s.base_path}{lead_heading}", f"{s.text}{lead_body}")
-        lead_heading = lead_body = ""  # only the document's first section carries them
+        keyword_rows.append((sid, s.base_path, s.text))
+    fts.index_sections(store, doc_title, metadata, keyword_rows)
     return section_ids
