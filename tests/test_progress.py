@@ -205,3 +205,21 @@ def test_other_uses_of_dashes_are_unchanged(argv):
     from markdown_memory.cli import _options_after_query
 
     assert _options_after_query(argv) == argv
+
+
+# -- the test suite's own isolation -------------------------------------------------------------
+
+def test_this_run_uses_a_private_temp_root(tmp_path_factory, tmp_path):
+    """Issue 17: two pytest runs on one machine must not share pytest's temp root (which each
+    run prunes and resets) nor TMPDIR: both are inside this run's own folder."""
+    import tempfile
+
+    import conftest
+
+    run_root = conftest.RUN_ROOT
+    assert run_root is not None and run_root.name.startswith("mm-tests-")
+    base = tmp_path_factory.getbasetemp()
+    assert run_root in base.parents or base.parent == run_root, base
+    assert run_root in tmp_path.parents
+    assert Path(tempfile.gettempdir()).parent == run_root
+    assert "pytest-of-" not in str(tmp_path)
