@@ -315,7 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     as_json = _wants_json(argv)
     try:
-        args = build_parser().parse_args(_options_after_query(argv))
+        argv = _options_after_query(argv)
+        as_json = _wants_json(argv)
+        args = build_parser().parse_args(argv)
         as_json = bool(getattr(args, "json", False))
         level, problem = _log_level(args.log_level)
         _configure_logging(level)
