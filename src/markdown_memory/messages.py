@@ -6,6 +6,10 @@ is pure: it gets the facts and returns one sentence (or None when there is nothi
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +31,24 @@ class Context:
     agent: bool = False
 
 
+def program() -> str:
+    """The command that runs markdown-memory, as its reader can type it: ``markdown-memory`` when
+    that name on PATH is the running executable (or nothing tells otherwise: ``python -m``, a
+    library), else the running executable's absolute path, shell-quoted (a checkout's
+    ``.venv/bin/markdown-memory``, not on PATH after ``scripts/setup.sh``)."""
+    name = "markdown-memory"
+    running = sys.argv[0] if sys.argv else ""
+    if os.path.basename(running) != name or not os.path.isfile(running):
+        return name
+    found = shutil.which(name)
+    try:
+        if found and os.path.samefile(found, running):
+            return name
+    except OSError:
+        pass
+    return shlex.quote(os.path.abspath(running))
+
+
 def prepend_note(note: str, message: str | None) -> str:
     """``note`` first, then the answer's other ``message`` if any: ``"note; message"``."""
     return f"{note}; {message}" if message else note
@@ -37,7 +59,7 @@ def index_hint(ctx: Context) -> str:
     CLI command), for a person the CLI command (with ``--embedder`` when it is not the default,
     which a bare command would use)."""
     flag = "" if ctx.embedder == DEFAULT_EMBEDDER else f" --embedder {ctx.embedder}"
-    command = f"`markdown-memory{flag} index`"
+    command = f"`{program()}{flag} index`"
     return f"call index_directory (or run {command})" if ctx.agent else f"run {command}"
 
 
@@ -54,9 +76,9 @@ def keyword_only(ctx: Context, *, vec_available: bool, model_error: str | None, 
     if model_error:
         if not_installed:
             return (f"keyword-only: the {ctx.embedder} model is not installed; run "
-                    "`markdown-memory --download-model`, or use `--embedder minilm` (no download; for the MCP "
+                    f"`{program()} --download-model`, or use `--embedder minilm` (no download; for the MCP "
                     "server set MARKDOWN_MEMORY_EMBEDDER=minilm in its registration)")
-        return f"keyword-only: {short_cause(model_error)} (`markdown-memory status` shows how to fix it)"
+        return f"keyword-only: {short_cause(model_error)} (`{program()} status` shows how to fix it)"
     if loading:
         return (f"keyword-only for now: the {ctx.embedder} model is still loading "
                 "(semantic search warming up); retry in a few seconds for semantic results")
@@ -105,7 +127,7 @@ def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool) -> str:
         return (f"the docs root {root!r} has not been indexed yet, so no document was searched (this says "
                 f"nothing about what the docs cover); {index_hint(ctx)} to index it, then search again")
     return (f"the index of the docs root {root!r} holds no documents: the last index run found no Markdown "
-            "file it could index there (its failures are in `markdown-memory status`)")
+            f"file it could index there (its failures are in `{program()} status`)")
 
 
 def no_confident_match(absent: list[str]) -> str:
@@ -117,13 +139,13 @@ def no_confident_match(absent: list[str]) -> str:
 
 
 def no_documents_under(ctx: Context, prefix: str) -> str:
-    how = "list_documents" if ctx.agent else "`markdown-memory list`"
+    how = "list_documents" if ctx.agent else f"`{program()} list`"
     return f"no indexed documents under {prefix!r}; list the indexed paths with {how}"
 
 
 def stale_hits(ctx: Context, flagged: int) -> str:
     """Hits whose file changed on disk since it was indexed (flagged ``stale``)."""
-    reader = "read_section" if ctx.agent else "`markdown-memory read`"
+    reader = "read_section" if ctx.agent else f"`{program()} read`"
     how = ("they are re-indexed automatically; search again shortly" if ctx.background else
            f"{index_hint(ctx)} to refresh the index ({reader} reads a file's current text)")
     return (f"{flagged} hit(s) marked stale: their file changed on disk since it was indexed, so their "
@@ -134,7 +156,7 @@ def busy_elsewhere(documents: int, vectors: int) -> str:
     """An answer made while another process is indexing the same docs root."""
     return (f"another index run is in progress for this docs root, so results may be incomplete until it "
             f"finishes ({documents} documents and {vectors} vectors indexed so far); "
-            "search again when `markdown-memory status` no longer says indexing")
+            f"search again when `{program()} status` no longer says indexing")
 
 
 def list_busy_elsewhere() -> str:
@@ -153,7 +175,7 @@ def empty_folder(ctx: Context, rel: str, directory: str) -> str:
     if not target.exists():
         return f"{directory!r} does not exist under the docs root {str(ctx.root)!r}"
     if not target.is_dir():
-        return (f"{rel!r} is a file, not a folder; {'list_documents' if ctx.agent else '`markdown-memory list`'} "
+        return (f"{rel!r} is a file, not a folder; {'list_documents' if ctx.agent else f'`{program()} list`'} "
                 "takes a folder under the docs root")
     return (f"nothing under {rel!r} is indexed (it holds no Markdown files, they are excluded, or they are not "
             f"indexed yet: {index_hint(ctx)})")
@@ -261,3 +283,35 @@ EVAL_LEGEND = ("top1: the first hit is right; R@5: a right hit among the first 5
                "first right hit in the top 10; inhit: the right hit carries its text; none+: answerable but "
                "answered confidence none; high/hiprec: answers with confidence high and the share of them "
                "whose first hit is right; p50tok: median tokens of an answer as an agent receives it")
+
+
+def progress_line(phase: str, done: int, total: int, rate: float, seconds_left: float | None) -> str:
+    """One line of an index run's progress where no bar can be drawn (stderr is a pipe or a
+    file): ``parsed 120 of 703 files (24.0 files/s, about 24 s left)``; ``phase`` is ``parse``
+    or ``embed``; ``rate`` in units per second; ``seconds_left`` None when not yet known."""
+    what = "parsed" if phase == "parse" else "embedded"
+    unit = "files" if phase == "parse" else "passages"
+    left = "" if seconds_left is None else f", about {_duration(seconds_left)} left"
+    return f"{what} {done:,} of {total:,} {unit} ({rate:,.1f} {unit}/s{left})"
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``3 min 5 s`` or ``1 h 2 min``."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def query_after_dashes(words: list[str]) -> str:
+    """``search -- A B``: more than one word after ``--`` (the query is one argument)."""
+    quoted = shlex.quote(" ".join(words))
+    return (f"everything after `--` is the query, which is one argument: quote it (`search -- {quoted}`); "
+            "options go before `--` or right after the query")
+
+
+def tool_progress(phase: str, done: int, total: int) -> str:
+    """The ``message`` of an MCP progress notification of index_directory."""
+    return f"parsed {done} of {total} files" if phase == "parse" else f"embedded {done} of {total} passages"

@@ -112,7 +112,9 @@ def model_problem(name: str) -> str | None:
         specs = _local_specs(folder, GEMMA_MANIFEST, _override_dir() is not None)
         if all((folder / s.path).is_file() for s in specs):
             return None
-        return (f"the embeddinggemma model is not installed in {folder}; run `markdown-memory --download-model`; "
+        from ..messages import program
+
+        return (f"the embeddinggemma model is not installed in {folder}; run `{program()} --download-model`; "
                 f"{offline_hint(GEMMA_MANIFEST)}")
     if name == "multilingual-e5":
         from .e5 import e5_problem

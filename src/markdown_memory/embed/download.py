@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EmbedderUnavailableError, ModelDownloadError, ModelNotInstalledError
+from ..messages import program
 from .files import FileSpec, check_file, folder_size, remove_stamp, stamp_is_current, write_stamp
 
 logger = logging.getLogger("markdown_memory.embed")
@@ -237,13 +238,13 @@ def ensure_model(
         raise error(
             f"{ENV_MODEL_DIR}={str(folder)!r} does not hold the {manifest.preset} model: "
             f"{_describe(problems, specs, folder)}; copy the files from https://huggingface.co/{manifest.repo_id} "
-            f"(revision {manifest.revision}) there, or unset {ENV_MODEL_DIR} and run `markdown-memory --download-model`"
+            f"(revision {manifest.revision}) there, or unset {ENV_MODEL_DIR} and run `{program()} --download-model`"
         )
     if not download:
         busy = " (another process is downloading it right now; retry in a minute)" if _download_in_progress(manifest) else ""
         raise ModelNotInstalledError(
             f"the {manifest.preset} model ({manifest.total_bytes / 1e6:.0f} MB) is not installed{busy}: "
-            f"{_describe(problems, specs, folder)}; run `markdown-memory --download-model` once, or "
+            f"{_describe(problems, specs, folder)}; run `{program()} --download-model` once, or "
             f"{offline_hint(manifest)}"
         )
     return _download_locked(folder, manifest, endpoint)

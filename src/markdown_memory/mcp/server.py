@@ -131,6 +131,7 @@ def build_server(runtime: "Runtime") -> Any:
         return types.ListToolsResult(tools=await app.list_tools())
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+        from mcp.server.mcpserver import Context
         from mcp.server.mcpserver.exceptions import ToolError
         from pydantic import ValidationError
 
@@ -147,7 +148,8 @@ def build_server(runtime: "Runtime") -> Any:
         if problem:
             return refuse(problem)
         try:
-            return await app.call_tool(name, arguments)
+            # the request's context, so index_directory can send progress notifications
+            return await app.call_tool(name, arguments, Context(request_context=ctx, mcp_server=app))
         except ToolError as exc:
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):

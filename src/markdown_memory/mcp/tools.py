@@ -68,7 +68,7 @@ def argument_problem(tool: str, schema: dict[str, Any], arguments: dict[str, Any
 
 def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
     """(the ``MCPServer`` holding the tools, the tools by name)."""
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.tools import Tool
     from mcp_types import CallToolResult, ToolAnnotations
     from pydantic import Field
@@ -127,11 +127,21 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         return await runtime.call("list_documents", lambda: runtime.list_documents(directory, offset))
 
     async def index_directory(
+        ctx: Context,  # injected by the SDK, not in the schema
         directory: Annotated[str | None, Field(max_length=_PATH_MAX,
                                                description="Only re-index this folder inside the docs root; the whole root when omitted.")] = None,
         force: Annotated[bool, Field(description="Re-parse and re-embed every file even if unchanged (slow).")] = False,
     ) -> CallToolResult:
-        return await runtime.call("index_directory", lambda: runtime.index_directory(directory, force))
+        import anyio.lowlevel
+
+        from .runtime import ToolProgress
+
+        try:
+            ctx.request_context  # noqa: B018 - present when served over a session, not on a direct call
+            progress = ToolProgress(ctx.report_progress, anyio.lowlevel.current_token())
+        except ValueError:
+            progress = None
+        return await runtime.call("index_directory", lambda: runtime.index_directory(directory, force, progress))
 
     tool(
         search_docs, name="search_docs", title="Search project docs", annotations=reader, structured_output=False,

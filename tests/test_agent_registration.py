@@ -1,0 +1,191 @@
+"""The registration lines README.md and docs/ show, run against the real agent CLIs (issue 17).
+
+``claude`` (@anthropic-ai/claude-code) and ``codex`` (@openai/codex) are installed from npm once
+per test session into a private temp prefix; every line runs with a temporary HOME, so no
+user's configuration is read or written. The lines come from the docs' code blocks
+(:mod:`docs_text`), so a line that fails as written fails here. ``markdown-memory`` on PATH is
+this checkout's CLI (a wrapper around this Python), serving a tiny docs folder.
+
+Claude Code: ``claude mcp add ...``, then ``claude mcp get`` / ``claude mcp list`` must report the
+server connected (Claude Code starts it and does the MCP handshake). Codex: ``codex mcp add ...``,
+then ``codex mcp list --json`` must hold the command and environment, and that command, started
+as Codex would, must answer the MCP handshake with the five tools. The desktop clients' JSON
+block is started the same way. Skipped, saying why, when npm is missing or cannot install.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from docs_text import REPO, blocks, commands_starting
+
+pytestmark = pytest.mark.agent_clis
+
+NAME = "markdown-memory"
+PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex")
+README = [REPO / "README.md"]
+TOOLS = {"search_docs", "read_section", "get_document_outline", "list_documents", "index_directory"}
+#: placeholders of the docs' lines and what they stand for here
+DOCS_PLACEHOLDERS = ("/absolute/path/to/docs", "/path/to/docs")
+
+
+@pytest.fixture(scope="session")
+def agent_bin() -> Path:
+    """The folder holding ``claude`` and ``codex``, installed from npm for this session."""
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed, so the real claude and codex CLIs cannot be installed")
+    prefix = Path(tempfile.mkdtemp(prefix="mm-agent-clis-"))
+    try:
+        done = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+                               "--loglevel=error", *PACKAGES], capture_output=True, text=True, timeout=600,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pytest.skip("npm install of the claude and codex CLIs timed out (is the npm registry reachable?)")
+    if done.returncode != 0:
+        pytest.skip(f"npm could not install {' and '.join(PACKAGES)} (registry unreachable?): "
+                    f"{done.stderr.strip()[-300:]}")
+    return prefix / "node_modules" / ".bin"
+
+
+@pytest.fixture
+def world(tmp_path: Path, agent_bin: Path) -> dict:
+    """A temp HOME, a project folder with one doc, and PATH with the agent CLIs and a
+    ``markdown-memory`` that runs this checkout."""
+    home, project, tools = tmp_path / "home", tmp_path / "project", tmp_path / "bin"
+    for folder in (home, project, tools):
+        folder.mkdir()
+    (project / "guide.md").write_text("# Guide\n\n## Install\n\nRun the installer, then register the server.\n",
+                                      encoding="utf-8")
+    wrapper = tools / "markdown-memory"
+    path = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
+    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={path!r} exec {sys.executable!r} -m markdown_memory.cli \"$@\"\n",
+                       encoding="utf-8")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MARKDOWN_MEMORY_", "CLAUDE", "CODEX", "ANTHROPIC",
+                                                                      "OPENAI"))}
+    env.update(HOME=str(home), PATH=os.pathsep.join([str(tools), str(agent_bin), "/usr/local/bin", "/usr/bin", "/bin"]),
+               XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local/share"),
+               XDG_CACHE_HOME=str(home / ".cache"), DISABLE_AUTOUPDATER="1",
+               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    return {"home": home, "project": project, "env": env}
+
+
+def _placeholders(argv: list[str], docs: Path) -> list[str]:
+    out = []
+    for arg in argv:
+        for ph in DOCS_PLACEHOLDERS:
+            arg = arg.replace(ph, str(docs))
+        out.append(arg)
+    return out
+
+
+def _run(argv: list[str], world: dict, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, cwd=world["project"], env=world["env"], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def _env_of(argv: list[str], flag: str) -> dict[str, str]:
+    """KEY=VALUE pairs given after ``flag`` (``-e`` / ``--env``) before ``--``."""
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    return dict(head[i + 1].split("=", 1) for i, a in enumerate(head) if a == flag)
+
+
+def _handshake(command: str, args: list[str], env: dict[str, str], cwd: Path) -> set[str]:
+    """Start an MCP stdio server as a client would; its tool names after initialize."""
+    proc = subprocess.Popen([command, *args], cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        def send(msg: dict) -> None:
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps({"jsonrpc": "2.0", **msg}) + "\n")
+            proc.stdin.flush()
+
+        def reply(ident: int) -> dict:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                msg = json.loads(line)
+                if msg.get("id") == ident:
+                    return msg
+            raise AssertionError(f"server closed stdout: {proc.stderr.read() if proc.stderr else ''}")
+
+        send({"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                           "clientInfo": {"name": "pytest", "version": "0"}}})
+        assert "result" in reply(1)
+        send({"method": "notifications/initialized"})
+        send({"id": 2, "method": "tools/list"})
+        return {t["name"] for t in reply(2)["result"]["tools"]}
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def _readme_lines(prefix: str) -> list[tuple[str, list[str]]]:
+    lines = commands_starting(prefix, README)
+    assert len(lines) >= 3, f"README.md shows fewer than three `{prefix}` lines: {lines}"
+    return lines
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_claude_code_registration_from_readme_connects(world, index):
+    where, argv = _readme_lines("claude mcp add")[index]
+    docs = world["project"]
+    argv = _placeholders(argv, docs)
+    added = _run(argv, world)
+    assert added.returncode == 0, f"{where}: `{' '.join(argv)}` failed: {added.stderr or added.stdout}"
+    name = NAME
+    assert name in argv[: argv.index("--")]
+    got = _run(["claude", "mcp", "get", name], world)
+    assert got.returncode == 0, got.stderr
+    assert "Connected" in got.stdout and "Failed" not in got.stdout, got.stdout
+    for key, value in _env_of(argv, "-e").items():
+        assert f"{key}={value}" in got.stdout, got.stdout
+    if index == 0:
+        listed = _run(["claude", "mcp", "list"], world)
+        line = next(li for li in listed.stdout.splitlines() if li.startswith(f"{name}:"))
+        assert "Connected" in line, listed.stdout
+
+
+def test_claude_code_rejects_the_env_flag_before_the_name(world):
+    """Why README puts the name before ``-e``: with ``-e`` first, Claude Code reads the name as
+    another KEY=VALUE and fails (issue 17); README never shows that order."""
+    broken = ["claude", "mcp", "add", "--scope", "user", "-e", "MARKDOWN_MEMORY_EMBEDDER=none", "markdown-memory",
+              "--", "markdown-memory"]
+    done = _run(broken, world)
+    assert done.returncode != 0 and "commandOrUrl" in done.stderr, done.stderr
+    for where, argv in commands_starting("claude mcp add"):
+        assert argv[argv.index("add") + 1:][0] != "-e", f"{where}: `{' '.join(argv)}` puts -e before the name"
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_codex_registration_from_readme_starts_a_server(world, index):
+    where, argv = _readme_lines("codex mcp add")[index]
+    argv = _placeholders(argv, world["project"])
+    added = _run(argv, world)
+    assert added.returncode == 0, f"{where}: `{' '.join(argv)}` failed: {added.stderr or added.stdout}"
+    listed = _run(["codex", "mcp", "list", "--json"], world)
+    assert listed.returncode == 0, listed.stderr
+    (server,) = [s for s in json.loads(listed.stdout) if s["name"] == NAME]
+    transport = server["transport"]
+    assert (transport["env"] or {}) == _env_of(argv, "--env")
+    env = {**world["env"], **(transport["env"] or {})}
+    assert _handshake(transport["command"], transport["args"], env, world["project"]) == TOOLS
+
+
+def test_desktop_client_json_from_readme_starts_a_server(world):
+    (block,) = [b for b in blocks("json", README) if '"mcpServers"' in b.body]
+    config = json.loads(_placeholders([block.body], world["project"])[0])
+    server = config["mcpServers"]["markdown-memory"]
+    env = {**world["env"], **server.get("env", {})}
+    assert Path(env["MARKDOWN_MEMORY_DOCS_DIR"]) == world["project"]
+    # a desktop app starts servers in no particular folder: the env names the docs root
+    assert _handshake(server["command"], server.get("args", []), env, world["home"]) == TOOLS

@@ -1,0 +1,111 @@
+"""Every command README.md and docs/*.md show in a shell code block is checked (issue 17): the
+``markdown-memory`` lines run here through the CLI, the agent registration lines run in
+tests/test_agent_registration.py, and the install and test lines run in CI (.ci/run). A new
+line in the docs that none of these covers fails here until it is covered. Also: README stays
+under 10 KB, its example is what the search prints, and every figure names its script."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from docs_text import REPO, blocks, shell_commands
+
+README = REPO / "README.md"
+#: lines .ci/run runs as written (install from the checkout, README's test command)
+RUN_BY_CI = {
+    "bash scripts/setup.sh && .venv/bin/python -m pytest -q",
+    "uv tool install '.[minilm]'",
+}
+REGISTRATION = ("claude mcp add ", "codex mcp add ")
+
+
+def _markdown_memory_argv(line: str) -> list[str] | None:
+    """The arguments of a ``markdown-memory ...`` line (also ``bash scripts/setup.sh &&
+    .venv/bin/markdown-memory ...``), None for any other line."""
+    if line.startswith("bash scripts/setup.sh && .venv/bin/markdown-memory "):
+        line = line.split("&& ", 1)[1]
+    argv = shlex.split(line)
+    if argv and Path(argv[0]).name == "markdown-memory":
+        return argv[1:]
+    return None
+
+
+def test_every_shell_line_in_the_docs_is_covered_by_a_test():
+    lines = shell_commands()
+    assert len(lines) >= 10
+    for where, line in lines:
+        covered = (line in RUN_BY_CI or line.startswith(REGISTRATION) or _markdown_memory_argv(line) is not None)
+        assert covered, f"{where}: `{line}` is run by no test; add it to tests/test_docs_commands.py"
+
+
+def test_ci_runs_the_install_and_test_lines_as_written():
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "bash scripts/setup.sh && .venv/bin/python -m pytest -q" in ci
+    assert "uv tool install --quiet '.[minilm]'" in ci
+    # README opens with the two set-up commands: the main job, then the tests
+    first = blocks("bash", [README])[0].body.splitlines()
+    assert first[0].startswith("bash scripts/setup.sh && .venv/bin/markdown-memory ") and " search " in first[0]
+    assert first[1] == "bash scripts/setup.sh && .venv/bin/python -m pytest -q"
+
+
+@pytest.mark.parametrize("where,line", [(w, li) for w, li in shell_commands() if _markdown_memory_argv(li) is not None])
+def test_markdown_memory_lines_run_as_written(where, line, cli_main, tmp_path):
+    argv = _markdown_memory_argv(line)
+    assert argv is not None
+    env: dict[str, str | None] = {"MARKDOWN_MEMORY_DB": str(tmp_path / "index.db")}
+    if "--download-model" in argv and "minilm" not in argv:
+        # the default model would be fetched from the Hub (218 MB): point it at an empty folder,
+        # so the line runs and answers with what to do, without the network
+        (tmp_path / "empty").mkdir()
+        env["MARKDOWN_MEMORY_MODEL_DIR"] = str(tmp_path / "empty")
+        res = cli_main(*argv, env=env, cwd=REPO)
+        assert res.returncode == 2 and "does not hold the embeddinggemma model" in res.stderr, res.stderr
+        assert "Traceback" not in res.stderr
+        return
+    res = cli_main(*argv, env=env, cwd=REPO)
+    assert res.returncode == 0, f"{where}: `{line}` failed: {res.stderr}"
+    assert "Traceback" not in res.stderr
+    if "search" in argv:
+        assert res.stdout.startswith("1. "), res.stdout
+
+
+def test_readme_example_is_what_the_search_prints(cli_main, tmp_path):
+    """The example block names its script and shows the hit the first command's search finds."""
+    text = README.read_text(encoding="utf-8")
+    assert "python scripts/readme_example.py --top-k 1" in text
+    (example,) = [b.body for b in blocks("text", [README]) if b.body.startswith("$ markdown-memory ")]
+    header = example.splitlines()[1]
+    m = re.match(r"1\. (\S+):\d+-\d+  (.+?)  \(score", header)
+    assert m, header
+    query = shlex.split(example.splitlines()[0])[5]
+    first = blocks("bash", [README])[0].body.splitlines()[0]
+    assert shlex.quote(query) in first or f'"{query}"' in first
+    res = cli_main("--embedder", "minilm", "--db", str(tmp_path / "i.db"), "search", query, "--docs-dir",
+                   str(REPO / "docs"), "--top-k", "1", "--json")
+    hit = json.loads(res.stdout)["results"][0]
+    assert (hit["file_path"], hit["heading_path"]) == (m[1], m[2])
+
+
+def test_readme_is_short_and_its_figures_name_their_scripts():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.encode("utf-8")) < 10_000
+    for para in re.split(r"\n\s*\n", text):
+        if re.search(r"\d+(\.\d+)? ?(%|ms|MB|s vs)", para) and "|" not in para.split("\n", 1)[0]:
+            assert "scripts/" in para or "MB" in para, f"a figure without its script: {para[:120]}"
+    assert "scripts/eval_retrieval.py" in text and "scripts/bench.py" in text
+
+
+def test_reference_pages_exist_and_are_linked():
+    text = README.read_text(encoding="utf-8")
+    for page in ("configuration", "cli", "mcp-tools", "ranking", "models-and-offline-install", "performance",
+                 "troubleshooting"):
+        assert (REPO / "docs" / f"{page}.md").is_file()
+        assert f"(docs/{page}.md)" in text
+    for path in (REPO / "docs").glob("*.md"):
+        for target in re.findall(r"\]\(([\w./-]+\.md)(?:#[\w-]+)?\)", path.read_text(encoding="utf-8")):
+            assert (path.parent / target).resolve().is_file(), f"{path.name}: broken link to {target}"

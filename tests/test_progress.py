@@ -1,0 +1,225 @@
+"""Progress of long work where a user or an agent can see it (issue 17): plain lines on a piped
+stderr, the bar on a terminal, MCP progress notifications for index_directory; and the hints
+that name the command as the user can run it."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from markdown_memory import progress as progress_mod
+from markdown_memory.progress import Progress
+
+
+def _docs(root: Path, n: int) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (root / f"page-{i:03d}.md").write_text(f"# Page {i}\n\n## Setup\n\nSet `PAGE_{i}_LIMIT` to tune page {i}.\n",
+                                               encoding="utf-8")
+    return root
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_piped_stderr_gets_a_line_every_few_seconds_with_rate_and_time_left():
+    out, clock = io.StringIO(), _Clock()
+    p = Progress(stream=out, clock=clock)
+    assert not p.tty
+    for done in range(0, 101, 25):  # 100 files in 20 s: one line after 5 s, then every 5 s
+        clock.now += 5.0
+        p("parse", done, 100)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "markdown-memory: parsed 0 of 100 files (0.0 files/s)"
+    assert lines[1] == "markdown-memory: parsed 25 of 100 files (2.5 files/s, about 30 s left)"
+    assert lines[-1] == "markdown-memory: parsed 100 of 100 files (4.0 files/s, about 0 s left)"
+    clock.now += 2.0  # the embed phase is timed from the last report, not from its own first one
+    p("embed", 300, 3000)
+    clock.now += 4.0
+    p("embed", 900, 3000)
+    assert out.getvalue().splitlines()[-1] == \
+        "markdown-memory: embedded 900 of 3,000 passages (150.0 passages/s, about 14 s left)"
+    p.finish()
+    assert "\r" not in out.getvalue()
+
+
+def test_a_quick_run_prints_no_progress_line():
+    out, clock = io.StringIO(), _Clock()
+    p = Progress(stream=out, clock=clock)
+    for done in (0, 10, 20):
+        clock.now += 0.5
+        p("parse", done, 20)
+    assert out.getvalue() == ""
+
+
+def test_terminal_gets_the_bar():
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Tty()
+    p = Progress(stream=out)
+    p("parse", 5, 10)
+    p.finish()
+    assert out.getvalue() == "\rparsing  [###############...............] 5/10\n"
+
+
+def test_cli_index_with_piped_stderr_reports_progress(cli_main, tmp_path, monkeypatch):
+    monkeypatch.setattr(progress_mod, "INTERVAL_SECONDS", 0.0)
+    root = _docs(tmp_path / "docs", 30)
+    res = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), "index", str(root))
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"^markdown-memory: parsed 30 of 30 files \([\d.,]+ files/s", res.stderr, re.M), res.stderr
+    assert "\r" not in res.stderr
+    assert "indexed" in res.stdout and "markdown-memory:" not in res.stdout
+
+
+def test_cli_index_progress_counts_embedded_passages(cli_main, tmp_path, monkeypatch, minilm):
+    monkeypatch.setattr(progress_mod, "INTERVAL_SECONDS", 0.0)
+    root = _docs(tmp_path / "docs", 3)
+    res = cli_main("--embedder", "minilm", "--db", str(tmp_path / "i.db"), "index", str(root), "--json")
+    assert res.returncode == 0, res.stderr
+    passages = json.loads(res.stdout)["passages"]
+    assert f"embedded {passages} of {passages} passages" in res.stderr, res.stderr
+
+
+# -- MCP progress notifications -----------------------------------------------------------------
+
+def _index_directory_messages(tmp_path: Path, meta: dict | None) -> tuple[list[dict], dict]:
+    from test_server_stdio import RawServer
+
+    root = _docs(tmp_path / "docs", 400)
+    server = RawServer([], {"MARKDOWN_MEMORY_DOCS_DIR": str(root), "MARKDOWN_MEMORY_DB": str(tmp_path / "i.db"),
+                            "MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_AUTO_INDEX": "0"})
+    try:
+        server.initialize()
+        params: dict = {"name": "index_directory", "arguments": {}}
+        if meta is not None:
+            params["_meta"] = meta
+        ident = server.send("tools/call", params)
+        seen: list[dict] = []
+        deadline = time.monotonic() + 120
+        while True:
+            raw = server.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            assert raw, "server closed stdout"
+            msg = json.loads(raw)
+            if msg.get("id") == ident:
+                return seen, msg
+            seen.append(msg)
+    finally:
+        server.close_stdin_and_wait()
+
+
+def test_index_directory_sends_progress_notifications_for_a_progress_token(tmp_path):
+    seen, reply = _index_directory_messages(tmp_path, {"progressToken": "tok-17"})
+    assert not reply["result"].get("isError"), reply
+    notes = [m["params"] for m in seen if m.get("method") == "notifications/progress"]
+    assert notes, seen
+    assert all(n["progressToken"] == "tok-17" for n in notes)
+    values = [n["progress"] for n in notes]
+    assert values == sorted(set(values)), values  # strictly increasing, as the protocol requires
+    assert notes[-1]["progress"] == notes[-1]["total"] == 400
+    assert notes[-1]["message"] == "parsed 400 of 400 files"
+
+
+def test_index_directory_without_a_progress_token_sends_none(tmp_path):
+    seen, reply = _index_directory_messages(tmp_path, None)
+    assert not reply["result"].get("isError"), reply
+    assert not [m for m in seen if m.get("method") == "notifications/progress"]
+
+
+# -- hints name the command as the user can run it ----------------------------------------------
+
+def _fake_program(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    exe = folder / "markdown-memory"
+    exe.write_text("#!/bin/sh\n", encoding="utf-8")
+    exe.chmod(0o755)
+    return exe
+
+
+def test_hints_name_the_absolute_executable_when_it_is_not_on_path(cli_main, tmp_path, monkeypatch):
+    exe = _fake_program(tmp_path / "venv dir" / "bin")  # a space: the path is shell-quoted
+    monkeypatch.setattr(sys, "argv", [str(exe)])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\n" + "\n".join(f"line {i} about widgets" for i in range(30)) + "\n",
+                               encoding="utf-8")
+    res = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), "search", "widgets", "--docs-dir", str(root))
+    assert res.returncode == 0, res.stderr
+    assert f"more lines: '{exe}' --embedder none --db " in res.stdout, res.stdout
+    res = cli_main("--embedder", "none", "--db", str(tmp_path / "j.db"), "status", "--docs-dir", str(root))
+    assert f"`'{exe}' --embedder none index`" in res.stdout, res.stdout
+
+
+def test_hints_name_the_bare_command_when_path_finds_the_running_one(cli_main, tmp_path, monkeypatch):
+    exe = _fake_program(tmp_path / "bin")
+    monkeypatch.setattr(sys, "argv", [str(exe)])
+    monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}/usr/bin:/bin")
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nwidgets\n", encoding="utf-8")
+    res = cli_main("--embedder", "none", "--db", str(tmp_path / "j.db"), "status", "--docs-dir", str(root))
+    assert "`markdown-memory --embedder none index`" in res.stdout, res.stdout
+    other = _fake_program(tmp_path / "elsewhere")  # another markdown-memory first on PATH
+    monkeypatch.setenv("PATH", f"{other.parent}{os.pathsep}{exe.parent}")
+    res = cli_main("--embedder", "none", "--db", str(tmp_path / "j.db"), "status", "--docs-dir", str(root))
+    assert f"`{exe} --embedder none index`" in res.stdout, res.stdout
+
+
+# -- options after a query given behind `--` ----------------------------------------------------
+
+def test_options_after_a_dashed_query_are_accepted(cli_main, tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "flags.md").write_text("# Flags\n\n## Fast list\n\nPass `--fast-list` to list quickly.\n", encoding="utf-8")
+    res = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), "search", "--", "--fast-list",
+                   "--docs-dir", str(root), "--json")
+    assert res.returncode == 0, res.stderr
+    answer = json.loads(res.stdout)
+    assert answer["results"][0]["heading_path"] == "Flags > Fast list"
+
+
+def test_several_words_after_dashes_say_to_quote_the_query(cli_main, tmp_path):
+    res = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), "search", "--", "--fast-list", "flag",
+                   "--docs-dir", str(tmp_path))
+    assert res.returncode == 2
+    assert "everything after `--` is the query" in res.stderr and "search -- '--fast-list flag'" in res.stderr
+
+
+@pytest.mark.parametrize("argv", [["search", "--", "--x"], ["--db", "search", "index", "--", "a", "b"]])
+def test_other_uses_of_dashes_are_unchanged(argv):
+    from markdown_memory.cli import _options_after_query
+
+    assert _options_after_query(argv) == argv
+
+
+# -- the test suite's own isolation -------------------------------------------------------------
+
+def test_this_run_uses_a_private_temp_root(tmp_path_factory, tmp_path):
+    """Issue 17: two pytest runs on one machine must not share pytest's temp root (which each
+    run prunes and resets) nor TMPDIR: both are inside this run's own folder."""
+    import tempfile
+
+    import conftest
+
+    run_root = conftest.RUN_ROOT
+    assert run_root is not None and run_root.name.startswith("mm-tests-")
+    base = tmp_path_factory.getbasetemp()
+    assert run_root in base.parents or base.parent == run_root, base
+    assert run_root in tmp_path.parents
+    assert Path(tempfile.gettempdir()).parent == run_root
+    assert "pytest-of-" not in str(tmp_path)
