@@ -428,7 +428,7 @@ def _run_command(args: argparse.Namespace) -> int:
         elif args.command == "eval":
             from .cli_eval import run as run_eval
 
-            return run_eval(engine, args, _Progress())
+            return run_eval(engine, args, Progress())
         else:
             return 2
     finally:
