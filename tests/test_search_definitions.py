@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from markdown_memory.search.rank import defines
+from markdown_memory.search.definitions import defines
 
 FLAGS = ["--transfers int", "-c, --checksum", "-u, --update", "--fast-list", "--bwlimit=SIZE", "--retries int",
          "--timeout duration", "--max-transfer SizeSuffix", "--cutoff-mode HARD|SOFT", "-n, --dry-run"]

@@ -32,8 +32,9 @@ import numpy as np
 
 from ..store import KeywordMatch, SectionRow, Store, VectorCache, knn
 from ..text import WORD, fts_text, is_cjk, match_form
+from .definitions import definitions
 from .intent import asked_roles, plays_role
-from .query import AnalysedQuery, looks_like_identifier, stem_prefix
+from .query import AnalysedQuery, stem_prefix
 
 RRF_K = 60
 #: How many top candidates are looked at for subsections sharing a parent.
@@ -97,24 +98,9 @@ _CHANGE_WORDS = re.compile(r"(?i)\b(change ?log|changes?|changed|release[sd]?|ve
 CHANGELOG_PENALTY = 10
 RARE_SHARE = 0.002
 RARE_MIN = 12
-#: A *definition* of a query identifier is a section whose own heading is that identifier (with
-#: at most DEFINITION_EXTRA_WORDS argument words: ``--transfers int``, ``-u, --update``). It
-#: forms a list of its own, weighted like the exact list, so a reference entry outranks the many
-#: pages that only mention the identifier. Among several definitions, the one standing among
-#: other definitions (a reference list of flags) comes before a lone one in a guide.
+#: Weight of the list of sections that define a query identifier (``search/definitions.py``),
+#: like the exact list: a reference entry outranks the many pages that only mention it.
 DEFINITION_WEIGHT = EXACT_WEIGHT
-DEFINITION_EXTRA_WORDS = 2
-#: ...and a definition among fewer than 1/DEFINITION_DENSITY_SHARE as many identifier-titled
-#: siblings as the best one is treated as a mention.
-DEFINITION_DENSITY_SHARE = 2
-#: How many sections whose breadcrumb holds the identifier are looked at for definitions.
-DEFINITION_SCAN = 400
-_ALTERNATIVE_SPLIT = re.compile(r"(?i)\s*(?:,|\s/\s|\s\|\s|\bor\b)\s*")
-_TITLE_TRIM = "`'\"*_ "
-_CAMEL_TYPE = re.compile(r"^[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+$")
-#: Value types that option references print after a flag (``--timeout duration``).
-_TYPE_WORDS = frozenset("int uint int64 float bool string strings stringarray list duration size path file dir "
-                        "number value count time url".split())
 
 
 @dataclass
@@ -273,73 +259,6 @@ def release_notes(row: Mapping[str, Any]) -> bool:
 def asks_about_changes(text: str) -> bool:
     """True when the query names a version number or asks what changed / was released."""
     return bool(_VERSION.search(text) or _CHANGE_WORDS.search(text))
-
-
-def defines(title: str, identifier: str) -> bool:
-    """True when a section ``title`` names ``identifier`` as its subject: one of its
-    comma/slash/"or"-separated alternatives starts with the identifier (case-insensitive),
-    followed by nothing, or by a separator and at most DEFINITION_EXTRA_WORDS words
-    (``--transfers int``, ``--config string``, ``-u, --update``, ``--bwlimit=SIZE``); not
-    ``--update-dir`` nor ``--fast-list used by default``."""
-    ident = identifier.strip(_TITLE_TRIM).lower()
-    if len(ident) < 2:
-        return False
-    for alt in _ALTERNATIVE_SPLIT.split(title):
-        alt = alt.strip(_TITLE_TRIM)
-        if not alt.lower().startswith(ident):
-            continue
-        rest = alt[len(ident):]
-        if not rest:
-            return True
-        if rest[0].isalnum() or rest[0] in "-_.":
-            continue
-        if rest.lstrip(_TITLE_TRIM)[:1] in "=[<{:(" or _arguments(rest):
-            return True
-    return False
-
-
-def _arguments(rest: str) -> bool:
-    """True when what follows an identifier in a heading reads as its argument syntax: at most
-    DEFINITION_EXTRA_WORDS words, each a metavariable (``N``, ``SIZE``, ``HARD|SOFT``), a
-    CamelCase type (``SizeSuffix``) or a plain type name (``int``, ``string``, ``duration``)."""
-    words = rest.split()
-    if not 0 < len(words) <= DEFINITION_EXTRA_WORDS:
-        return False
-    for word in words:
-        for part in word.strip(_TITLE_TRIM + ",.").split("|"):  # HARD|SOFT|CAUTIOUS: one choice list
-            if not (part.isupper() or _CAMEL_TYPE.match(part) or part.lower() in _TYPE_WORDS):
-                return False
-    return True
-
-
-def _identifier_title(title: str) -> bool:
-    first = title.strip(_TITLE_TRIM).split(" ")[0].strip(_TITLE_TRIM + ",")
-    return bool(first) and looks_like_identifier(first)
-
-
-def definitions(store: Store, query: AnalysedQuery, path_prefix: str | None) -> dict[int, int]:
-    """``{section id: identifier-titled siblings}`` for the sections defining an identifier of
-    the query (see ``defines``): the count tells a reference list of flags (many) from a lone
-    mention in a guide. Raises QueryNotParsedError."""
-    found: dict[int, None] = {}
-    for term in query.terms:
-        if not term.identifier or term.prefix:
-            continue
-        for sid, title, nested in store.heading_matches(term.fts(), path_prefix, DEFINITION_SCAN):
-            # A page titled by the identifier is about it as a whole: its sections already
-            # share the breadcrumb, and the other lists choose among them.
-            if nested and defines(title, term.raw):
-                found[sid] = None
-    if len(found) < 2:
-        return {sid: 0 for sid in found}
-    rows = store.section_rows(list(found))
-    siblings = store.children((r["doc_id"], r["parent_ordinal"]) for r in rows.values())
-    density = {sid: sum(_identifier_title(t) for _i, t in siblings.get((r["doc_id"], r["parent_ordinal"]), []))
-               for sid, r in rows.items()}
-    # Several pages define the flag: the reference list's entry is the definition; an entry
-    # with far fewer identifier siblings (a provider page's note on it) is a mention.
-    best = max(density.values())
-    return {sid: d for sid, d in density.items() if d * DEFINITION_DENSITY_SHARE >= best}
 
 
 def hydrate(store: Store, section_ids: list[int]) -> dict[int, SectionRow]:
