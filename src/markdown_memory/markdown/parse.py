@@ -1,6 +1,6 @@
 """Split one Markdown document into heading-addressed sections and embeddable passages.
 
-Data flow: decoded text -> line split (CRLF/CR -> LF; leading BOM and zero-width characters
+Data flow: decoded text -> long ``data:`` URI payloads elided (``text.elide_data_uris``) -> line split (CRLF/CR -> LF; leading BOM and zero-width characters
 dropped, U+FEFF dropped everywhere) -> front matter detection -> markdown-it-py block tokens (CommonMark preset, HTML
 blocks on, GFM tables) -> unclosed-fence repair -> sections from top-level headings ->
 ``(Part n)`` split of long sections -> passages.
@@ -20,14 +20,12 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..text import HTML_TAG, count_tokens
+from ..text import HTML_TAG, count_tokens, elide_data_uris
 from .frontmatter import detect_front_matter
-from .passages import RawPassage, esm_lines, extract_passages, split_window
+from .passages import MAX_PASSAGE_CHARS, RawPassage, esm_lines, extract_passages, group_long_runs, split_window
 
 #: Sections longer than this many estimated tokens are stored as ``(Part n)`` pieces.
 MAX_SECTION_TOKENS = 800
-#: Passages longer than this many characters are split into windows.
-MAX_PASSAGE_CHARS = 600
 
 PREAMBLE = "(preamble)"
 WHOLE_DOCUMENT = "(document)"
@@ -209,7 +207,7 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
     ``path`` is only used to pick MDX handling (``.mdx``) and the title fallback (file stem).
     Never raises on any input string; problems become ``warnings`` (strings naming a line).
     """
-    lines = split_lines(text)
+    lines = split_lines(elide_data_uris(text))
     warnings: list[str] = []
     fm = detect_front_matter(lines)
     if fm.warning:
@@ -399,14 +397,14 @@ def _split_parts(
 
 
 def _assign_passages(raw: list[RawPassage], sections: list[Section]) -> list[Passage]:
-    """Attach passages to the section (or part) containing their first line; window long ones."""
+    """Attach passages to the section (or part) containing their first line; group the rows
+    of long tables and the items of long lists (``passages.group_long_runs``); window long
+    passages, so none exceeds ``MAX_PASSAGE_CHARS`` characters."""
     starts = [s.start_line for s in sections]
     out: list[Passage] = []
     counters: dict[int, int] = {}
-    for rp in raw:
-        idx = bisect_right(starts, rp.start_line) - 1
-        if idx < 0:
-            continue  # inside front matter: never a passage
+    placed = [(bisect_right(starts, rp.start_line) - 1, rp) for rp in raw]
+    for idx, rp in group_long_runs([(i, rp) for i, rp in placed if i >= 0], MAX_PASSAGE_CHARS):
         for text, a, b in split_window(rp.text, rp.start_line, rp.end_line, MAX_PASSAGE_CHARS):
             if not text.strip():
                 continue
