@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_server import McpClient, server_env
 
 from markdown_memory.markdown import parse_document
 from markdown_memory.markdown.passages import MAX_EMBED_TEXTS, MAX_PASSAGE_CHARS, pack_runs, run_text
 from markdown_memory.reading.sections import page
 from markdown_memory.text import count_tokens
+from test_server import McpClient, server_env
 
 CASE = Path(__file__).parent / "fixtures" / "cases" / "029-huge-files-and-data-uris"
 SCALE = 0.05
@@ -228,7 +228,6 @@ _CHUNK = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_,:\"{}", min_siz
 def _huge_document(draw) -> str:
     """A document mixing a heading, a long line without spaces, a long paragraph of words and a
     table of 0-400 rows, in any order."""
-    blocks = []
     long_line = "".join(draw(st.lists(_CHUNK, min_size=1, max_size=300)))
     words = " ".join(draw(st.lists(st.from_regex(r"[a-z]{1,12}", fullmatch=True), min_size=1, max_size=800)))
     n = draw(st.integers(0, 400))

@@ -440,7 +440,9 @@ def embed_pending(
     text, ``"{breadcrumb}\n{part}\n{part}..."`` (code by its head, ``passages.embed_body``), and
     every member gets that vector; their ``embed_key`` is the key of the run's text (see
     :func:`passage_keys`; re-keyed here when a pending subset packs differently), so identical
-    runs elsewhere (copied READMEs, moved files) reuse it. Texts are embedded in order of
+    runs elsewhere (copied READMEs, moved files) reuse it. A section is at most
+    ``passages.MAX_EMBED_TEXTS`` texts of at most ``MAX_PASSAGE_CHARS`` characters (``run_text``).
+    Texts are embedded in order of
     length, in chunks of ``EMBED_CHUNK``, ``EMBED_WORKERS`` chunks in flight, each written in
     its own transaction by the calling thread; ``should_stop`` is polled between chunks (a chunk
     already running finishes in the background and is dropped). Section vectors are computed

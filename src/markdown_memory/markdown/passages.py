@@ -3,6 +3,10 @@
 A passage is what gets embedded: each paragraph, each top-level list item (its nested items
 included), each table body row rendered ``Header: cell; Header: cell``, each code block, and
 the visible text of HTML blocks, at any nesting depth (block quotes, list items, callouts).
+Bounds (case 029): a run of more than :data:`MAX_RUN_PASSAGES` rows or items is stored as
+passages of several rows (:func:`group_long_runs`); no passage exceeds
+:data:`MAX_PASSAGE_CHARS` (:func:`split_window`, linear even for a 3 MB line without spaces);
+one section is embedded as at most :data:`MAX_EMBED_TEXTS` texts (:func:`pack_runs`).
 Headings nested inside containers are passages too (they are not section headings).
 
 Text comes from the source (markdown-it's inline ``content`` or source lines), never from
