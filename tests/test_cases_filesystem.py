@@ -250,16 +250,14 @@ def test_case_022_open_errors_are_reported_per_file(tmp_path, make_engine, monke
     root.mkdir()
     for name in ("a.md", "dataless.md", "z.md"):
         (root / name).write_text(f"# {name}\n\ntoken{name[0]} text\n")
-    import builtins
+    real_open = os.open
 
-    real_open = builtins.open
-
-    def fake_open(file, *args, **kwargs):
+    def fake_open(file, *args, **kwargs):  # the indexer opens each file once, with os.open
         if str(file).endswith("dataless.md"):
             raise OSError(code, os.strerror(code), str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(os, "open", fake_open)
     engine = make_engine(root, embedder="none")
     report = engine.index()
     assert report.added == 2
@@ -280,11 +278,13 @@ def test_all_case_inputs_index_in_one_run(tmp_path, cli_main):
                    check=True, capture_output=True)
     subprocess.run(["bash", str(CASES / "022-unreadable-and-special-files" / "setup.sh"), str(root / "built-022")],
                    check=True, capture_output=True)
+    from markdown_memory.files.walk import is_markdown_name
+
     (root / "binary.md").write_bytes(b"\x00\x01\x02 not text")
     (root / "latin1.md").write_bytes("# Caf\xe9 notes\n\nna\xefve r\xe9sum\xe9\n".encode("latin-1"))
     expected = sorted(
         p.relative_to(root).as_posix() for p in root.rglob("*")
-        if p.name.lower().endswith((".md", ".mdx")) and p.is_file() and not p.is_symlink()
+        if is_markdown_name(p.name) and p.is_file() and not p.is_symlink()
         and p.name != "binary.md"
     )
     db = tmp_path / "i.db"

@@ -119,6 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip this many documents (next_offset of the previous page; default 0)")
     p.add_argument("--limit", type=_bounded(1, 200), default=200, help="documents per page, 1-200 (default 200)")
     p.add_argument("--json", action="store_true")
+
+    from .cli_eval import add_parser as add_eval_parser
+
+    add_eval_parser(sub, _add_docs_dir)
     return parser
 
 
@@ -413,6 +417,10 @@ def _run_command(args: argparse.Namespace) -> int:
         elif args.command == "list":
             docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit).to_dict()
             _emit(docs) if args.json else print(_render_list(docs, args.directory, args.offset))
+        elif args.command == "eval":
+            from .cli_eval import run as run_eval
+
+            return run_eval(engine, args, _Progress())
         else:
             return 2
     finally:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-EMBEDDER_CHOICES = ("embeddinggemma", "minilm", "none")
+EMBEDDER_CHOICES = ("embeddinggemma", "minilm", "multilingual-e5", "none")
 DEFAULT_EMBEDDER = "embeddinggemma"
 #: Files larger than this many megabytes (10**6 bytes) are not indexed (``--max-file-mb``,
 #: ``MARKDOWN_MEMORY_MAX_FILE_MB``): a 19 MB log saved as ``.md`` is not documentation.

@@ -23,8 +23,8 @@ from . import messages
 from .config import Settings
 from .embed.base import Embedder
 from .embed.loader import ModelLoader
-from .errors import DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
-from .files.walk import stat_signature
+from .errors import DiskFullError, DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
+from .files.walk import linked_part, stat_signature
 from .index.activity import IndexActivity
 from .index.indexer import Progress
 from .index.runs import IndexRuns
@@ -43,7 +43,7 @@ from .models import (
 )
 from .reading.resolve import normalise_request_path, resolve_document
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
-from .search import analyse, pack_hits, search_sections
+from .search import analyse, fit_answer, pack_hits, search_sections
 from .status import REFRESH_TTL_SECONDS, StatusReporter
 from .store.database import Database
 from .text import count_tokens
@@ -140,9 +140,9 @@ class Engine:
         target = None
         rel = self.subpath(directory)
         if rel is not None:
-            target = (self.root / rel).resolve()
-            if not target.is_dir():
-                raise QueryError(f"{directory!r} is not a directory inside the docs root {str(self.root)!r}")
+            target, link = self.root / rel, linked_part(self.root, rel)  # links are never followed
+            if link is not None or not target.is_dir():
+                raise QueryError(messages.not_a_folder_to_index(str(directory), link, self.root))
         if if_idle and self.activity.indexing:
             raise IndexBusyError("an index run is already in progress in this server")
         report = self.runs.index(target, force=force, wait_seconds=wait_seconds, progress=progress,
@@ -177,11 +177,15 @@ class Engine:
                         log.info("another process is indexing this docs root; answering from the index as it stands")
                         return False
                     time.sleep(0.1)
+                except DiskFullError:  # answered from the index as it stands; the answer says why
+                    return True
         if freshness is Freshness.REFRESH:
             try:
                 self.refresh()
             except RootMismatchError:  # the database is another root's: every answer is that error
                 raise
+            except DiskFullError:  # index_status.message says it (database.disk_full)
+                pass
             except Exception:  # a refresh problem must not fail the answer; the next run retries
                 log.warning("refreshing changed files failed", exc_info=True)
             if schedule:
@@ -200,6 +204,8 @@ class Engine:
         if changed and freshness is Freshness.REFRESH:
             try:
                 self.refresh(sorted(changed))
+            except DiskFullError:  # flagged stale below; index_status.message says it
+                pass
             except Exception:  # flagged stale below; the background run retries
                 log.warning("refreshing the files of search hits failed", exc_info=True)
             else:
@@ -250,7 +256,10 @@ class Engine:
         if not self.background and (not indexed_here or status.indexing):
             message = messages.prepend_note(
                 messages.busy_elsewhere(status.counts.documents, status.counts.vectors), message)
-        return SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status)
+        if self.database.disk_full and not self.background:  # a background engine's index_status says it
+            message = messages.prepend_note(self.database.disk_full, message)
+        answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status)
+        return fit_answer(answer, max_tokens, agent=self.context.agent)
 
     def _search(self, query: str, top_k: int, prefix: str | None, max_tokens: int) -> _Ranked:
         """One ranked, packed search over the index as it is."""

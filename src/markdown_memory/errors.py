@@ -92,6 +92,18 @@ class DatabaseReadOnlyError(MarkdownMemoryError):
     database, the cause and the fixes."""
 
 
+class DiskFullError(MarkdownMemoryError):
+    """The filesystem holding the index database (or its -wal, -shm, lock or run-marker
+    files) has no space left (SQLite's "database or disk is full", ENOSPC, EDQUOT, or a disk
+    I/O error on a filesystem with no free space). An index run stops at the first one and keeps
+    every document it committed; searches keep answering from what is indexed. The message
+    (``messages.disk_full``) names the folder to free space in. ``folder``: that folder."""
+
+    def __init__(self, message: str, folder: str = "") -> None:
+        super().__init__(message)
+        self.folder = folder
+
+
 class IndexBusyError(MarkdownMemoryError):
     """Another process holds the writer lock for this docs root."""
 
@@ -107,6 +119,10 @@ class ModelNotInstalledError(EmbedderUnavailableError):
 
 class ModelDownloadError(MarkdownMemoryError):
     """The model could not be downloaded or failed verification."""
+
+
+class QuestionsFileError(MarkdownMemoryError):
+    """A questions file for ``markdown-memory eval`` cannot be read or breaks its format."""
 
 
 class UsageError(ConfigError):

@@ -165,6 +165,15 @@ def file_too_large(size: int, limit: int) -> str:
             "with --max-file-mb or MARKDOWN_MEMORY_MAX_FILE_MB to index it)")
 
 
+def not_a_folder_to_index(directory: str, link: str | None, root: Path) -> str:
+    """index_directory / ``Engine.index`` on a path that is not a real folder in the root;
+    ``link``: the symlinked folder on its way (its target is never named)."""
+    if link is not None:
+        return (f"{link!r} is a symbolic link, and linked folders are never followed (each real file is "
+                "indexed once); index the real folder it points to inside the docs root, or the whole root")
+    return f"{directory!r} is not a directory inside the docs root {str(root)!r}"
+
+
 def index_busy(root: Path) -> str:
     return f"another index run is in progress for {str(root)!r}; try again when it finishes"
 
@@ -219,3 +228,42 @@ def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing
     if counts.pending_vectors:
         return f"{counts.pending_vectors} passages still wait for vectors; search is partly keyword-only"
     return None
+
+
+def invalid_argument(tool: str, name: str, expected: str, got: str) -> str:
+    """An MCP tool argument of the wrong JSON type or out of range (``mcp.tools.argument_problem``):
+    ``expected`` is e.g. "a whole number from 1 to 20", ``got`` the value as JSON."""
+    return f"invalid arguments for {tool}: {name} must be {expected} (got {got})"
+
+
+def disk_full(folder: Path) -> str:
+    """The filesystem of the index database is full (``errors.DiskFullError``): where to free
+    space, and that nothing indexed is lost."""
+    return (f"disk full: free space at {folder} (the index database there cannot grow); what is indexed stays "
+            "searchable, and the next index run resumes where this one stopped")
+
+
+QUESTION_FORMAT = ('each line holds one question like {"query": "...", "expect": [{"path": "guide/setup.md", '
+                   '"line": 12}]} (docs/evaluation.md)')
+
+
+def bad_question(where: str, problem: str) -> str:
+    """A line of an ``eval`` questions file that is not a question: ``where`` names file and
+    line, ``problem`` what is wrong with it."""
+    return f"questions file {where} {problem}; {QUESTION_FORMAT}"
+
+
+def questions_unreadable(path: str, exc: BaseException) -> str:
+    """An ``eval`` questions file that cannot be read as UTF-8 text."""
+    return f"cannot read the questions file {path} ({short_cause(str(exc))}); pass a UTF-8 JSON Lines file"
+
+
+def no_questions(path: str) -> str:
+    """An ``eval`` questions file without a single question."""
+    return f"the questions file {path} holds no question; {QUESTION_FORMAT}"
+
+
+EVAL_LEGEND = ("top1: the first hit is right; R@5: a right hit among the first 5; MRR10: mean of 1/rank of the "
+               "first right hit in the top 10; inhit: the right hit carries its text; none+: answerable but "
+               "answered confidence none; high/hiprec: answers with confidence high and the share of them "
+               "whose first hit is right; p50tok: median tokens of an answer as an agent receives it")

@@ -124,6 +124,8 @@ class StatusReporter:
             self.context, counts=counts, changed=changed_count, indexing=indexing, progress=progress,
             ever_indexed=last_at is not None, keyword_only=keyword_only, moved=moved, other_build=other_build,
             known_cause=known)
+        if self.database.disk_full:  # the most urgent: nothing new can be indexed
+            message = messages.prepend_note(self.database.disk_full, message)
         return IndexStatus(
             root=str(self.database.root),
             database=str(self.database.path),

@@ -34,7 +34,7 @@ class Embedder(Protocol):
 
 
 def get_embedder(name: str, threads: int | None = None) -> Embedder:
-    """Load preset ``name`` ("minilm" or "embeddinggemma").
+    """Load preset ``name`` ("minilm", "embeddinggemma" or "multilingual-e5").
 
     Raises EmbedderUnavailableError (with the fix in the message) when files are missing,
     fail verification, or cannot be loaded; ValueError for an unknown name.
@@ -47,6 +47,10 @@ def get_embedder(name: str, threads: int | None = None) -> Embedder:
         from .gemma import load_gemma
 
         return load_gemma(threads=threads)
+    if name == "multilingual-e5":
+        from .e5 import load_e5
+
+        return load_e5(threads=threads)
     raise ValueError(f"unknown embedder preset {name!r}")
 
 
@@ -68,13 +72,18 @@ def expected_weights_id(name: str) -> str | None:
         from .gemma import gemma_weights_id
 
         return gemma_weights_id(GEMMA_MANIFEST)
+    if name == "multilingual-e5":
+        from .e5 import WEIGHTS_ID
+
+        return WEIGHTS_ID
     return None
 
 
 def preset_of_weights_id(weights_id: str) -> str | None:
-    """The preset ("minilm" or "embeddinggemma") whose vectors carry ``weights_id``, from its
-    prefix; None for an id no preset writes."""
-    for prefix, name in (("minilm-", "minilm"), ("embeddinggemma-", "embeddinggemma")):
+    """The preset ("minilm", "embeddinggemma" or "multilingual-e5") whose vectors carry
+    ``weights_id``, from its prefix; None for an id no preset writes."""
+    for prefix, name in (("minilm-", "minilm"), ("embeddinggemma-", "embeddinggemma"),
+                         ("multilingual-e5-", "multilingual-e5")):
         if weights_id.startswith(prefix):
             return name
     return None
@@ -105,4 +114,8 @@ def model_problem(name: str) -> str | None:
             return None
         return (f"the embeddinggemma model is not installed in {folder}; run `markdown-memory --download-model`; "
                 f"{offline_hint(GEMMA_MANIFEST)}")
+    if name == "multilingual-e5":
+        from .e5 import e5_problem
+
+        return e5_problem()
     return None

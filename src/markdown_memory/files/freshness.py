@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from ..store import Store, StoredDocument
-from .walk import is_markdown_name, stat_signature, walk_markdown
+from .walk import is_markdown_name, name_is_text, stat_signature, walk_markdown
 
 
 def changed_documents(
@@ -71,7 +71,7 @@ def stale_paths(store: Store, root: Path, exclude: list[str] | None = None) -> l
                 out.update(e.rel for e in sub.files if e.rel not in known)
             elif not is_dir and is_markdown_name(entry.name) and rel not in known:
                 out.add(rel)
-    return sorted(out)
+    return sorted(p for p in out if name_is_text(p))  # other names are never indexed (walk.py)
 
 
 def remember_folders(store: Store, root: Path, paths: list[str]) -> None:

@@ -1,10 +1,29 @@
 """Find the Markdown files of a docs root, safely.
 
-* Extensions ``.md``, ``.markdown``, ``.mdx`` (any case).
+* Extensions (any case, only the final one counts, so ``notes.md.bak`` and ``draft.md~`` are
+  not Markdown): ``.md``, ``.markdown``, ``.mdx`` and the other extensions GitHub (Linguist)
+  reads as Markdown, ``.mkd``, ``.mkdn``, ``.mdown``, ``.mkdown``, ``.mdwn`` (Vim, TextMate,
+  ikiwiki...). Files of Markdown dialects that are not parsed as Markdown here
+  (``SKIPPED_MARKDOWN_LIKE``: R Markdown, Quarto, Livebook, ``.mdtxt``...) are reported as
+  warnings, never dropped silently.
 * Pruned: dot-directories (``.git``, ``.venv``...), ``node_modules``, ``__pycache__``,
   ``site-packages``, virtualenvs (a folder holding ``pyvenv.cfg``), and whatever ``.gitignore``
-  files (pathspec, gitignore semantics, nested files apply below their folder) and
-  ``.markdown-memory-ignore`` files and ``MARKDOWN_MEMORY_EXCLUDE`` globs exclude. Dot-files and editor temp files are skipped.
+  files, ``.markdown-memory-ignore`` files and ``MARKDOWN_MEMORY_EXCLUDE`` globs exclude.
+  Dot-files and editor temp files are skipped.
+* Ignore files follow git (checked against ``git check-ignore`` by a property test): the
+  patterns of a folder's ignore files apply to the paths below it, anchored ones (``/x.md``,
+  ``a/b``) relative to that folder; the deepest ignore file with a line matching a path decides
+  and within a file the last matching line wins, so ``!keep.md`` in ``guides/.gitignore``
+  re-includes what the root's ``*.draft.md`` excluded; a line matches a path itself, never
+  because it names a parent folder (``!*/`` keeps folders open, not the files in them); and a
+  file in an excluded folder cannot be re-included, because excluded folders are not entered.
+  In one folder ``.markdown-memory-ignore`` lines come after ``.gitignore`` lines (they win);
+  ``MARKDOWN_MEMORY_EXCLUDE`` excludes whatever it matches.
+* File names are bytes on Linux: a name that is not valid UTF-8 (Latin-1 archives, SMB shares)
+  cannot be stored, searched or printed as it is, so such a file is skipped and reported as a
+  warning under its ``ls -b`` style rendering (``caf\\xe9.md``, see ``printable_path``) that
+  asks for a rename. Every other name (spaces, ``#``, ``%``, brackets, quotes, leading dashes,
+  any Unicode) is indexed under its exact name.
 * Symlinked directories are never followed (no loops, no second path to a tree); each one is
   reported as a warning so a user learns why a linked folder is absent. A symlinked
   file is indexed only when it resolves inside the root and its target is not indexed under
@@ -20,13 +39,16 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
 
-MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd", ".mkdn", ".mdown", ".mkdown", ".mdwn")
+#: Extensions of Markdown dialects that are not indexed; files with them are reported.
+SKIPPED_MARKDOWN_LIKE = (".rmd", ".qmd", ".livemd", ".mdtxt", ".mdtext", ".markdn", ".ronn")
 PRUNED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env"})
 
 
@@ -37,6 +59,10 @@ class WalkEntry:
     size: int
     mtime_ns: int
     ctime_ns: int = 0  # changes on any write, even one that restores size and mtime (cp -p)
+    #: real path of the docs root and the POSIX path below it to open ("" = ``rel``; a
+    #: symlinked file's target): ``files.read`` opens it from there without following links
+    root: str = ""
+    target: str = ""
 
     @property
     def signature(self) -> tuple[int, int, int]:
@@ -48,6 +74,8 @@ class WalkEntry:
 class WalkResult:
     files: list[WalkEntry] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (rel path, reason)
+    #: files left out by policy, not by failure (rel path as ``printable_path``, message)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
     complete: bool = True
     #: mtime_ns of every folder walked, by POSIX path ("" = the root): a new, deleted or renamed
     #: file changes its folder's mtime, so a later stat of these finds files no index knows yet.
@@ -61,8 +89,47 @@ def stat_signature(st: os.stat_result) -> tuple[int, int, int]:
 
 
 def is_markdown_name(name: str) -> bool:
-    """True for a non-hidden Markdown file name (``.md``/``.markdown``/``.mdx``, any case)."""
+    """True for a non-hidden Markdown file name (an extension of ``MARKDOWN_SUFFIXES``, any
+    case) that is valid UTF-8 (see ``printable_path``)."""
+    return not name.startswith(".") and name.lower().endswith(MARKDOWN_SUFFIXES) and name_is_text(name)
+
+
+def name_is_text(name: str) -> bool:
+    """False for a name that is not valid UTF-8 on disk: Python hands those out with lone
+    surrogates (PEP 383), which SQLite, JSON and a terminal refuse."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_path(rel: str) -> str:
+    """``rel`` with each byte that is not valid UTF-8 written as ``\\xNN`` (as ``ls -b`` does):
+    ``caf\\xe9.md`` for the Latin-1 name ``caf\xe9.md``. Valid names come back unchanged."""
+    if name_is_text(rel):
+        return rel
+    return os.fsencode(rel).decode("utf-8", errors="backslashreplace")
+
+
+#: Why a file is not indexed (warnings of the run).
+UNDECODABLE_NAME = "file name is not valid UTF-8; skipped (rename the file to index it)"
+UNDECODABLE_FOLDER = "folder name is not valid UTF-8; its files are skipped (rename the folder to index them)"
+
+
+def _markdown_suffix(name: str) -> bool:
     return not name.startswith(".") and name.lower().endswith(MARKDOWN_SUFFIXES)
+
+
+def skipped_markdown_like(name: str) -> str | None:
+    """The warning for a Markdown-dialect file that is not indexed, else None."""
+    if name.startswith("."):
+        return None
+    lower = name.lower()
+    for suffix in SKIPPED_MARKDOWN_LIKE:
+        if lower.endswith(suffix):
+            return f"{suffix} files are not indexed (only {', '.join(MARKDOWN_SUFFIXES)}); rename it to .md to index it"
+    return None
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -87,14 +154,29 @@ def describe_os_error(exc: OSError) -> str:
 IGNORE_FILES = (".gitignore", ".markdown-memory-ignore")
 
 
+#: Ignore files past this size are read up to it (a real one is a few hundred bytes).
+MAX_IGNORE_BYTES = 1024 * 1024
+
+
 def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:
+    """The patterns of ``directory``'s ignore files. Like git, a symlinked ignore file is not
+    followed; a FIFO or device under that name is not read (opened without blocking, judged by
+    ``fstat``), so it can neither stall nor flood the walk."""
     lines: list[str] = []
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     for name in IGNORE_FILES:
         try:
-            with open(directory / name, encoding="utf-8", errors="replace") as fh:
-                lines.extend(fh.read().splitlines())
+            fd = os.open(directory / name, flags)
         except OSError:
             continue
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                data = os.read(fd, MAX_IGNORE_BYTES)
+                lines.extend(data.decode("utf-8", errors="replace").splitlines())
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
@@ -120,19 +202,60 @@ def walk_markdown(root: Path, exclude: list[str] | None = None, start: Path | No
     _walk_dir(top, rel_top, specs + ([("", root_spec)] if root_spec else []), extra, result, seen_real, pending_links)
     for rel, path in pending_links:
         _add_link(root_real, rel, path, result, seen_real)
+    _screen_names(result)
     result.files.sort(key=lambda e: e.rel)
     return result
 
 
+def _screen_names(result: WalkResult) -> None:
+    """The one place names that are not valid UTF-8 leave the walk: such files become
+    ``skipped`` entries, and every reported path is printable (module docstring)."""
+    kept = []
+    for entry in result.files:
+        if name_is_text(entry.rel):
+            kept.append(entry)
+        else:
+            why = UNDECODABLE_NAME if not name_is_text(entry.rel.rsplit("/", 1)[-1]) else UNDECODABLE_FOLDER
+            result.skipped.append((printable_path(entry.rel), why))
+    result.files = kept
+    result.problems = [(printable_path(rel), why) for rel, why in result.problems]
+    result.skipped = [(printable_path(rel), why) for rel, why in result.skipped]
+
+
 def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]], extra: pathspec.PathSpec | None) -> bool:
+    """Git's verdict on one path whose parent folders are not excluded (the walk enters only
+    those): ``specs`` are (folder, patterns) from the root down; the deepest one with a line
+    matching the path itself decides, its last matching line winning (module docstring)."""
     candidate = rel + "/" if is_dir else rel
     if extra is not None and extra.match_file(candidate):
         return True
-    for base, spec in specs:
+    for base, spec in reversed(specs):
         sub = candidate[len(base) + 1 :] if base else candidate
-        if spec.match_file(sub):
-            return True
+        verdict = _last_match(spec, sub)
+        if verdict is not None:
+            return verdict
     return False
+
+
+def _last_match(spec: pathspec.PathSpec, candidate: str) -> bool | None:
+    """True (excluded) / False (re-included by ``!``) by the last line of ``spec`` that matches
+    ``candidate`` itself; None when no line does. A match through pathspec's directory mark
+    (the ``/`` after a folder, then anything below it) names a parent folder, not the path:
+    git judges parents when it enters them, so it does not count here."""
+    for pattern in reversed(spec.patterns):
+        include = getattr(pattern, "include", None)
+        if include is None:
+            continue
+        result = pattern.match_file(candidate)
+        if result is None:
+            continue
+        match = getattr(result, "match", None)
+        if isinstance(match, re.Match) and "ps_d" in match.re.groupindex:
+            end = match.end("ps_d")
+            if end != -1 and end != len(candidate):
+                continue  # matched a parent folder of candidate
+        return bool(include)
+    return None
 
 
 def _walk_dir(
@@ -175,7 +298,15 @@ def _walk_dir(
                     continue
                 _walk_dir(Path(entry.path), rel, specs, extra, result, seen_real, pending_links)
                 continue
-            if not is_markdown_name(entry.name) or _ignored(rel, False, specs, extra):
+            if not is_markdown_name(entry.name):
+                if name_is_text(entry.name):
+                    why = skipped_markdown_like(entry.name)
+                else:
+                    why = UNDECODABLE_NAME if _markdown_suffix(entry.name) else None
+                if why and not _ignored(rel, False, specs, extra):
+                    result.skipped.append((rel, why))
+                continue
+            if _ignored(rel, False, specs, extra):
                 continue
             st = entry.stat(follow_symlinks=False)
         except OSError as exc:
@@ -192,7 +323,8 @@ def _walk_dir(
         # Symlinked folders are never followed, so a walked file's real path is the root's real
         # path plus its relative path: no realpath() call per file.
         seen_real.add(os.path.join(result.root_real, rel))
-        result.files.append(WalkEntry(rel, Path(entry.path), st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        result.files.append(WalkEntry(rel, Path(entry.path), st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+                                      result.root_real))
 
 
 def _add_link(root_real: Path, rel: str, path: Path, result: WalkResult, seen_real: set[str]) -> None:
@@ -222,7 +354,21 @@ def _add_link(root_real: Path, rel: str, path: Path, result: WalkResult, seen_re
         result.problems.append((rel, describe_os_error(PermissionError(errno.EACCES, "permission denied"))))
         return
     seen_real.add(target)
-    result.files.append(WalkEntry(rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    result.files.append(WalkEntry(rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, str(root_real),
+                                  os.path.relpath(target, root_real).replace(os.sep, "/")))
+
+
+def linked_part(root: Path, rel: str) -> str | None:
+    """The first folder of POSIX path ``rel`` (below ``root``) that is a symbolic link, as a
+    path relative to ``root``; None when there is none (or the path does not exist)."""
+    parts = [p for p in rel.split("/") if p]
+    for k in range(1, len(parts) + 1):
+        try:
+            if os.path.islink(root.joinpath(*parts[:k])):
+                return "/".join(parts[:k])
+        except (OSError, ValueError):
+            return None
+    return None
 
 
 def special_file_reason(mode: int) -> str:
@@ -248,7 +394,7 @@ def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntr
     file). Never raises.
     """
     parts = [p for p in rel.split("/") if p]
-    if not parts or not is_markdown_name(parts[-1]) or any(p in ("..", ".") for p in parts):
+    if not parts or not is_markdown_name(parts[-1]) or any(p in ("..", ".") for p in parts) or not name_is_text(rel):
         return ""
     extra = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     specs: list[tuple[str, pathspec.PathSpec]] = []
@@ -284,4 +430,4 @@ def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntr
         return special_file_reason(st.st_mode)
     if not os.access(path, os.R_OK):
         return "permission denied (EACCES)"
-    return WalkEntry(rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return WalkEntry(rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, os.path.realpath(root))

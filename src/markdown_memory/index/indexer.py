@@ -6,8 +6,10 @@ Phase 2 embeds passages that have no vector yet in length-sorted batches across 
 (less padding), reusing stored vectors for identical (breadcrumb, text) pairs, and writes them
 batch by batch. Unchanged files (same size and mtime) are only ``stat``-ed.
 
-Reading policy: files over the size limit (``Settings.max_file_bytes``, default
-``MAX_FILE_BYTES``) are refused, by their walked size before any read and by the bytes read; NUL bytes mean binary (refused); UTF-8
+Reading policy: each file is opened once by ``files.read`` (no link followed below the root, no
+wait on a FIFO, judged by ``fstat``); files over the size limit (``Settings.max_file_bytes``,
+default ``MAX_FILE_BYTES``) are refused, by their walked size before any read and by the bytes
+read; NUL bytes mean binary (refused); UTF-8
 (with or without BOM) and UTF-16 with a BOM are decoded as such; other bytes are decoded as
 Windows-1252 (Latin-1 for its 5 undefined bytes) with a warning, so no text is dropped.
 """
@@ -29,11 +31,13 @@ from .. import messages
 from ..config import DEFAULT_MAX_FILE_MB
 from ..embed.base import Embedder
 from ..embed.onnx_runtime import CALLS_IN_FLIGHT
-from ..files.walk import WalkEntry, describe_os_error, walk_markdown, walk_one
+from ..files.read import FileRefused, read_entry
+from ..files.walk import WalkEntry, name_is_text, walk_markdown, walk_one
 from ..markdown import ParsedDocument, parse_document
 from ..markdown.passages import embed_body, pack_runs, run_text
 from ..models import IndexReport
 from ..store import Store, StoredDocument, vector_blob
+from ..store.errors import is_disk_full
 from ..text import count_tokens, elide_data_uris
 
 log = logging.getLogger("markdown_memory.indexer")
@@ -49,10 +53,6 @@ EMBED_CHUNK = 64  # texts embedded and written per transaction (also the stop gr
 EMBED_WORKERS = CALLS_IN_FLIGHT  # 2
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
-
-
-class FileRefused(Exception):
-    """A file that will not be indexed; the message is the reason shown to the user."""
 
 
 @dataclass
@@ -109,17 +109,13 @@ def decode_markdown(data: bytes) -> tuple[str, str | None]:
     return "".join(chars), f"{note}; {warning}" if note else warning
 
 
-def read_markdown(path: Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[bytes, str, str | None]:
-    """Read one file of at most ``max_bytes`` -> (raw bytes, text, decode warning). Raises
+def read_markdown(entry: WalkEntry, max_bytes: int = MAX_FILE_BYTES) -> tuple[bytes, str, str | None]:
+    """Read one walked file of at most ``max_bytes`` -> (raw bytes, text, decode warning), opened
+    and judged once (``files.read``: no link followed, no blocking on a FIFO). Raises
     FileRefused with a reason (for a larger file: its size and the limit)."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-            size = os.fstat(fh.fileno()).st_size if len(data) > max_bytes else len(data)
-    except OSError as exc:
-        raise FileRefused(describe_os_error(exc)) from exc
+    data = read_entry(entry, max_bytes + 1)
     if len(data) > max_bytes:
-        raise FileRefused(messages.file_too_large(max(size, len(data)), max_bytes))
+        raise FileRefused(messages.file_too_large(max(entry.size, len(data)), max_bytes))
     text, warning = decode_markdown(data)
     return data, text, warning
 
@@ -226,7 +222,9 @@ def index_tree(
     pending skips loading the model only when the stored vectors carry that id; otherwise the
     model is loaded and vectors of another build are replaced. ``should_stop`` is polled
     between documents and between embedding batches; a stopped run is resumable.
-    Never raises for a bad file: it is reported in ``failed`` and the run goes on.
+    Never raises for a bad file: it is reported in ``failed`` and the run goes on. A full disk
+    stops the run with the driver's error (``store.errors.is_disk_full``); every document
+    committed before stays, and no file is recorded as failed because of it.
     """
     started = time.monotonic()
     report = RunTally(root=str(root))
@@ -246,6 +244,7 @@ def index_tree(
     for rel, reason in walk.problems:
         kind = "warning" if "symbolic link" in reason else "failed"
         failures.append((rel, kind, reason))
+    failures.extend((rel, "warning", reason) for rel, reason in walk.skipped)
     seen: set[str] = set()
     total = len(walk.files)
     stored_id = store.vector_space()[0]
@@ -347,7 +346,7 @@ def index_file(
     try:
         if too_large:  # not even opened: a huge file costs a stat per run
             raise FileRefused(messages.file_too_large(entry.size, max_file_bytes))
-        data, text, decode_warning = read_markdown(entry.abs, max_file_bytes)
+        data, text, decode_warning = read_markdown(entry, max_file_bytes)
     except FileRefused as exc:
         failures.append((entry.rel, "failed", str(exc)))
         if old is not None:  # never serve the old text of a file we can no longer read
@@ -368,6 +367,8 @@ def index_file(
             reuse_vectors=reuse_vectors,
         )
     except Exception as exc:  # a parser bug must not stop the run
+        if is_disk_full(exc, store.path):
+            raise  # not this file's fault: the run stops, keeping every document written so far
         log.exception("failed to index %s", entry.rel)
         failures.append((entry.rel, "failed", f"internal error while indexing: {exc}"))
         return
@@ -398,6 +399,7 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
     report = RunTally(root=str(root))
     known = store.documents_by_path()
     failures: list[tuple[str, str, str]] = []
+    paths = [p for p in paths if name_is_text(p)]  # never indexed (walk.py); SQLite refuses them
     for rel in dict.fromkeys(paths):
         entry = walk_one(root, rel, exclude)
         old = known.get(rel)

@@ -26,6 +26,7 @@ from ..errors import IndexBusyError
 from ..files.freshness import remember_folders, stale_paths
 from ..models import IndexReport
 from ..store.database import Database
+from ..store.errors import is_disk_full
 from .activity import IndexActivity
 from .indexer import Progress, index_tree, refresh_paths
 
@@ -51,8 +52,9 @@ class IndexRuns:
     def index(self, target: Path | None, *, force: bool, wait_seconds: float, progress: Progress | None,
               should_stop: Callable[[], bool] | None) -> IndexReport:
         """One incremental run over the root (or folder ``target``). Raises IndexBusyError when
-        another process holds the writer lock longer than ``wait_seconds``, and
-        DatabaseReadOnlyError when the database cannot be written."""
+        another process holds the writer lock longer than ``wait_seconds``,
+        DatabaseReadOnlyError when the database cannot be written, and DiskFullError when its
+        filesystem is full (the run stops; what it wrote so far stays)."""
         root = self.database.root
         lock = self.database.writer_lock()
         try:
@@ -105,6 +107,10 @@ class IndexRuns:
                     writer.clear_moved_aside()
                 self.database.moved_aside = None
             marker.unlink(missing_ok=True)  # only a run that returned: a crash leaves it behind
+        except Exception as exc:
+            if is_disk_full(exc, self.database.path):  # SQLite rolled the failed write back: the
+                marker.unlink(missing_ok=True)  # database is whole, nothing to check next time
+            raise
         finally:
             writer.close()
         return report
@@ -120,8 +126,8 @@ class IndexRuns:
         seen, while probing never takes more than about 1/``PROBE_COST_FACTOR`` of the time on
         a huge tree. Explicit ``paths`` are always refreshed and do not count as a probe.
         Returns the report, or None when nothing was stale. Safe beside a running index run
-        (each document is replaced in one transaction). Raises DocsRootMissingError and
-        DatabaseReadOnlyError."""
+        (each document is replaced in one transaction). Raises DocsRootMissingError,
+        DatabaseReadOnlyError and DiskFullError."""
         self.database.require_root()
         root = self.database.root
         probe = paths is None
@@ -134,14 +140,14 @@ class IndexRuns:
             self._refreshed_at = now
         if not paths:
             return None
-        writer = self.database.refresher()
-        try:
-            with self.database.readonly_guard():
+        with self.database.readonly_guard():
+            writer = self.database.refresher()
+            try:
                 report = refresh_paths(writer, root, paths, self.settings.exclude, self.settings.max_file_bytes)
                 with writer.transaction():
                     remember_folders(writer, root, paths)
-        finally:
-            writer.close()
+            finally:
+                writer.close()
         if probe:
             self._refreshed_at = self._clock()
         self.activity.changed()

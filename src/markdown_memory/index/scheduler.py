@@ -200,9 +200,11 @@ class BackgroundIndexer:
                      " (stopped; the next run resumes)" if report.interrupted else "")
         except IndexBusyError:
             log.info("%s index run skipped: another process is indexing %s", reason, engine.root)
-        except MarkdownMemoryError as exc:  # a user-fixable state (root gone, read-only database)
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            log.warning("%s index run not started: %s", reason, exc)
+        except MarkdownMemoryError as exc:  # a user-fixable state (root gone, read-only database, disk full)
+            error = f"{type(exc).__name__}: {exc}"
+            # said once while it lasts (a full disk stops every catch-up run the same way)
+            (log.debug if error == self.last_error else log.warning)("%s index run stopped: %s", reason, exc)
+            self.last_error = error
         except Exception as exc:
             self.last_error = f"{type(exc).__name__}: {exc}"
             log.exception("%s index run failed", reason)

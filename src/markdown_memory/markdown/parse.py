@@ -2,7 +2,9 @@
 
 Data flow: decoded text -> long ``data:`` URI payloads elided (``text.elide_data_uris``) -> line split (CRLF/CR -> LF; leading BOM and zero-width characters
 dropped, U+FEFF dropped everywhere) -> front matter detection -> markdown-it-py block tokens (CommonMark preset, HTML
-blocks on, GFM tables) -> unclosed-fence repair -> sections from top-level headings ->
+blocks on, GFM tables and strikethrough, nesting limit raised and never silently hit, see
+``nesting.py``) -> unclosed-fence repair -> sections from top-level headings (titles: the plain
+text of the heading, ``inline.py``) ->
 ``(Part n)`` split of long sections -> passages.
 
 Line numbers are 1-based, inclusive and refer to the original file; section text is the exact
@@ -20,8 +22,10 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..text import HTML_TAG, count_tokens, elide_data_uris
+from ..text import count_tokens, elide_data_uris
 from .frontmatter import detect_front_matter
+from .inline import html_plain_text, inline_plain_text
+from .nesting import MAX_NESTING, parse_without_cuts, record_cuts
 from .passages import MAX_PASSAGE_CHARS, RawPassage, esm_lines, extract_passages, group_long_runs, split_window
 
 #: Sections longer than this many estimated tokens are stored as ``(Part n)`` pieces.
@@ -86,11 +90,12 @@ class ParsedDocument:
 
 
 def _markdown() -> MarkdownIt:
-    # Inline parsing (links, emphasis, code spans) is run for headings only (_parse): sections and
-    # passages are cut from source text and inline ``content``, and parsing every paragraph and
-    # table cell into child tokens cost a third of the parse time and most of its memory on a
-    # 40,000-row table or a 3 MB line (case 029).
-    return MarkdownIt("commonmark", {"html": True}).enable("table").disable("inline")
+    # Inline parsing (links, emphasis, code spans) is run for headings only (_parse,
+    # _inline_children): sections and passages are cut from source text and inline ``content``,
+    # and parsing every paragraph and table cell into child tokens cost a third of the parse time
+    # and most of its memory on a 40,000-row table or a 3 MB line (case 029).
+    md = MarkdownIt("commonmark", {"html": True, "maxNesting": MAX_NESTING}).enable(["table", "strikethrough"])
+    return record_cuts(md.disable("inline"))
 
 
 _MD = _markdown()
@@ -128,9 +133,20 @@ def strip_heading_attributes(text: str) -> str:
 
 
 def _heading_title(inline: Token) -> str:
-    """The heading's text on one line (whitespace runs -> one space), without a trailing
-    attribute block; a heading that is only an attribute block keeps it."""
-    return strip_heading_attributes(" ".join(inline.content.split()))
+    """The heading's plain text as a reader sees it (``inline.py``) on one line, without a
+    trailing attribute block (cut from the source first: ``Code `{#x}``` keeps its code span);
+    a heading that is only an attribute block keeps it."""
+    raw = inline.content.strip()
+    if strip_heading_attributes(raw) != raw:
+        return heading_plain_text(raw)
+    return inline_plain_text(inline.children)
+
+
+def heading_plain_text(written: str) -> str:
+    """The title a heading written as ``written`` (raw inline Markdown, e.g. copied from the
+    file: ``[Release](https://x) notes {#rel}``) gets: ``Release notes``. Also for headings an
+    agent types."""
+    return inline_plain_text(_inline_children(strip_heading_attributes(written.strip()).replace("\x00", "\ufffd"), {}))
 
 
 _HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(.*?)(?:</h\1\s*>|\Z)", re.S | re.I)
@@ -142,7 +158,7 @@ def _html_heading(block: str) -> tuple[int, str] | None:
     m = _HTML_HEADING.match(block)
     if m is None:
         return None
-    title = " ".join(HTML_TAG.sub(" ", m.group(2)).split())
+    title = html_plain_text(m.group(2))
     return (int(m.group(1)), title) if title else None
 
 
@@ -156,27 +172,35 @@ def _fence_is_closed(tok: Token, lines: list[str]) -> bool:
     return len(last) >= len(tok.markup) and set(last) == {marker}
 
 
-def _parse(source: str) -> list[Token]:
-    """Block tokens of ``source``; the inline tokens of headings also get their ``children``."""
-    env: dict[str, Any] = {}
-    tokens = _MD.parse(source, env)
+def _inline_children(text: str, env: dict[str, Any]) -> list[Token]:
+    """markdown-it's inline tokens of ``text`` (``env``: the parse's, for reference links)."""
+    children: list[Token] = []
+    _MD.inline.parse(text, _MD, env, children)
+    return children
+
+
+def _parse(text: str, env: dict[str, Any]) -> list[Token]:
+    """Block tokens of ``text``; only the inline tokens of headings get their ``children``."""
+    tokens = _MD.parse(text, env)
     for i, tok in enumerate(tokens):
         if tok.type == "inline" and i and tokens[i - 1].type == "heading_open":
-            tok.children = []
-            _MD.inline.parse(tok.content, _MD, env, tok.children)
+            tok.children = _inline_children(tok.content, env)
     return tokens
 
 
-def _repair_unclosed_fences(parse_lines: list[str], warnings: list[str]) -> list[Token]:
+def _repair_unclosed_fences(
+    parse_lines: list[str], lines: list[str], warnings: list[str], deep: list[RawPassage]
+) -> list[Token]:
     """Parse, closing any top-level fence that runs to EOF before a later ``##`` heading.
 
     Evidence required: the fence reaches the end of the file unclosed, and an ATX heading of
     level >= 2 follows a blank line inside it. The blank line is replaced (in the parse copy
-    only) by a closing fence, so line numbers do not move.
+    only) by a closing fence, so line numbers do not move. Runs nested past markdown-it's
+    limit are blanked in the copy too, their text appended to ``deep`` (``nesting.py``).
     """
     n = len(parse_lines)
     for _ in range(50):
-        tokens = _parse("\n".join(parse_lines))
+        tokens = parse_without_cuts(_parse, parse_lines, lines, warnings, deep)
         repaired = False
         for tok in tokens:
             if tok.type != "fence" or tok.level != 0 or tok.map is None:
@@ -230,7 +254,8 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
     parse_lines = list(lines)
     for i in range(fm.end_line):
         parse_lines[i] = ""
-    tokens = _repair_unclosed_fences(parse_lines, warnings)
+    deep: list[RawPassage] = []
+    tokens = _repair_unclosed_fences(parse_lines, lines, warnings, deep)
     mdx = path.lower().endswith(".mdx")
 
     # Top-level headings: (0-based line, level, title).
@@ -288,7 +313,10 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
                          max_section_tokens, part_name)
         )
 
-    passages = _assign_passages(extract_passages(tokens, lines, mdx=mdx), sections)
+    raw_passages = extract_passages(tokens, lines, mdx=mdx)
+    if deep:
+        raw_passages = sorted(raw_passages + deep, key=lambda p: p.start_line)
+    passages = _assign_passages(raw_passages, sections)
     title = _document_title(headings, fm.title, path)
     return ParsedDocument(
         title=title,

@@ -118,7 +118,7 @@ def build_server(runtime: "Runtime") -> Any:
 
     from .. import __version__
     from .runtime import dumps
-    from .tools import tool_set
+    from .tools import argument_problem, tool_set
 
     app, tools = tool_set(runtime)
 
@@ -143,6 +143,9 @@ def build_server(runtime: "Runtime") -> Any:
         if extra:
             return refuse(f"unknown argument(s) {', '.join(map(repr, extra))} for {name}; "
                           f"accepted: {', '.join(allowed)}")
+        problem = argument_problem(name, tool.parameters, arguments)
+        if problem:
+            return refuse(problem)
         try:
             return await app.call_tool(name, arguments)
         except ToolError as exc:

@@ -3,6 +3,15 @@ annotations, each bound to one :class:`~markdown_memory.mcp.runtime.Runtime` met
 
 Built with the SDK's public ``Tool.from_function`` and handed to ``MCPServer(tools=...)``;
 every schema is closed (``additionalProperties: false``) so a misspelt argument is refused.
+
+Argument policy (numbers and switches): an argument must have the JSON type its schema names,
+and lie in the schema's range. An ``integer`` is a JSON number with no fractional part (``3``;
+``3.0`` too, as JSON Schema counts it an integer) from ``minimum`` to ``maximum``; a
+``boolean`` is ``true`` or ``false``. Strings (``"3"``, ``"true"``), booleans given for
+numbers, fractions, ``1e20`` and values out of range are refused with one sentence naming the
+argument, the accepted values and what was sent (:func:`argument_problem`, checked by the
+server before the SDK converts anything): nothing is silently coerced or clamped. Offsets and
+cursors go up to ``COUNT_MAX``.
 """
 
 # No ``from __future__ import annotations``: the SDK reads the tool functions' annotations at
@@ -17,6 +26,44 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _PATH_MAX = 4096
 _HEADING_MAX = 2000
+#: the largest list_documents offset / read_section cursor accepted (documents or lines)
+COUNT_MAX = 1_000_000_000
+
+
+def argument_problem(tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """The one sentence refusing an integer or boolean argument of ``arguments`` that does not
+    meet the policy in the module docstring under the tool's JSON ``schema`` (its
+    ``properties``, as the SDK generated them; ``anyOf`` with ``null`` for optional ones), or
+    None when every such argument is fine. Other types (strings) are left to the SDK's
+    validation."""
+    import json
+    import math
+
+    from .. import messages
+
+    for name, value in arguments.items():
+        prop = schema.get("properties", {}).get(name)
+        if not isinstance(prop, dict):
+            continue
+        branches = prop.get("anyOf", [prop])
+        types = {b.get("type") for b in branches if isinstance(b, dict)}
+        if value is None and "null" in types:
+            continue
+        shown = json.dumps(value, ensure_ascii=False) if not isinstance(value, float) or math.isfinite(value) else str(value)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        integer = next((b for b in branches if b.get("type") == "integer"), None)
+        if integer is not None:
+            low, high = integer.get("minimum"), integer.get("maximum")
+            expected = "a whole number" + (f" from {low}" if low is not None else "") + (
+                f" to {high}" if high is not None else "") + (" or null" if "null" in types else "")
+            whole = (isinstance(value, int) and not isinstance(value, bool)) or (
+                isinstance(value, float) and math.isfinite(value) and value.is_integer())
+            if not whole or (low is not None and value < low) or (high is not None and value > high):
+                return messages.invalid_argument(tool, name, expected, shown)
+        elif "boolean" in types and not isinstance(value, bool):
+            return messages.invalid_argument(tool, name, "true or false", shown)
+    return None
 
 
 def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
@@ -60,7 +107,7 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         heading_path: Annotated[str, Field(max_length=_HEADING_MAX,
                                            description="Breadcrumb such as 'Guide > Install > Linux', as returned by search_docs or get_document_outline; a unique trailing part or a close spelling also works.")],
         include_subsections: Annotated[bool, Field(description="Also return the text of every subsection below it.")] = False,
-        cursor: Annotated[int | None, Field(ge=0, description="next_cursor from a previous read_section answer, to continue a long section.")] = None,
+        cursor: Annotated[int | None, Field(ge=0, le=COUNT_MAX, description="next_cursor from a previous read_section answer, to continue a long section.")] = None,
     ) -> CallToolResult:
         return await runtime.call("read_section",
                           lambda: runtime.read_section(file_path, heading_path, include_subsections, cursor))
@@ -75,7 +122,7 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
     async def list_documents(
         directory: Annotated[str | None, Field(max_length=_PATH_MAX,
                                                description="Only documents under this folder, relative to the docs root.")] = None,
-        offset: Annotated[int, Field(ge=0, description="Skip this many documents (use next_offset from the previous page).")] = 0,
+        offset: Annotated[int, Field(ge=0, le=COUNT_MAX, description="Skip this many documents (use next_offset from the previous page).")] = 0,
     ) -> CallToolResult:
         return await runtime.call("list_documents", lambda: runtime.list_documents(directory, offset))
 

@@ -10,7 +10,12 @@ request then waits forever. So every line passes through :class:`WireLines` firs
   so the request is served with U+FFFD in place of the broken character;
 * a line the SDK still cannot take is answered here with a JSON-RPC error (-32700 parse error
   for a line that is not JSON, -32600 invalid request for JSON that is no JSON-RPC message, with
-  the request's ``id`` when it has one) and not passed on. Blank lines are skipped.
+  the request's ``id`` when it has one) and not passed on. Blank lines are skipped;
+* a request whose ``id`` is not a string or an integer (null, a fraction, ``2.0``, a boolean,
+  an object or an array: MCP requires a string or integer id) is answered with -32600 here
+  (:func:`invalid_id_reply`) instead of being passed on: the SDK would read it as a
+  notification (an ``id`` it cannot take is ignored) and never answer it. A message without an
+  ``id`` key is a notification and gets no answer, as JSON-RPC says.
 
 Replies go to stdout through :class:`SerialWriter`, the one writer the SDK writes through too, so
 an error reply never interleaves with the SDK's own writes.
@@ -76,6 +81,32 @@ def _error_reply(line: str, exc: Exception) -> dict[str, Any] | None:
             "error": {"code": INVALID_REQUEST, "message": f"Invalid Request: not a JSON-RPC message ({detail})"}}
 
 
+def _valid_id(ident: Any) -> bool:
+    return isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool))
+
+
+def invalid_id_reply(line: str) -> dict[str, Any] | None:
+    """The -32600 error answering ``line`` (a JSON-RPC message the SDK took as a notification)
+    when it carries an ``id`` key whose value MCP does not accept as a request id, else None.
+    The reply echoes the id when JSON-RPC allows it in a response (a number or null), null
+    otherwise."""
+    if '"id"' not in line:
+        return None  # cheap pre-check: a notification has no id key
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or "id" not in data or _valid_id(data["id"]):
+        return None
+    ident = data["id"]
+    echo = ident if ident is None or (isinstance(ident, (int, float)) and not isinstance(ident, bool)) else None
+    shown = json.dumps(ident)[:60]
+    return {"jsonrpc": "2.0", "id": echo,
+            "error": {"code": INVALID_REQUEST,
+                      "message": f"Invalid Request: the id {shown} is not a string or an integer; "
+                                 "send requests with a string or integer id, or no id for a notification"}}
+
+
 class WireLines:
     """Async iteration over the protocol's input lines, as the SDK's ``stdio_server`` reads them.
 
@@ -91,7 +122,7 @@ class WireLines:
         self._on_eof = on_eof
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        from mcp_types import jsonrpc_message_adapter
+        from mcp_types import JSONRPCNotification, jsonrpc_message_adapter
 
         try:
             async for line in self._source:
@@ -101,7 +132,7 @@ class WireLines:
                 if fixed != line:
                     log.info("replaced lone surrogate escape(s) in a request with U+FFFD")
                 try:  # the transport's own parse, so anything passing here passes there
-                    jsonrpc_message_adapter.validate_json(fixed, by_name=False)
+                    message = jsonrpc_message_adapter.validate_json(fixed, by_name=False)
                 except Exception as exc:
                     answer = _error_reply(fixed, exc)
                     log.warning("unreadable JSON-RPC line %r: %s", fixed.rstrip("\r\n")[:200],
@@ -109,6 +140,13 @@ class WireLines:
                     if answer is not None:
                         await self._reply(answer)
                     continue
+                if isinstance(message, JSONRPCNotification):
+                    answer = invalid_id_reply(fixed)
+                    if answer is not None:
+                        log.warning("JSON-RPC request with an unusable id %r: answered with an error",
+                                    fixed.rstrip("\r\n")[:200])
+                        await self._reply(answer)
+                        continue
                 yield fixed
         finally:
             log.debug("stdin closed; stopping")

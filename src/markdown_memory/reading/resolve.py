@@ -7,7 +7,8 @@ another absolute path, a symlink leaving the root) raises PathOutsideRootError n
 Breadcrumbs, in order: exact; spacing around ``>`` ignored; case-insensitive; trailing
 fragment (``Child > Sub`` or a bare title); fuzzy (each requested part is an abbreviation or
 word prefix of the matching heading part: ``db`` -> ``Database``, ``deploy`` -> ``Deployment``);
-close spelling (``restrat`` -> ``Restart``). The fuzzy and close-spelling steps never change a
+close spelling (``restrat`` -> ``Restart``). A breadcrumb copied from the file's raw Markdown
+(``[Release](https://x) notes``) is also read as the plain text titles are made of. The fuzzy and close-spelling steps never change a
 number: ``Same [3]`` does not pick ``Same [2]`` (duplicate headings), nor ``Step 4`` ``Step 5``;
 ``Same [1]`` names the first duplicate, ``Same``, when a ``Same [2]`` exists.
 An ambiguous request lists the exact candidates; a miss lists the nearest ones.
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from ..errors import DocumentNotFoundError, PathOutsideRootError, SectionNotFoundError
 from ..files.walk import is_markdown_name
-from ..markdown.parse import strip_heading_attributes
+from ..markdown.parse import SEPARATOR, heading_plain_text, strip_heading_attributes
 from ..text import WORD
 
 _PART = re.compile(r" \(Part \d+\)$")
@@ -205,7 +206,8 @@ def _first_duplicate(want: list[str], available: list[str]) -> str | None:
     return " > ".join(out) if changed else None
 
 
-def resolve_heading(requested: str, available: list[str], document: str = "this document") -> str:
+def resolve_heading(requested: str, available: list[str], document: str = "this document", *,
+                    _plain_form: bool = False) -> str:
     """Pick one breadcrumb from ``available`` (see module docstring). Raises
     SectionNotFoundError with ``candidates`` (ambiguous: every match; miss: nearest); its
     message names ``document``."""
@@ -217,6 +219,15 @@ def resolve_heading(requested: str, available: list[str], document: str = "this 
     joined = " > ".join(want)
     if joined in norm:
         return norm[joined]
+    # Raw Markdown copied from the file (titles are the plain text a reader sees): resolved
+    # as its plain text, before fuzzy steps could match the markup's words elsewhere.
+    plain = " > ".join(p for p in (heading_plain_text(part) for part in req.split(SEPARATOR)) if p)
+    if plain and plain != req and not _plain_form:
+        try:
+            return resolve_heading(plain, available, document, _plain_form=True)
+        except SectionNotFoundError as exc:
+            if exc.ambiguous:
+                raise
 
     def pick(matches: list[str], how: str) -> str | None:
         uniq = list(dict.fromkeys(matches))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .pack import pack_hits
+from .pack import answer_tokens, fit_answer, pack_hits
 from .query import AnalysedQuery, analyse
 from .searcher import SearchOutcome, search_sections
 
-__all__ = ["AnalysedQuery", "SearchOutcome", "analyse", "pack_hits", "search_sections"]
+__all__ = ["AnalysedQuery", "SearchOutcome", "analyse", "answer_tokens", "fit_answer", "pack_hits", "search_sections"]

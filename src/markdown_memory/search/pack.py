@@ -17,8 +17,11 @@ whose line range overlaps one already chosen in the same file is dropped. Token 
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any
 
+from ..models import SearchAnswer
 from ..text import count_tokens
 
 POINTER_TOKENS = 30  # fixed JSON cost of one entry (keys, lines, score, matched_by)
@@ -78,3 +81,30 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int) -> lis
         out.append(item)
     return out
 
+
+
+def answer_tokens(answer: SearchAnswer, *, agent: bool = True) -> int:
+    """Estimated tokens of the whole answer as it is sent (its ``to_dict`` JSON: hits, message
+    and index status), the figure ``max_tokens`` bounds; compact JSON for an agent, as the MCP
+    tool sends it."""
+    separators = (",", ":") if agent else None
+    return count_tokens(json.dumps(answer.to_dict(agent=agent), ensure_ascii=False, separators=separators))
+
+
+def fit_answer(answer: SearchAnswer, max_tokens: int, *, agent: bool = True) -> SearchAnswer:
+    """The answer trimmed until its whole JSON fits ``max_tokens``: the packer plans with
+    estimated entry costs and knows nothing of the message and index status, so the last
+    pointers go first, then the last hit carrying content becomes a pointer; one hit always
+    stays (as a pointer when even its content does not fit)."""
+    hits = list(answer.results)
+    trimmed = answer
+    while answer_tokens(trimmed, agent=agent) > max_tokens and hits:
+        last_content = max((i for i, h in enumerate(hits) if h.content is not None), default=-1)
+        if len(hits) > 1 and last_content < len(hits) - 1:
+            hits.pop()  # a pointer past the last text: the cheapest loss
+        elif last_content >= 0:
+            hits[last_content] = replace(hits[last_content], content=None)
+        else:
+            break  # one pointer left: nothing more to give up
+        trimmed = replace(answer, results=tuple(hits))
+    return trimmed

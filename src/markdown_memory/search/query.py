@@ -49,6 +49,12 @@ STOPWORDS = frozenset(
 _PROSE_HYPHEN = re.compile(r"^[A-Za-z]+(?:-[A-Za-z]+)+$")
 
 
+def looks_like_identifier(chunk: str) -> bool:
+    """True for a chunk shaped like an identifier (``--flag``, ``snake_case``, ``a.b``,
+    ``camelCase``, ``ECONNRESET``, ``f()``...), the same test the query analysis applies."""
+    return bool(_IDENT.match(chunk))
+
+
 def strong_chunk(chunk: str) -> bool:
     """True for a chunk that is code-like rather than hyphenated prose: anything but plain
     letters joined by single hyphens (``note-taking`` is prose; ``--dry-run``, ``os.path``,

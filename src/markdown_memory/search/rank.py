@@ -33,7 +33,7 @@ import numpy as np
 from ..store import KeywordMatch, SectionRow, Store, VectorCache, knn
 from ..text import WORD, fts_text, is_cjk
 from .intent import asked_roles, plays_role
-from .query import AnalysedQuery, stem_prefix
+from .query import AnalysedQuery, looks_like_identifier, stem_prefix
 
 RRF_K = 60
 #: How many top candidates are looked at for subsections sharing a parent.
@@ -57,7 +57,8 @@ VECTOR_FANOUT = 3
 VECTOR_CANDIDATES = 60
 #: Cosine similarity a passage must reach for the vector side to count as confident.
 #: Calibrated on the dev set with all-MiniLM-L6-v2 (see README "How search ranks").
-VECTOR_BAR = {"minilm": 0.45, "embeddinggemma": 0.45}
+VECTOR_BAR = {"minilm": 0.5, "embeddinggemma": 0.5}
+DEFAULT_VECTOR_BAR = 0.5
 #: The bar for an English-only model when no word of the query occurs in any section (no keyword
 #: candidate at all): vectors alone are weak evidence then, so they must clear the bar plainly, not
 #: by a rounding error (a made-up name scored 0.449-0.452 against an unrelated note). 0.55 keeps
@@ -71,7 +72,7 @@ KEYWORD_COVERAGE_BAR = 0.3
 MIN_COVERED = 2
 #: Presets whose vectors understand CJK text; for the others a query whose letters are at least
 #: CJK_VECTOR_SHARE CJK is ranked by keywords alone (all-MiniLM-L6-v2 is English-only).
-MULTILINGUAL = frozenset({"embeddinggemma"})
+MULTILINGUAL = frozenset({"embeddinggemma", "multilingual-e5"})
 CJK_VECTOR_SHARE = 0.3
 
 _STRONG = re.compile(r"\w_\w|\w(?:\.|::)\w|^--?\w|[a-z][A-Z]|\w\(\)")
@@ -93,6 +94,24 @@ _CHANGE_WORDS = re.compile(r"(?i)\b(change ?log|changes?|changed|release[sd]?|ve
 CHANGELOG_PENALTY = 10
 RARE_SHARE = 0.002
 RARE_MIN = 12
+#: A *definition* of a query identifier is a section whose own heading is that identifier (with
+#: at most DEFINITION_EXTRA_WORDS argument words: ``--transfers int``, ``-u, --update``). It
+#: forms a list of its own, weighted like the exact list, so a reference entry outranks the many
+#: pages that only mention the identifier. Among several definitions, the one standing among
+#: other definitions (a reference list of flags) comes before a lone one in a guide.
+DEFINITION_WEIGHT = EXACT_WEIGHT
+DEFINITION_EXTRA_WORDS = 2
+#: ...and a definition among fewer than 1/DEFINITION_DENSITY_SHARE as many identifier-titled
+#: siblings as the best one is treated as a mention.
+DEFINITION_DENSITY_SHARE = 2
+#: How many sections whose breadcrumb holds the identifier are looked at for definitions.
+DEFINITION_SCAN = 400
+_ALTERNATIVE_SPLIT = re.compile(r"(?i)\s*(?:,|\s/\s|\s\|\s|\bor\b)\s*")
+_TITLE_TRIM = "`'\"*_ "
+_CAMEL_TYPE = re.compile(r"^[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+$")
+#: Value types that option references print after a flag (``--timeout duration``).
+_TYPE_WORDS = frozenset("int uint int64 float bool string strings stringarray list duration size path file dir "
+                        "number value count time url".split())
 
 
 @dataclass
@@ -106,6 +125,7 @@ class Candidate:
     best_passage: int | None = None
     coverage: float = 0.0
     covered: int = 0  # distinct query words (weighted for coverage) the section holds
+    defines: bool = False  # its heading is an identifier of the query (see ``defines``)
     late: int = 0  # places this candidate is pushed down on every list (release notes)
     score: float = 0.0
     row: SectionRow = field(default_factory=dict)  # type: ignore[assignment]
@@ -224,6 +244,11 @@ def boost_identifier(raw: str) -> bool:
     return strong_identifier(raw) or bool(_CAPS.match(raw))
 
 
+def pasted(text: str) -> bool:
+    """True for a query of several non-blank lines: text pasted from a terminal or a log."""
+    return sum(1 for line in text.splitlines() if line.strip()) > 1
+
+
 def cjk_share(text: str) -> float:
     """Share of CJK characters among the letters and digits of ``text`` (0.0 - 1.0)."""
     chars = [ch for ch in text if ch.isalnum()]
@@ -245,6 +270,73 @@ def release_notes(row: Mapping[str, Any]) -> bool:
 def asks_about_changes(text: str) -> bool:
     """True when the query names a version number or asks what changed / was released."""
     return bool(_VERSION.search(text) or _CHANGE_WORDS.search(text))
+
+
+def defines(title: str, identifier: str) -> bool:
+    """True when a section ``title`` names ``identifier`` as its subject: one of its
+    comma/slash/"or"-separated alternatives starts with the identifier (case-insensitive),
+    followed by nothing, or by a separator and at most DEFINITION_EXTRA_WORDS words
+    (``--transfers int``, ``--config string``, ``-u, --update``, ``--bwlimit=SIZE``); not
+    ``--update-dir`` nor ``--fast-list used by default``."""
+    ident = identifier.strip(_TITLE_TRIM).lower()
+    if len(ident) < 2:
+        return False
+    for alt in _ALTERNATIVE_SPLIT.split(title):
+        alt = alt.strip(_TITLE_TRIM)
+        if not alt.lower().startswith(ident):
+            continue
+        rest = alt[len(ident):]
+        if not rest:
+            return True
+        if rest[0].isalnum() or rest[0] in "-_.":
+            continue
+        if rest.lstrip(_TITLE_TRIM)[:1] in "=[<{:(" or _arguments(rest):
+            return True
+    return False
+
+
+def _arguments(rest: str) -> bool:
+    """True when what follows an identifier in a heading reads as its argument syntax: at most
+    DEFINITION_EXTRA_WORDS words, each a metavariable (``N``, ``SIZE``, ``HARD|SOFT``), a
+    CamelCase type (``SizeSuffix``) or a plain type name (``int``, ``string``, ``duration``)."""
+    words = rest.split()
+    if not 0 < len(words) <= DEFINITION_EXTRA_WORDS:
+        return False
+    for word in words:
+        for part in word.strip(_TITLE_TRIM + ",.").split("|"):  # HARD|SOFT|CAUTIOUS: one choice list
+            if not (part.isupper() or _CAMEL_TYPE.match(part) or part.lower() in _TYPE_WORDS):
+                return False
+    return True
+
+
+def _identifier_title(title: str) -> bool:
+    first = title.strip(_TITLE_TRIM).split(" ")[0].strip(_TITLE_TRIM + ",")
+    return bool(first) and looks_like_identifier(first)
+
+
+def definitions(store: Store, query: AnalysedQuery, path_prefix: str | None) -> dict[int, int]:
+    """``{section id: identifier-titled siblings}`` for the sections defining an identifier of
+    the query (see ``defines``): the count tells a reference list of flags (many) from a lone
+    mention in a guide. Raises QueryNotParsedError."""
+    found: dict[int, None] = {}
+    for term in query.terms:
+        if not term.identifier or term.prefix:
+            continue
+        for sid, title, nested in store.heading_matches(term.fts(), path_prefix, DEFINITION_SCAN):
+            # A page titled by the identifier is about it as a whole: its sections already
+            # share the breadcrumb, and the other lists choose among them.
+            if nested and defines(title, term.raw):
+                found[sid] = None
+    if len(found) < 2:
+        return {sid: 0 for sid in found}
+    rows = store.section_rows(list(found))
+    siblings = store.child_titles((r["doc_id"], r["parent_ordinal"]) for r in rows.values())
+    density = {sid: sum(map(_identifier_title, siblings.get((r["doc_id"], r["parent_ordinal"]), [])))
+               for sid, r in rows.items()}
+    # Several pages define the flag: the reference list's entry is the definition; an entry
+    # with far fewer identifier siblings (a provider page's note on it) is a mention.
+    best = max(density.values())
+    return {sid: d for sid, d in density.items() if d * DEFINITION_DENSITY_SHARE >= best}
 
 
 def hydrate(store: Store, section_ids: list[int]) -> dict[int, SectionRow]:
@@ -287,13 +379,19 @@ def rank(
             c.vector_rank = rank_no
             c.cosine = cos
             c.best_passage = pid
+    defined = definitions(store, query, path_prefix) if query.identifiers else {}
+    for sid in defined:
+        cands.setdefault(sid, Candidate(sid))
     rows = hydrate(store, list(cands))
     weights = coverage_weights(store, query)
     idf_mass = sum(weights.values()) or 1.0
     freq = identifier_frequencies(store, query) if query.identifiers else {}
     total = store.section_count() or 1
     rare_df = max(RARE_MIN, int(total * RARE_SHARE))
-    absent = [raw for raw, df in freq.items() if df == 0 and strong_identifier(raw)] + absent_names(store, query)
+    # A pasted log or stack trace (several lines) is full of incidental names (source locations,
+    # timestamps, the user's own files): the ones no document holds are context, not the subject.
+    absent = [] if pasted(query.text) else (
+        [raw for raw, df in freq.items() if df == 0 and strong_identifier(raw)] + absent_names(store, query))
     quoted = set(query.quoted)
     idents = [raw.lower() for raw, df in freq.items()
               if 0 < df <= rare_df and len(raw) >= 3 and (raw in quoted or boost_identifier(raw))]
@@ -333,6 +431,11 @@ def rank(
         (c for c in cands.values() if c.keyword_rank is not None and c.row), key=lambda c: (-c.coverage, c.keyword_rank))
     for i, c in enumerate(covered):
         c.score += COVERAGE_WEIGHT / (RRF_K + i + c.late)
+    # Sections whose heading is a query identifier (its definition) form a list of their own,
+    # reference-list definitions first, then by fused score.
+    for i, sid in enumerate(sorted((s for s in defined if cands[s].row), key=lambda s: (-defined[s], -cands[s].score))):
+        cands[sid].score += DEFINITION_WEIGHT / (RRF_K + i + cands[sid].late)
+        cands[sid].defines = True
     # Sections holding a rare identifier verbatim form a third list, ordered by their fused
     # score, that counts twice: an exact hit beats semantic look-alikes.
     exact_list.sort(key=lambda sid: (cands[sid].late, -cands[sid].score))
@@ -412,22 +515,35 @@ def _unique_text(ordered: list[Candidate]) -> list[Candidate]:
 
 def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors: bool, has_idents: bool,
                 min_covered: int = 1) -> str:
+    """"high" when the top hit is likely the answer: it defines or holds verbatim a rare query
+    identifier, or it tops both the keyword and the vector list, and the best hits clear the
+    keyword and vector bars. "low" when the best hits clear both bars (or, keyword-only, the
+    keyword bar) without such a top hit. "none" otherwise: with vectors at hand, one kind of
+    evidence alone is what an unanswerable question on the docs' own topic also gets (its words
+    name the product; its embedding lands near the product's pages)."""
     if not ordered:
         return "none"
-    bar = VECTOR_BAR.get(embedder_name or "", 0.45)
+    bar = VECTOR_BAR.get(embedder_name or "", DEFAULT_VECTOR_BAR)
     if embedder_name not in MULTILINGUAL and not any(c.keyword_rank is not None for c in ordered):
         bar = max(bar, NO_KEYWORD_VECTOR_BAR)
     best = ordered[:5]
-    if any(c.exact for c in best):
-        return "high"
-    if has_idents and not any(c.exact for c in ordered):
+    top = best[0]
+    if has_idents and not any(c.exact or c.defines for c in ordered):
         # The query names an identifier no candidate contains: look-alikes are not answers.
         keyword_ok = False
     else:
         keyword_ok = any(c.coverage >= KEYWORD_COVERAGE_BAR and c.covered >= min_covered for c in best)
     vector_ok = has_vectors and any(c.cosine >= bar for c in best)
-    if keyword_ok and vector_ok:
+    strong_top = top.exact or top.defines
+    if strong_top and (keyword_ok or vector_ok):
         return "high"
-    if keyword_ok or vector_ok:
+    if keyword_ok and vector_ok:
+        agreed = top.keyword_rank == 0 and top.vector_rank == 0
+        return "high" if agreed else "low"
+    if keyword_ok and not has_vectors:
+        return "low"
+    if vector_ok and embedder_name in MULTILINGUAL:
+        return "low"  # a question in another language than the docs has no keyword evidence by nature
+    if strong_top:
         return "low"
     return "none"

@@ -11,14 +11,16 @@ module: ``store.documents_by_path()`` is ``documents.documents_by_path(store)``.
 from __future__ import annotations
 
 import logging
+import os
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 from . import documents, fts, passages, schema, sections, vectors
 from . import failures as failure_log  # not ``failures``: that name is also a method below
 from .driver import load_vec, pick_driver
-from .errors import is_readonly, is_transient, readonly_as_user_error, readonly_error
+from .errors import disk_full_error, is_disk_full, is_readonly, is_transient, readonly_as_user_error, readonly_error
 from .root import bind_root
 
 log = logging.getLogger("markdown_memory.store")
@@ -34,19 +36,29 @@ class Store:
     indexer and search need (see the module docstring and ``markdown_memory.store``).
 
     Raises SchemaError when the file was written by a newer schema, DatabaseReadOnlyError when
-    the database cannot be opened or set up because it (or its folder) is not writable. With
+    the database cannot be opened or set up because it (or its folder) is not writable,
+    DiskFullError when that fails because its filesystem is full. ``immutable=True`` opens the
+    file read-only without its -wal and -shm files (``Database.connection`` on a full disk). With
     ``root`` (the docs root the caller serves) the database must belong to it (``root.bind_root``:
     recorded on first use) or RootMismatchError is raised. Not thread-safe: use one Store per
     thread (a ``VectorCache`` may be shared).
     """
 
-    def __init__(self, path: Path, *, create: bool = True, root: Path | None = None) -> None:
+    def __init__(self, path: Path, *, create: bool = True, root: Path | None = None, immutable: bool = False) -> None:
         self.path = path
         self.driver = pick_driver()
+        #: opened read-only as an immutable file (``immutable``): no -wal, -shm or lock is used,
+        #: so it reads on a full disk; it never sees later writes (reopen it)
+        self.immutable = immutable
         with readonly_as_user_error(path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = self.driver.module.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
-                                                   check_same_thread=False)
+            if immutable:
+                uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro&immutable=1"
+                self.conn = self.driver.module.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                                                       check_same_thread=False)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.conn = self.driver.module.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+                                                       check_same_thread=False)
         self.conn.isolation_level = None  # explicit BEGIN/COMMIT
         self.vec_available = False
         if self.driver.vec_available:
@@ -56,8 +68,11 @@ class Store:
             except Exception as exc:
                 log.warning("vector search disabled: sqlite-vec failed to load: %s", exc)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        # sorts and temporary b-trees in memory, never in a temp file: a search must work on a
+        # full disk (the queries' temporary data is small)
+        self.conn.execute("PRAGMA temp_store = MEMORY")
         try:
-            self.journal_mode = self._set_journal_mode()
+            self.journal_mode = "immutable" if immutable else self._set_journal_mode()
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA foreign_keys = OFF")
             if create:
@@ -66,6 +81,8 @@ class Store:
                 bind_root(self, root)
         except BaseException as exc:
             self.close()
+            if is_disk_full(exc, path):
+                raise disk_full_error(path) from exc
             if is_readonly(exc):
                 raise readonly_error(path, exc) from exc
             raise
@@ -90,8 +107,8 @@ class Store:
                 if is_transient(exc) and time.monotonic() < deadline:
                     time.sleep(JOURNAL_SWITCH_RETRY_SECONDS)
                     continue
-                if "disk i/o" not in str(exc).lower():
-                    raise
+                if "disk i/o" not in str(exc).lower() or is_disk_full(exc, self.path):
+                    raise  # a full disk is not a filesystem without shared memory
                 log.warning("WAL mode failed for %s (%s: the filesystem may not support shared memory, e.g. "
                             "a network or FAT drive); continuing with a rollback journal", self.path, exc)
                 return str(self.conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]).lower()
@@ -179,6 +196,7 @@ class Store:
     section_ids_of = sections.section_ids_of
     section_rows = sections.section_rows
     section_id_at = sections.section_id_at
+    child_titles = sections.child_titles
     section_count = sections.section_count
     # passages.py
     passage_embed_keys = passages.passage_embed_keys
@@ -189,6 +207,7 @@ class Store:
     # fts.py
     keyword_matches = fts.keyword_matches
     match_count = fts.match_count
+    heading_matches = fts.heading_matches
     has_match = fts.has_match
     term_frequencies = fts.term_frequencies
     # vectors.py

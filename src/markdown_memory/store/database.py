@@ -14,14 +14,15 @@ import errno
 import logging
 import os
 import threading
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import filelock
 
-from ..errors import DocsRootMissingError
+from ..errors import DiskFullError, DocsRootMissingError
 from .connection import BUSY_TIMEOUT_MS, Store
-from .errors import is_corruption, move_aside, readonly_as_user_error, readonly_error
+from .errors import LOW_SPACE_BYTES, free_bytes, is_corruption, move_aside, readonly_as_user_error, readonly_error
 
 log = logging.getLogger("markdown_memory.engine")
 
@@ -36,6 +37,28 @@ class Database:
         self._generation = 0  # bumped when the database file is replaced: threads reopen
         #: where a damaged database was moved (this process), for the status message
         self.moved_aside: str | None = None
+        self._disk_full: tuple[str, int] | None = None  # (sentence, free bytes when it happened)
+
+    @property
+    def disk_full(self) -> str | None:
+        """The DiskFullError sentence of this process's last write (or open) that failed for
+        lack of space, while it still holds: None once a guarded write succeeded again or the
+        filesystem gained ``LOW_SPACE_BYTES`` of free space since (one ``statvfs``). Status and
+        search answers carry it."""
+        if self._disk_full is None:
+            return None
+        sentence, free_then = self._disk_full
+        free = free_bytes(self.path)
+        if free is not None and free >= free_then + LOW_SPACE_BYTES:
+            self._disk_full = None
+            return None
+        return sentence
+
+    def note_disk_full(self, exc: DiskFullError) -> bool:
+        """Remember ``exc`` for ``disk_full``; True when it is news (nothing was remembered)."""
+        news = self.disk_full is None
+        self._disk_full = (str(exc), free_bytes(self.path) or 0)
+        return news
 
     def require_root(self) -> None:
         """Raise DocsRootMissingError when the docs root is not an existing directory any more
@@ -53,12 +76,14 @@ class Database:
 
     # -- connections ----------------------------------------------------------------------------
     def connection(self) -> Store:
-        """This thread's connection (opened, and the schema created, on first use). Raises
-        DocsRootMissingError, DatabaseReadOnlyError (the database or its folder is not
-        writable), RootMismatchError and SchemaError."""
+        """This thread's connection (opened, and the schema created, on first use); on a full
+        disk where no WAL reader can be opened, an immutable read-only one until space is back
+        (``_open_immutable``). Raises DocsRootMissingError, DatabaseReadOnlyError (the database
+        or its folder is not writable), DiskFullError, RootMismatchError and SchemaError."""
         self.require_root()
         store: Store | None = getattr(self._local, "store", None)
-        if store is not None and getattr(self._local, "generation", 0) != self._generation:
+        if store is not None and (getattr(self._local, "generation", 0) != self._generation
+                                  or (store.immutable and _space_back(self.path))):
             store.close()
             store = None
         if store is None:
@@ -77,6 +102,8 @@ class Database:
     def _open(self) -> Store:
         try:
             return Store(self.path, root=self.root)
+        except DiskFullError as exc:
+            return self._open_immutable(exc)
         except Exception as exc:
             if not is_corruption(exc):
                 raise
@@ -89,6 +116,23 @@ class Database:
                 if not is_corruption(exc):
                     raise
                 return self._recover(str(exc) or reason)
+
+    def _open_immutable(self, full: DiskFullError) -> Store:
+        """A reader for a full disk, where SQLite cannot create the -shm file a WAL reader
+        needs: the file opened immutable (no -wal, -shm or locks), safe only while the -wal file
+        is empty or absent (every commit is in the main file), else ``full`` is raised. It is
+        reopened normally once space is back (``connection``)."""
+        wal = Path(str(self.path) + "-wal")
+        try:
+            pending = wal.stat().st_size
+        except FileNotFoundError:
+            pending = 0
+        if pending:
+            raise full
+        store = Store(self.path, root=self.root, immutable=True)
+        if self.note_disk_full(full):
+            log.info("%s; reading the index read-only until then", full)
+        return store
 
     def _recover(self, reason: str) -> Store:
         """Move the damaged database aside and start an empty one that records where the old
@@ -179,9 +223,24 @@ class Database:
         file, not a database row, so a run that changes nothing writes nothing to the index."""
         return Path(str(self.path) + ".run")
 
-    def readonly_guard(self) -> AbstractContextManager[None]:
-        """Context: a read-only failure while writing becomes DatabaseReadOnlyError."""
-        return readonly_as_user_error(self.path)
+    @contextmanager
+    def readonly_guard(self) -> Iterator[None]:
+        """Context around a write (an index run, a refresh): a read-only failure becomes
+        DatabaseReadOnlyError, a full disk DiskFullError (``disk_full`` remembers its sentence
+        until a guarded write succeeds again)."""
+        try:
+            with readonly_as_user_error(self.path):
+                yield
+        except DiskFullError as exc:
+            self.note_disk_full(exc)
+            raise
+        self._disk_full = None
+
+
+def _space_back(path: Path) -> bool:
+    """True when the filesystem of ``path`` has room again (see ``errors.LOW_SPACE_BYTES``)."""
+    free = free_bytes(path)
+    return free is None or free >= LOW_SPACE_BYTES
 
 
 class _Held:

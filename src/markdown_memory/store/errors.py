@@ -1,7 +1,8 @@
 """What a SQLite error means for the index: lock contention (``is_transient``), a damaged file
 (``is_corruption``, then ``move_aside``), a database that cannot be written (``is_readonly``,
-``readonly_error``, ``readonly_as_user_error``), or a keyword query SQLite's FTS5 rejected
-(``QueryNotParsedError``, raised by ``fts``). The classification reads SQLite's messages, so it
+``readonly_error``, ``readonly_as_user_error``), a full filesystem (``is_disk_full``,
+``disk_full_error``: also mapped by ``readonly_as_user_error``), or a keyword query SQLite's
+FTS5 rejected (``QueryNotParsedError``, raised by ``fts``). The classification reads SQLite's messages, so it
 lives in one place; callers outside the store catch the typed errors instead.
 """
 
@@ -15,7 +16,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import DatabaseReadOnlyError, MarkdownMemoryError, QueryError, QueryNotParsedError  # noqa: F401 (re-export)
+from .. import messages
+from ..errors import (  # noqa: F401 (re-export)
+    DatabaseReadOnlyError,
+    DiskFullError,
+    MarkdownMemoryError,
+    QueryError,
+    QueryNotParsedError,
+)
 
 log = logging.getLogger("markdown_memory.store")
 
@@ -45,8 +53,73 @@ def is_corruption(exc: BaseException) -> bool:
 def is_query_rejection(exc: BaseException) -> bool:
     """True when an error of a keyword (FTS5 MATCH) query means SQLite refused the query text
     itself (``fts5: syntax error near ...``, ``no such column``), not the database: never for
-    lock contention or damage, which keep their own meaning."""
-    return not (is_transient(exc) or is_corruption(exc))
+    lock contention, damage, a full disk or another I/O error, which keep their own meaning."""
+    if is_transient(exc) or is_corruption(exc):
+        return False
+    text = str(exc).lower()  # SQLite's own phrases, never a quoted query word: "syntax error near ..."
+    return not (text.startswith(("disk i/o error", "database or disk is full", "out of memory"))
+                or is_disk_full(exc))
+
+
+_FULL_ERRNOS = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+_SQLITE_FULL = 13  # SQLITE_FULL; extended codes keep it in the low byte
+_SQLITE_IOERR = 10
+#: a disk I/O error on a filesystem with less free space than this is taken for a full disk
+#: (SQLite reports a failed write of its -shm or -wal file as SQLITE_IOERR, not SQLITE_FULL)
+LOW_SPACE_BYTES = 1024 * 1024
+
+
+def free_bytes(path: Path) -> int | None:
+    """Bytes an unprivileged process may still write on the filesystem holding ``path`` (its
+    nearest existing parent), or None when that cannot be asked (no ``statvfs``, or an error)."""
+    probe = path
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    try:
+        stats = os.statvfs(probe)
+    except (AttributeError, OSError):
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it was raised from or while handling (at most 8)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return
+        yield seen
+        seen = seen.__cause__ or seen.__context__
+
+
+def is_disk_full(exc: BaseException, path: Path | None = None) -> bool:
+    """True when ``exc`` (or an exception in its chain) says the filesystem is full: a
+    DiskFullError, an OSError with ENOSPC or EDQUOT, SQLite's SQLITE_FULL ("database or disk is
+    full"), or, given the database ``path``, a SQLite disk I/O error while its filesystem has
+    less than ``LOW_SPACE_BYTES`` free. Never true for lock contention or damage."""
+    for item in _chain(exc):
+        if isinstance(item, DiskFullError):
+            return True
+        if isinstance(item, MarkdownMemoryError):
+            return False
+        if isinstance(item, OSError) and item.errno in _FULL_ERRNOS:
+            return True
+        code = getattr(item, "sqlite_errorcode", None)
+        text = str(item).lower()
+        if (isinstance(code, int) and code & 0xFF == _SQLITE_FULL) or "database or disk is full" in text:
+            return True
+        io_error = (isinstance(code, int) and code & 0xFF == _SQLITE_IOERR) or "disk i/o error" in text
+        if io_error and path is not None:
+            free = free_bytes(path)
+            if free is not None and free < LOW_SPACE_BYTES:
+                return True
+    return False
+
+
+def disk_full_error(path: Path) -> DiskFullError:
+    """The one-sentence user error for a full filesystem under the database ``path``."""
+    folder = path.parent
+    return DiskFullError(messages.disk_full(folder), str(folder))
 
 
 _READONLY_MARKERS = ("readonly database", "read-only", "unable to open database file")
@@ -100,13 +173,16 @@ def move_aside(path: Path) -> Path:
 @contextmanager
 def readonly_as_user_error(path: Path, catch: type[BaseException] | tuple[type[BaseException], ...] = Exception
                            ) -> Iterator[None]:
-    """Run the block; an exception of type ``catch`` that ``is_readonly`` becomes
-    ``readonly_error(path, exc)`` (a DatabaseReadOnlyError, chained); any other propagates
+    """Run the block; an exception of type ``catch`` that ``is_disk_full`` becomes
+    ``disk_full_error(path)`` (a DiskFullError), one that ``is_readonly`` becomes
+    ``readonly_error(path, exc)`` (a DatabaseReadOnlyError), both chained; any other propagates
     unchanged. ``catch=OSError`` for file operations whose other errors must never be read by
     their message (a lock timeout naming a "read-only" folder is not a read-only database)."""
     try:
         yield
     except catch as exc:
+        if is_disk_full(exc, path) and not isinstance(exc, DiskFullError):
+            raise disk_full_error(path) from exc
         if is_readonly(exc):
             raise readonly_error(path, exc) from exc
         raise

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..text import fts_text
 from .common import path_clause
-from .errors import QueryNotParsedError, is_query_rejection
+from .errors import QueryNotParsedError, disk_full_error, is_disk_full, is_query_rejection
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -57,6 +57,8 @@ def _match(store: Store, expression: str) -> Iterator[None]:
     try:
         yield
     except store.driver.module.OperationalError as exc:
+        if is_disk_full(exc, store.path):
+            raise disk_full_error(store.path) from exc
         if is_query_rejection(exc):
             raise QueryNotParsedError(exc) from exc
         raise
@@ -75,6 +77,22 @@ def keyword_matches(store: Store, expression: str, path_prefix: str | None, limi
     )
     with _match(store, expression):
         return [KeywordMatch(int(r[0]), float(r[1])) for r in store.conn.execute(sql, [expression, *params, limit])]
+
+
+def heading_matches(store: Store, expression: str, path_prefix: str | None,
+                    limit: int) -> list[tuple[int, str, bool]]:
+    """``[(section_id, title, nested)]`` of up to ``limit`` sections whose heading column
+    (document title and breadcrumb) matches the FTS5 ``expression``; only under ``path_prefix``
+    when given; ``nested`` is False for a top-level section. The caller judges the section's own
+    ``title``. Raises QueryNotParsedError."""
+    clause, params = path_clause(path_prefix)
+    sql = (
+        "SELECT s.id, s.title, s.parent_ordinal IS NOT NULL FROM sections_fts f JOIN sections s ON s.id = f.rowid "
+        f"JOIN documents d ON d.id = s.doc_id WHERE sections_fts MATCH ?{clause} LIMIT ?"
+    )
+    column = f"heading : ({expression})"
+    with _match(store, column):
+        return [(int(r[0]), str(r[1]), bool(r[2])) for r in store.conn.execute(sql, [column, *params, limit])]
 
 
 def match_count(store: Store, expression: str) -> int:

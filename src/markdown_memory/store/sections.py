@@ -90,6 +90,21 @@ def section_rows(store: Store, section_ids: list[int]) -> dict[int, SectionRow]:
     return {int(r[0]): dict(zip(_ROW_KEYS, r)) for r in rows}  # type: ignore[misc]
 
 
+def child_titles(store: Store, parents: Iterable[tuple[int, int | None]]) -> dict[tuple[int, int | None], list[str]]:
+    """``{(doc_id, parent_ordinal): [titles of the sections directly under it]}`` for each
+    given pair (``parent_ordinal`` None: the document's top-level sections)."""
+    out: dict[tuple[int, int | None], list[str]] = {}
+    for doc_id, parent in set(parents):
+        if parent is None:
+            rows = store.conn.execute("SELECT title FROM sections WHERE doc_id = ? AND parent_ordinal IS NULL "
+                                      "AND part <= 1", (doc_id,)).fetchall()
+        else:
+            rows = store.conn.execute("SELECT title FROM sections WHERE doc_id = ? AND parent_ordinal = ? AND part <= 1",
+                                      (doc_id, parent)).fetchall()
+        out[(doc_id, parent)] = [str(r[0]) for r in rows]
+    return out
+
+
 def section_id_at(store: Store, doc_id: int, ordinal: int) -> int | None:
     """The id of document ``doc_id``'s section number ``ordinal``, or None."""
     row = store.conn.execute("SELECT id FROM sections WHERE doc_id = ? AND ordinal = ?", (doc_id, ordinal)).fetchone()

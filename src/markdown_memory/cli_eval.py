@@ -1,0 +1,72 @@
+"""``markdown-memory eval QUESTIONS.jsonl``: score search on a user's own labelled questions.
+
+Indexes the docs root first (incrementally, as ``index`` does), runs every question through the
+same search the MCP tool answers with, and prints the figures of :mod:`.evaluation` (Top-1,
+Recall@5, MRR@10, answer in a hit with text, answer tokens, per type; negatives flagged; precision
+of ``confidence: high``) and each miss with what came first; ``--json`` prints one object
+instead. The questions file format is in :mod:`.evaluation` and docs/evaluation.md.
+
+This module is imported by ``cli.py`` at start-up: the scoring (numpy, the engine) is imported
+only when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .config import EMBEDDER_CHOICES
+
+
+def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Register ``eval`` on the subcommand parsers ``sub``. ``--embedder`` may also follow the
+    command (it then overrides the global flag)."""
+    p = sub.add_parser("eval", help="score search on your own labelled questions (docs/evaluation.md)")
+    p.add_argument("questions", metavar="QUESTIONS.jsonl", help="JSON Lines file: one question per line with "
+                   '"query" and "expect": [{"path", "line"}] (paths relative to the docs root)')
+    add_docs_dir(p)
+    p.add_argument("--embedder", choices=EMBEDDER_CHOICES, default=argparse.SUPPRESS,
+                   help="embedding preset (as the global --embedder)")
+    p.add_argument("--no-misses", action="store_true", help="print the figures only, not each miss")
+    p.add_argument("--json", action="store_true", help="print one JSON object (figures and every question)")
+
+
+def run(engine: Any, args: argparse.Namespace, progress: Any) -> int:
+    """Index, score, print. ``progress``: the CLI's progress bar (called during indexing, then
+    ``finish()``). Raises QuestionsFileError for a bad questions file (before indexing)."""
+    from . import messages
+    from .evaluation import format_misses, format_table, is_miss, load_queries, run_queries, summarise
+
+    path = Path(args.questions)
+    queries = load_queries(path)
+    engine.index(progress=progress)
+    progress.finish()
+    results = run_queries(engine, queries)
+    summary = summarise(results)
+    status = engine.status()
+    data = {
+        "questions": str(path), "root": str(engine.root), "embedder": engine.settings.embedder,
+        "keyword_only": status.keyword_only, "summary": summary, "results": [r.to_dict() for r in results],
+    }
+    if args.json:
+        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+        return 0
+    negatives = sum(r.negative for r in results)
+    mode = "keyword-only" if status.keyword_only else "hybrid"
+    print(f"{len(results)} questions ({negatives} negative) from {path} over {engine.root}; "
+          f"embedder {engine.settings.embedder}, {mode} search")
+    print(format_table(summary))
+    print(messages.EVAL_LEGEND)
+    if status.keyword_only and status.message:
+        print(f"note: {status.message}")
+    if not args.no_misses:
+        misses = [r for r in results if is_miss(r)]
+        print()
+        print(f"misses ({len(misses)}):" if misses else "no misses: every first hit is right and carries its text")
+        if misses:
+            print(format_misses(misses))
+    return 0

@@ -1,0 +1,331 @@
+"""Retrieval scoring of labelled questions: the one place both ``markdown-memory eval`` and
+``scripts/eval_retrieval.py`` score with.
+
+Questions file (JSON Lines, UTF-8; one object per line, blank lines ignored)::
+
+    {"id": "q1", "query": "how do I set the log level", "type": "howto", "lang": "en",
+     "expect": [{"path": "ops/logging.md", "line": 12, "heading": "Log levels"}]}
+
+* ``query`` (required): the question as a user or agent would ask it.
+* ``expect`` (required, may be empty): the places that answer it; ``path`` relative to the docs
+  root (``/`` separators), ``line`` a 1-based line inside the answering section, ``heading``
+  optional (shown in the report only). ``expect: []`` marks a *negative*: nothing in the docs
+  answers it, so the right answer is ``confidence: "none"``.
+* ``id`` (default: ``line N``), ``type`` (a label to group by, e.g. ``howto``, ``identifier``;
+  default none) and ``lang`` (``en``, ``zh``, ...) are optional.
+
+Each question goes through ``Engine.search`` at the MCP tool's defaults (``top_k=5``,
+``max_tokens=2000``), then once more with ``top_k=10`` for MRR@10. A hit is correct when its file
+is an expected path and its line range holds the expected line. Figures per group (``overall``,
+each ``type``, ``cjk/<lang>``, ``lang/zh>zh``, ``lang/cross``), as fractions of the group's
+answerable questions:
+
+* ``top1`` (first hit of the top-10 list correct), ``r5`` (a correct hit in the default answer's
+  top 5), ``mrr10`` (mean of 1/rank of the first correct hit in the top 10, 0 when none);
+* ``inhit``: the correct hit carries its text (not a pointer) in the default answer;
+* ``none_pos``: answerable questions wrongly answered ``confidence: "none"``;
+* ``high_n`` / ``high_precision``: answers with ``confidence: "high"`` and the share of them
+  whose first hit is correct (None when there is none);
+* ``p50_ms`` latency of the default call, ``p50_tokens`` estimated tokens of the answer as the
+  MCP tool returns it.
+
+``negative``: ``flagged_none``, the share of negatives answered ``confidence: "none"``.
+``confidence``: ``high`` precision over every question, negatives included (a ``high`` answer to
+a negative is a wrong one). Raises QuestionsFileError (one sentence naming the line) for a file
+that does not follow the format.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import messages
+from .errors import QuestionsFileError
+from .models import Freshness, SearchAnswer
+from .search.rank import cjk_share
+from .text import count_tokens
+
+QUALITY = ("top1", "r5", "mrr10", "inhit")
+TOP_K = 5
+WIDE_K = 10
+MAX_TOKENS = 2000
+
+
+@dataclass
+class QueryResult:
+    """Outcome of one labelled question: ``rank`` is the 0-based position of the first correct hit
+    in the top-10 list (None = not found); ``rank5`` the same within the default top-5 answer;
+    ``missing``: expected paths that are not files under the docs root."""
+
+    id: str
+    query: str
+    type: str
+    lang: str
+    expect: list[dict[str, Any]]
+    rank: int | None = None
+    rank5: int | None = None
+    in_content: bool = False
+    confidence: str = ""
+    latency_ms: float = 0.0
+    tokens: int = 0
+    top: list[dict[str, Any]] = field(default_factory=list)
+    doc_lang: str = ""  # "zh" when the expected page is mostly CJK text, else "en"
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def negative(self) -> bool:
+        return not self.expect
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _checked(raw: Any, where: str) -> dict[str, Any]:
+    """One question object, validated; raises QuestionsFileError naming ``where``."""
+    if not isinstance(raw, dict):
+        raise QuestionsFileError(messages.bad_question(where, "is not a JSON object"))
+    query = raw.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise QuestionsFileError(messages.bad_question(where, 'has no "query" text'))
+    expect = raw.get("expect")
+    if not isinstance(expect, list):
+        raise QuestionsFileError(messages.bad_question(where, 'has no "expect" list (use [] for a question '
+                                                              "nothing in the docs answers)"))
+    for e in expect:
+        if not (isinstance(e, dict) and isinstance(e.get("path"), str) and e["path"]
+                and isinstance(e.get("line"), int) and not isinstance(e.get("line"), bool) and e["line"] >= 1):
+            raise QuestionsFileError(messages.bad_question(
+                where, 'has an "expect" entry without a "path" string and a "line" number of at least 1'))
+    return raw
+
+
+def load_queries(path: Path, ids: Iterable[str] | None = None, limit: int | None = None,
+                 folders: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """Read and validate the questions file (module docstring); keep only ``ids`` (when given),
+    questions whose every expected path lies under one of ``folders`` (negatives are always
+    kept), and at most ``limit``. Raises QuestionsFileError (unreadable file, a line that is not a
+    question, no question at all)."""
+    wanted = set(ids or [])
+    tops = tuple(f.strip("/") + "/" for f in (folders or []))
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise QuestionsFileError(messages.questions_unreadable(str(path), exc)) from exc
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path} line {number}"
+        try:
+            q = _checked(json.loads(line), where)
+        except json.JSONDecodeError as exc:
+            raise QuestionsFileError(messages.bad_question(where, f"is not JSON ({exc.msg})")) from exc
+        q.setdefault("id", f"line {number}")
+        if wanted and q["id"] not in wanted:
+            continue
+        if tops and q["expect"] and not all(e["path"].startswith(tops) for e in q["expect"]):
+            continue
+        out.append(q)
+    if not out and not wanted and not tops:
+        raise QuestionsFileError(messages.no_questions(str(path)))
+    return out[:limit] if limit else out
+
+
+def first_correct(results: list[dict[str, Any]], expect: list[dict[str, Any]]) -> int | None:
+    """0-based position of the first hit (wire shape: ``Hit.to_dict()`` or an MCP answer's
+    hits) whose file is an expected path and whose line range holds its line; None: none is."""
+    for i, hit in enumerate(results):
+        for e in expect:
+            if hit["file_path"] == e["path"] and hit["start_line"] <= e["line"] <= hit["end_line"]:
+                return i
+    return None
+
+
+def answer_tokens(answer: SearchAnswer) -> int:
+    """Estimated tokens of the answer as the MCP ``search_docs`` tool returns it (its agent
+    view: a hit that carries content drops its preview), without the ``index_status`` the tool
+    adds to every answer (left out so the figure stays comparable with earlier baselines)."""
+    shown = answer.to_dict(agent=True)
+    shown.pop("index_status", None)
+    return count_tokens(json.dumps(shown, ensure_ascii=False))
+
+
+def page_language(path: Path) -> str:
+    """"zh" when at least 5% of the letters in the page's first 20,000 characters are CJK (Chinese
+    pages carry much code and English; English pages have none); "?" when unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[:20000]
+    except OSError:
+        return "?"
+    return "zh" if cjk_share(text) >= 0.05 else "en"
+
+
+def run_queries(engine: Any, queries: list[dict[str, Any]]) -> list[QueryResult]:
+    """Search every question through ``engine`` (an ``Engine``; one warm-up search first so model
+    loading is not timed). The index is used as it is (``Freshness.FLAG``): index first."""
+    engine.search("warm up", top_k=TOP_K, max_tokens=MAX_TOKENS, freshness=Freshness.FLAG)
+    out = []
+    for q in queries:
+        r = QueryResult(str(q["id"]), q["query"], q.get("type") or "", q.get("lang") or "?", q.get("expect", []))
+        r.missing = sorted({e["path"] for e in r.expect if not (engine.root / e["path"]).is_file()})
+        if r.expect:
+            r.doc_lang = page_language(engine.root / r.expect[0]["path"])
+        t0 = time.perf_counter()
+        ans = engine.search(q["query"], top_k=TOP_K, max_tokens=MAX_TOKENS, freshness=Freshness.FLAG)
+        r.latency_ms = (time.perf_counter() - t0) * 1000
+        r.tokens = answer_tokens(ans)
+        r.confidence = ans.confidence
+        hits = [h.to_dict() for h in ans.results]
+        r.rank5 = first_correct(hits, r.expect)
+        r.in_content = r.rank5 is not None and ans.results[r.rank5].content is not None
+        wide = [h.to_dict() for h in engine.search(q["query"], top_k=WIDE_K, max_tokens=MAX_TOKENS,
+                                                   freshness=Freshness.FLAG).results]
+        r.rank = first_correct(wide, r.expect)
+        r.top = [
+            {k: h.get(k) for k in ("file_path", "heading_path", "start_line", "end_line", "score", "matched_by")}
+            | {"content": "content" in h}
+            for h in wide[:TOP_K]
+        ]
+        out.append(r)
+    return out
+
+
+def _high(rs: list[QueryResult]) -> dict[str, Any]:
+    """``high_n`` answers with confidence "high" among ``rs`` and ``high_precision``, the share
+    whose first hit (of the default answer) is correct; None without any."""
+    high = [r for r in rs if r.confidence == "high"]
+    right = sum(r.rank5 == 0 for r in high)
+    return {"high_n": len(high), "high_precision": right / len(high) if high else None}
+
+
+def summarise(results: list[QueryResult]) -> dict[str, Any]:
+    """Figures per group (module docstring): ``overall``, each type, ``cjk/zh`` and ``cjk/en``
+    (by question language), ``lang/zh>zh`` (Chinese questions on Chinese pages) and
+    ``lang/cross`` (question and page in different languages, any type); ``negative``;
+    ``confidence`` (``high`` over all questions); ``all_queries`` (latency and tokens)."""
+    groups: dict[str, list[QueryResult]] = {}
+    for r in results:
+        if r.negative:
+            continue
+        groups.setdefault("overall", []).append(r)
+        if r.type:
+            groups.setdefault(r.type, []).append(r)
+        if r.type == "cjk":
+            groups.setdefault(f"cjk/{r.lang}", []).append(r)
+        if r.lang == "zh" and r.doc_lang == "zh":
+            groups.setdefault("lang/zh>zh", []).append(r)
+        elif r.doc_lang in ("zh", "en") and r.lang in ("zh", "en") and r.lang != r.doc_lang:
+            groups.setdefault("lang/cross", []).append(r)
+    out: dict[str, Any] = {}
+    for name, rs in sorted(groups.items(), key=lambda kv: (kv[0] != "overall", kv[0])):
+        n = len(rs)
+        out[name] = {
+            "n": n,
+            "top1": sum(r.rank == 0 for r in rs) / n,
+            "r5": sum(r.rank5 is not None for r in rs) / n,
+            "mrr10": sum(1.0 / (r.rank + 1) for r in rs if r.rank is not None) / n,
+            "inhit": sum(r.in_content for r in rs) / n,
+            "none_pos": sum(r.confidence == "none" for r in rs) / n,
+            **_high(rs),
+            "p50_ms": round(statistics.median(r.latency_ms for r in rs), 1),
+            "p50_tokens": statistics.median(r.tokens for r in rs),
+        }
+    neg = [r for r in results if r.negative]
+    if neg:
+        out["negative"] = {"n": len(neg), "flagged_none": sum(r.confidence == "none" for r in neg) / len(neg),
+                           "high_n": sum(r.confidence == "high" for r in neg),
+                           "p50_ms": round(statistics.median(r.latency_ms for r in neg), 1)}
+    if results:
+        out["confidence"] = {"n": len(results), **_high(results)}
+        out["all_queries"] = {
+            "n": len(results),
+            "p50_ms": round(statistics.median(r.latency_ms for r in results), 1),
+            "p95_ms": round(sorted(r.latency_ms for r in results)[int(0.95 * (len(results) - 1))], 1),
+            "p50_tokens": statistics.median(r.tokens for r in results),
+        }
+    return out
+
+
+_SPECIAL = ("negative", "confidence", "all_queries")
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """The figures as a text table, one group per line, then negatives, ``high`` precision and
+    latency/tokens lines."""
+    lines = [f"{'group':<12} {'n':>3} {'top1':>6} {'R@5':>6} {'MRR10':>6} {'inhit':>6} {'none+':>6} "
+             f"{'high':>4} {'hiprec':>6} {'p50ms':>7} {'p50tok':>7}"]
+    for name, m in summary.items():
+        if name in _SPECIAL:
+            continue
+        lines.append(
+            f"{name:<12} {m['n']:>3} {m['top1']:>6.1%} {m['r5']:>6.1%} {m['mrr10']:>6.3f} {m['inhit']:>6.1%} "
+            f"{m['none_pos']:>6.1%} {m.get('high_n', 0):>4} {_pct(m.get('high_precision')):>6} "
+            f"{m['p50_ms']:>7.1f} {m['p50_tokens']:>7.0f}"
+        )
+    if "negative" in summary:
+        m = summary["negative"]
+        lines.append(f"{'negative':<12} {m['n']:>3} flagged confidence=none: {m['flagged_none']:.1%}"
+                     + (f" ({m['high_n']} answered high)" if m.get("high_n") else ""))
+    if "confidence" in summary:
+        m = summary["confidence"]
+        lines.append(f"confidence high on {m['high_n']} of {m['n']} answers; precision (top hit correct) "
+                     f"{_pct(m['high_precision'])}")
+    if "all_queries" in summary:
+        m = summary["all_queries"]
+        lines.append(f"all {m['n']} queries: latency p50 {m['p50_ms']} ms, p95 {m['p95_ms']} ms; "
+                     f"answer p50 {m['p50_tokens']:.0f} tokens")
+    return "\n".join(lines)
+
+
+def is_miss(r: QueryResult) -> bool:
+    """Whether the report lists ``r``: a negative not flagged ``none``, or an answerable question
+    whose first hit is wrong or whose right hit came without its text."""
+    return r.confidence != "none" if r.negative else not (r.rank == 0 and r.in_content)
+
+
+def format_misses(results: list[QueryResult]) -> str:
+    """Each miss: what was wanted and the first five hits (``*`` marks the correct one)."""
+    out = []
+    for r in results:
+        if not is_miss(r):
+            continue
+        kind = "NEG" if r.negative else ("MISS" if r.rank5 is None else f"rank {r.rank5 + 1}")
+        label = "/".join(x for x in (r.type, r.lang) if x and x != "?")
+        out.append(f"[{r.id}{' ' + label if label else ''}] {kind} conf={r.confidence}: {r.query}")
+        for e in r.expect:
+            gone = "  (no such file under the docs root)" if e["path"] in r.missing else ""
+            out.append(f"    want {e['path']}:{e['line']}  ({e.get('heading', '')}){gone}")
+        for i, h in enumerate(r.top):
+            mark = "*" if r.rank == i else " "
+            out.append(f"   {mark}{i + 1}. {h['file_path']}:{h['start_line']}-{h['end_line']} {h['heading_path'][:70]!r} "
+                       f"{'+'.join(h['matched_by'] or [])}{'' if h['content'] else ' (pointer)'}")
+        if not r.top:
+            out.append("    (no results)")
+    return "\n".join(out)
+
+
+def compare(summary: dict[str, Any], baseline: dict[str, Any], margin: float = 0.0) -> list[str]:
+    """Quality drops beyond noise: for each group and metric, a drop larger than one query's
+    worth (``1/n``) plus ``margin``. Returns human-readable failures (empty = pass)."""
+    base = baseline.get("summary", baseline)
+    failures = []
+    for name, old in base.items():
+        new = summary.get(name)
+        if new is None or name in ("all_queries", "confidence"):
+            continue
+        metrics = ("flagged_none",) if name == "negative" else QUALITY
+        noise = 1.0 / max(1, old.get("n", 1)) + margin + 1e-9
+        for metric in metrics:
+            if metric in old and new.get(metric, 0.0) < old[metric] - noise:
+                failures.append(f"{name}.{metric}: {new[metric]:.3f} < baseline {old[metric]:.3f} (noise {noise:.3f})")
+    return failures

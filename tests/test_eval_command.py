@@ -1,0 +1,159 @@
+"""``markdown-memory eval QUESTIONS.jsonl``: a user's own labelled questions scored over the
+small hand-written guide (tests/fixtures/guide), through the real CLI, with the figures the user
+reads; and the harness script scoring several sets with the same module."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+PORT = "which port must be free for the server to start"
+QUESTIONS = [
+    # answered by the top hit (the troubleshooting section names port 8080)
+    {"id": "port", "query": PORT, "type": "howto", "lang": "en",
+     "expect": [{"path": "ops/troubleshooting.md", "line": 5, "heading": "The server does not start"}]},
+    # the identifier's table row
+    {"id": "retries", "query": "ACME_MAX_RETRIES", "type": "identifier",
+     "expect": [{"path": "configuration.md", "line": 14}]},
+    # the same question labelled with a section that does not answer it: a miss whose top hit
+    # (the troubleshooting section) is the report's "what came first"
+    {"id": "wrong", "query": PORT, "type": "howto",
+     "expect": [{"path": "install.md", "line": 23, "heading": "Uninstall"}]},
+    # nothing in the guide answers it
+    {"id": "bread", "query": "how long should sourdough bread proof overnight", "expect": []},
+]
+
+
+def _write(path: Path, questions) -> Path:
+    path.write_text("".join(json.dumps(q) + "\n\n" for q in questions), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def run(cli_main, monkeypatch, minilm, tmp_path):
+    """``run(*args)``: the CLI in-process with ``--embedder minilm`` (the session model) and a
+    database in tmp_path."""
+    from markdown_memory import embed
+
+    real = embed.get_embedder
+    monkeypatch.setattr(embed, "get_embedder", lambda name, *a, **k: minilm if name == "minilm" else real(name, *a, **k))
+
+    def call(*args):
+        return cli_main("--db", str(tmp_path / "eval.db"), *args)
+
+    return call
+
+
+def test_eval_json_figures_a_user_sees(docs_root, tmp_path, run):
+    questions = _write(tmp_path / "questions.jsonl", QUESTIONS)
+    # --embedder after the command works as the global flag does
+    out = run("eval", str(questions), "--docs-dir", str(docs_root), "--embedder", "minilm", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["embedder"] == "minilm" and data["keyword_only"] is False
+    by_id = {r["id"]: r for r in data["results"]}
+    assert by_id["port"]["rank"] == 0 and by_id["port"]["in_content"]
+    assert by_id["retries"]["rank"] == 0
+    assert by_id["wrong"]["rank5"] is None
+    assert by_id["wrong"]["top"][0]["file_path"] == "ops/troubleshooting.md"
+    overall = data["summary"]["overall"]
+    assert overall["n"] == 3  # the negative is scored apart
+    assert overall["top1"] == pytest.approx(2 / 3) and overall["r5"] == pytest.approx(2 / 3)
+    assert overall["mrr10"] == pytest.approx(2 / 3)
+    assert data["summary"]["howto"]["n"] == 2 and data["summary"]["howto"]["top1"] == 0.5
+    assert data["summary"]["identifier"]["top1"] == 1.0
+    # "port" and "wrong" are one search answered alike: if it is "high", one of its two labels is
+    # wrong, so high precision cannot be 1
+    assert by_id["port"]["confidence"] == by_id["wrong"]["confidence"]
+    highs = [r for r in data["results"] if r["confidence"] == "high"]
+    right = [r for r in highs if r["rank5"] == 0]
+    assert data["summary"]["confidence"]["high_n"] == len(highs)
+    assert data["summary"]["confidence"]["high_precision"] == pytest.approx(len(right) / len(highs))
+    if by_id["port"]["confidence"] == "high":
+        assert data["summary"]["confidence"]["high_precision"] < 1.0
+    neg = data["summary"]["negative"]
+    assert neg["n"] == 1 and neg["flagged_none"] == (1.0 if by_id["bread"]["confidence"] == "none" else 0.0)
+
+
+def test_eval_text_report_lists_figures_and_misses(docs_root, tmp_path, run):
+    questions = _write(tmp_path / "questions.jsonl", QUESTIONS)
+    out = run("--embedder", "minilm", "eval", str(questions), "--docs-dir", str(docs_root))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("4 questions (1 negative)")
+    overall = next(line for line in lines if line.startswith("overall"))
+    assert overall.split()[1:4] == ["3", "66.7%", "66.7%"]  # n, top1, R@5
+    assert any(line.startswith("negative ") and "flagged confidence=none" in line for line in lines)
+    assert any(line.startswith("confidence high on") for line in lines)
+    assert "misses (" in out.stdout
+    miss = out.stdout[out.stdout.index("[wrong"):]
+    assert "want install.md:23" in miss
+    assert miss.splitlines()[2].strip().startswith("1. ops/troubleshooting.md:")  # what came first
+    assert "[port" not in out.stdout and "[retries" not in out.stdout  # right first hits are not misses
+
+
+def test_eval_flags_an_expected_file_that_does_not_exist(docs_root, tmp_path, run):
+    questions = _write(tmp_path / "q.jsonl", [{"query": PORT, "expect": [{"path": "ops/trouble.md", "line": 5}]}])
+    out = run("--embedder", "minilm", "eval", str(questions), "--docs-dir", str(docs_root))
+    assert out.returncode == 0, out.stderr
+    assert "want ops/trouble.md:5" in out.stdout and "no such file under the docs root" in out.stdout
+    assert "[line 1]" in out.stdout  # no id: the line number names the question
+
+
+@pytest.mark.parametrize("content, says", [
+    ('{"query": "x", "expect": [{"path": "a.md"}]}\n', "line 1 has an \"expect\" entry without"),
+    ('\n{"expect": []}\n', "line 2 has no \"query\""),
+    ('{"query": "x"}\n', "line 1 has no \"expect\" list"),
+    ("not json\n", "line 1 is not JSON"),
+    ("\n\n", "holds no question"),
+])
+def test_eval_bad_questions_file_is_one_actionable_line(docs_root, tmp_path, run, content, says):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(content, encoding="utf-8")
+    out = run("--embedder", "minilm", "eval", str(bad), "--docs-dir", str(docs_root))
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert says in out.stderr and "docs/evaluation.md" in out.stderr
+    assert not (tmp_path / "eval.db").exists()  # rejected before indexing anything
+
+
+def _script():
+    name = "markdown_memory_eval_script_for_sets"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / "eval_retrieval.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def test_harness_scores_several_sets_with_the_package_scoring(docs_root, tmp_path, capsys):
+    from markdown_memory import evaluation
+
+    script = _script()
+    assert script.summarise is evaluation.summarise  # one place for the scoring
+    questions = _write(tmp_path / "questions.jsonl", QUESTIONS)
+    identifiers = _write(tmp_path / "ids.jsonl", QUESTIONS[1:2])
+    baseline = tmp_path / "baseline.json"
+    argv = ["--embedder", "none", "--db-dir", str(tmp_path / "dbs"),
+            "--set", f"guide={docs_root}:{questions}", "--set", f"ids={docs_root}:{identifiers}"]
+    assert script.main([*argv, "--baseline-out", str(baseline)]) == 0
+    out = capsys.readouterr().out
+    assert "[guide] corpus" in out and "[ids] corpus" in out
+    assert "neg flagged" in out and "high prec" in out  # the side-by-side lines
+    frozen = json.loads(baseline.read_text())
+    assert set(frozen["sets"]) == {"guide", "ids"}
+    assert frozen["sets"]["ids"]["summary"]["overall"]["n"] == 1
+    assert frozen["sets"]["guide"]["ranks"]["port"] == 0
+    assert script.main([*argv, "--compare", str(baseline)]) == 0
+    # a baseline better than the run fails the comparison, per set
+    frozen["sets"]["ids"]["summary"]["overall"]["top1"] = 2.5
+    baseline.write_text(json.dumps(frozen))
+    assert script.main([*argv, "--compare", str(baseline)]) == 1
+    assert "ids: overall.top1" in capsys.readouterr().err
