@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="download (or verify) the embedding model, print where it is, and exit")
     parser.add_argument("--no-auto-index", action="store_true",
                         help="server: do not keep the index up to date in the background")
+    parser.add_argument("--max-file-mb", type=float, metavar="MB",
+                        help="files larger than this are not indexed (default: $MARKDOWN_MEMORY_MAX_FILE_MB or 10)")
     parser.add_argument("--log-level", help="stderr log level: DEBUG, INFO, WARNING, ERROR or CRITICAL "
                         "(default: $MARKDOWN_MEMORY_LOG_LEVEL or WARNING)")
     parser.add_argument("--docs-dir", dest="server_docs_dir", metavar="DIR", help=argparse.SUPPRESS)
@@ -340,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
 
             try:
                 settings = Settings.load(args.server_docs_dir, args.db, args.embedder,
-                                         auto_index=False if args.no_auto_index else None)
+                                         auto_index=False if args.no_auto_index else None,
+                                         max_file=args.max_file_mb)
                 startup_error = None
             except ConfigError as exc:
                 # Answer the handshake anyway: the agent then sees the reason as a tool error
@@ -396,7 +399,7 @@ def _run_command(args: argparse.Namespace) -> int:
     from .progress import Progress
 
     root = _index_root(args.docs_root, args.docs_dir_flag) if args.command == "index" else args.docs_dir
-    settings = Settings.load(root, args.db, args.embedder)
+    settings = Settings.load(root, args.db, args.embedder, max_file=args.max_file_mb)
     engine = Engine(settings)
     try:
         if args.command == "index":

@@ -18,6 +18,9 @@ from .errors import ConfigError
 
 EMBEDDER_CHOICES = ("embeddinggemma", "minilm", "multilingual-e5", "none")
 DEFAULT_EMBEDDER = "embeddinggemma"
+#: Files larger than this many megabytes (10**6 bytes) are not indexed (``--max-file-mb``,
+#: ``MARKDOWN_MEMORY_MAX_FILE_MB``): a 19 MB log saved as ``.md`` is not documentation.
+DEFAULT_MAX_FILE_MB = 10.0
 
 
 def _env(name: str) -> str | None:
@@ -86,6 +89,22 @@ def _threads_from_env() -> int | None:
     return value
 
 
+def max_file_mb(explicit: float | None = None) -> float:
+    """The file size limit in MB: ``explicit`` (``--max-file-mb``), ``MARKDOWN_MEMORY_MAX_FILE_MB``,
+    or :data:`DEFAULT_MAX_FILE_MB`. Raises ConfigError for a value that is not a number > 0."""
+    raw: object = explicit if explicit is not None else _env("MARKDOWN_MEMORY_MAX_FILE_MB")
+    if raw is None:
+        return DEFAULT_MAX_FILE_MB
+    try:
+        value = float(str(raw))
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise ConfigError(f"the file size limit (--max-file-mb, MARKDOWN_MEMORY_MAX_FILE_MB) must be a number of "
+                          f"megabytes above 0, got {raw!r}")
+    return value
+
+
 def flag_from_env(name: str, default: bool) -> bool:
     """Boolean environment switch: ``default`` when unset or empty, False for ``0``/``false``/
     ``no``/``off`` (any case), True otherwise."""
@@ -102,7 +121,7 @@ class Settings:
     Attributes: ``docs_root`` (resolved directory), ``db_path`` (SQLite file), ``embedder``
     (one of EMBEDDER_CHOICES), ``threads`` (onnxruntime intra-op threads or None for the
     default), ``exclude`` (extra gitignore-style globs), ``auto_index`` (background catch-up
-    in the server).
+    in the server), ``max_file_bytes`` (larger files are not indexed).
     """
 
     docs_root: Path
@@ -111,6 +130,7 @@ class Settings:
     threads: int | None = None
     exclude: list[str] = field(default_factory=list)
     auto_index: bool = True
+    max_file_bytes: int = int(DEFAULT_MAX_FILE_MB * 1_000_000)
 
     @classmethod
     def load(
@@ -119,10 +139,12 @@ class Settings:
         db: str | os.PathLike[str] | None = None,
         embedder: str | None = None,
         auto_index: bool | None = None,
+        max_file: float | None = None,
     ) -> Settings:
         """Build settings from explicit values, then environment, then defaults.
 
-        Raises ConfigError for a missing docs root or an unknown embedder name.
+        ``max_file`` is the file size limit in MB (see :func:`max_file_mb`). Raises ConfigError
+        for a missing docs root, an unknown embedder name or a bad size limit.
         """
         root = resolve_docs_root(docs_root)
         name = (embedder or _env("MARKDOWN_MEMORY_EMBEDDER") or DEFAULT_EMBEDDER).strip().lower()
@@ -136,4 +158,5 @@ class Settings:
             threads=_threads_from_env(),
             exclude=exclude,
             auto_index=flag_from_env("MARKDOWN_MEMORY_AUTO_INDEX", True) if auto_index is None else auto_index,
+            max_file_bytes=int(max_file_mb(max_file) * 1_000_000),
         )

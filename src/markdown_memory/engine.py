@@ -345,7 +345,8 @@ class Engine:
              page_tokens: int = READ_PAGE_TOKENS, freshness: Freshness = Freshness.FLAG) -> SectionText:
         """The verbatim text of one section (all ``(Part n)`` pieces joined; with
         ``include_subsections`` its descendants too), paged by ``page_tokens``: ``next_cursor``
-        (a line index into the text) is set when more lines remain. Raises
+        (a line index into the text; a line over 2,000 characters counts as one per 2,000, see
+        ``sections.page_units``) is set when more lines remain. Raises
         DocumentNotFoundError, SectionNotFoundError (with candidates), PathOutsideRootError,
         and QueryError for a cursor outside the text (the message gives the valid range)."""
         self._prepare(freshness, "read_section")
@@ -355,10 +356,9 @@ class Engine:
         start_line = picked[0].start_line
         cursor = int(cursor)
         what = f"section {wanted!r} of {rel}" + (" with its subsections" if include_subsections else "")
-        out_lines, index = page(lines, cursor, page_tokens, what)
-        content = "\n".join(out_lines)
-        return SectionText(rel, wanted, start_line + cursor, start_line + index - 1, picked[-1].end_line,
-                           count_tokens(content), content, index if index < len(lines) else None)
+        content, first, last, next_cursor = page(lines, cursor, page_tokens, what)
+        return SectionText(rel, wanted, start_line + first, start_line + last, picked[-1].end_line,
+                           count_tokens(content), content, next_cursor)
 
     def list_documents(self, directory: str | None = None, *, offset: int = 0, limit: int = MAX_LIST_LIMIT,
                        freshness: Freshness = Freshness.FLAG) -> DocumentList:

@@ -181,6 +181,12 @@ def empty_folder(ctx: Context, rel: str, directory: str) -> str:
             f"indexed yet: {index_hint(ctx)})")
 
 
+def file_too_large(size: int, limit: int) -> str:
+    """Why a file is not indexed: its size and the limit (bytes), and how to raise the limit."""
+    return (f"{size / 1e6:.1f} MB is over the {limit / 1e6:g} MB file size limit; not indexed (raise the limit "
+            "with --max-file-mb or MARKDOWN_MEMORY_MAX_FILE_MB to index it)")
+
+
 def not_a_folder_to_index(directory: str, link: str | None, root: Path) -> str:
     """index_directory / ``Engine.index`` on a path that is not a real folder in the root;
     ``link``: the symlinked folder on its way (its target is never named)."""

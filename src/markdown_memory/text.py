@@ -32,6 +32,12 @@
   run ``ceil(chars / 4)`` tokens, the rule of thumb OpenAI publishes for English ("one token
   ~= 4 characters", help.openai.com, "What are tokens"). It over-counts code slightly, the
   safe side for a budget.
+* Inline ``data:`` URIs (:func:`elide_data_uris`): a base64 image pasted into a note is
+  megabytes of characters no reader or search wants (one 2.5 MB image became 1,222 embedded
+  chunks elsewhere). Its payload is replaced by ``…`` before a file is parsed, so sections,
+  keyword rows, passages and ``read`` answers carry ``data:image/png;base64,…`` instead: the one
+  place where stored text is not the verbatim source. Line breaks are never touched, so line
+  numbers stay those of the file.
 * SQL ``LIKE`` patterns for path prefixes (:func:`like_prefix`), and the one-clause cause of
   a long error message (:func:`short_cause`).
 """
@@ -47,6 +53,7 @@ __all__ = [
     "WIDE",
     "WORD",
     "cjk_bigrams",
+    "elide_data_uris",
     "count_tokens",
     "fts_text",
     "is_cjk",
@@ -72,6 +79,15 @@ INVISIBLE = re.compile(
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]+"
 )
+#: a ``data:`` URI with a base64 payload of at least 32 characters, or any other payload
+#: (percent-encoded SVG...) of at least 256; group 1 is the ``data:<type>[;params][;base64],``
+#: head that is kept. Payloads stop at whitespace, quotes, ``)`` and ``>``.
+DATA_URI = re.compile(
+    r"(data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[\w.+%-]+)*(?:;base64,(?=[A-Za-z0-9+/=_-]{32})|,(?=[^\s\"'()<>]{256})))"
+    r"[^\s\"'()<>]+"
+)
+#: what replaces a data URI's payload
+DATA_URI_PLACEHOLDER = "…"
 
 #: short_cause keeps at most this many characters
 CAUSE_CHARS = 200
@@ -105,6 +121,15 @@ def fts_text(text: str) -> str:
     """The copy of ``text`` stored in (and searched against) the keyword index: its
     ``match_form``, with CJK runs as spaced bigrams (see module docstring)."""
     return CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group(0))) + " ", match_form(text))
+
+
+def elide_data_uris(text: str) -> str:
+    """``text`` with the payload of every long ``data:`` URI replaced by ``…`` (see module
+    docstring): ``![x](data:image/png;base64,iVBOR...)`` -> ``![x](data:image/png;base64,…)``.
+    Linear in ``len(text)``; text without ``data:`` is returned as is."""
+    if "data:" not in text:
+        return text
+    return DATA_URI.sub(lambda m: m.group(1) + DATA_URI_PLACEHOLDER, text)
 
 
 def count_tokens(text: str) -> int:

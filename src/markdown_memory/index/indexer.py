@@ -7,7 +7,9 @@ Phase 2 embeds passages that have no vector yet in length-sorted batches across 
 batch by batch. Unchanged files (same size and mtime) are only ``stat``-ed.
 
 Reading policy: each file is opened once by ``files.read`` (no link followed below the root, no
-wait on a FIFO, judged by ``fstat``); at most ``MAX_FILE_BYTES`` per file; NUL bytes mean binary (refused); UTF-8
+wait on a FIFO, judged by ``fstat``); files over the size limit (``Settings.max_file_bytes``,
+default ``MAX_FILE_BYTES``) are refused, by their walked size before any read and by the bytes
+read; NUL bytes mean binary (refused); UTF-8
 (with or without BOM) and UTF-16 with a BOM are decoded as such; other bytes are decoded as
 Windows-1252 (Latin-1 for its 5 undefined bytes) with a warning, so no text is dropped.
 """
@@ -25,23 +27,25 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from .. import messages
+from ..config import DEFAULT_MAX_FILE_MB
 from ..embed.base import Embedder
 from ..embed.onnx_runtime import CALLS_IN_FLIGHT
 from ..files.read import FileRefused, read_entry
 from ..files.walk import WalkEntry, name_is_text, walk_markdown, walk_one
 from ..markdown import ParsedDocument, parse_document
-from ..markdown.passages import embed_body, pack_runs
+from ..markdown.passages import embed_body, pack_runs, run_text
 from ..models import IndexReport
 from ..store import Store, StoredDocument, vector_blob
 from ..store.errors import is_disk_full
-from ..text import count_tokens
+from ..text import count_tokens, elide_data_uris
 
 log = logging.getLogger("markdown_memory.indexer")
 
-MAX_FILE_BYTES = 10 * 1024 * 1024
+MAX_FILE_BYTES = int(DEFAULT_MAX_FILE_MB * 1_000_000)
 #: Bump when parsing changes what sections or passages a file yields: the next run re-parses
 #: every file (an index built by an older parser would otherwise keep its old sections).
-PARSER_VERSION = "3"
+PARSER_VERSION = "4"
 EMBED_CHUNK = 64  # texts embedded and written per transaction (also the stop granularity: < 1 s)
 #: Chunks embedded at once (threads calling the model). With small length-sorted batches one
 #: onnxruntime call keeps ~1 of 2 cores busy; two calls in flight measured 1.15-1.5x the tokens/s
@@ -105,12 +109,13 @@ def decode_markdown(data: bytes) -> tuple[str, str | None]:
     return "".join(chars), f"{note}; {warning}" if note else warning
 
 
-def read_markdown(entry: WalkEntry) -> tuple[bytes, str, str | None]:
-    """Read one walked file -> (raw bytes, text, decode warning), opened and judged once
-    (``files.read``: no link followed, no blocking on a FIFO). Raises FileRefused with a reason."""
-    data = read_entry(entry, MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise FileRefused(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not indexed")
+def read_markdown(entry: WalkEntry, max_bytes: int = MAX_FILE_BYTES) -> tuple[bytes, str, str | None]:
+    """Read one walked file of at most ``max_bytes`` -> (raw bytes, text, decode warning), opened
+    and judged once (``files.read``: no link followed, no blocking on a FIFO). Raises
+    FileRefused with a reason (for a larger file: its size and the limit)."""
+    data = read_entry(entry, max_bytes + 1)
+    if len(data) > max_bytes:
+        raise FileRefused(messages.file_too_large(max(entry.size, len(data)), max_bytes))
     text, warning = decode_markdown(data)
     return data, text, warning
 
@@ -147,7 +152,7 @@ def passage_keys(doc: ParsedDocument) -> list[str]:
         title = embedding_title(doc.title, sec.base_path, sec.level)
         run = passages[start:end]
         for group in pack_runs([(p.kind, p.text, p.start_line, p.end_line) for p in run]):
-            key = embed_key(title, "\n".join(embed_body(run[i].kind, run[i].text) for i in group))
+            key = embed_key(title, run_text([embed_body(run[i].kind, run[i].text) for i in group]))
             keys.extend([key] * len(group))
         start = end
     return keys
@@ -171,7 +176,7 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
         "metadata": doc.metadata,
         "warnings": warnings + doc.warnings,
         "line_count": doc.line_count,
-        "tokens": count_tokens(text),
+        "tokens": count_tokens(elide_data_uris(text)),
         "indexed_at": time.time(),
     }
     keyed = list(zip(doc.passages, passage_keys(doc)))
@@ -206,8 +211,10 @@ def index_tree(
     force: bool = False,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
+    max_file_bytes: int = MAX_FILE_BYTES,
 ) -> IndexReport:
-    """Bring the index of ``root`` (or of ``directory`` inside it) up to date.
+    """Bring the index of ``root`` (or of ``directory`` inside it) up to date; files larger than
+    ``max_file_bytes`` are reported in ``failed`` with their size and the limit.
 
     ``embedder`` is called (once) only when passages need vectors; None, or a provider that
     returns None, means keyword-only. ``weights_id`` is the id of the vectors that embedder would
@@ -249,7 +256,8 @@ def index_tree(
         if progress and (n == 1 or n % 25 == 0):
             progress("parse", n - 1, total)
         seen.add(entry.rel)
-        index_file(store, entry, known.get(entry.rel), report, failures, force=force, reuse_vectors=reuse)
+        index_file(store, entry, known.get(entry.rel), report, failures, force=force, reuse_vectors=reuse,
+                   max_file_bytes=max_file_bytes)
         if progress:
             progress("parse", n, total)
     if progress and not report.interrupted:
@@ -319,21 +327,26 @@ def index_file(
     *,
     force: bool = False,
     reuse_vectors: bool = True,
+    max_file_bytes: int = MAX_FILE_BYTES,
 ) -> None:
     """Bring one file's document up to date (keyword index; vectors are embedded later).
     ``reuse_vectors=False`` leaves every passage of a rewritten document without a vector (the
     stored ones belong to another model build and are about to be replaced).
 
-    ``old`` is the stored ``StoredDocument(id, sha256, (size, mtime_ns, ctime_ns))`` or None. An unchanged
+    ``old`` is the stored ``StoredDocument(id, sha256, (size, mtime_ns, ctime_ns))`` or None. A file over
+    ``max_file_bytes`` is refused (its stored document removed) without being opened. An unchanged
     stat signature skips reading; an unchanged sha256 only updates the stat fields. Counts go to ``report``,
     problems to ``failures`` as ``(path, "failed", reason)``. Never raises for a bad file.
     """
-    if old is not None and not force and old.signature == entry.signature:
+    too_large = entry.size > max_file_bytes  # judged before anything else: a lowered limit applies at once
+    if not too_large and old is not None and not force and old.signature == entry.signature:
         report.unchanged += 1
         report.warnings.extend({"path": entry.rel, "message": w} for w in store.document_warnings(entry.rel))
         return
     try:
-        data, text, decode_warning = read_markdown(entry)
+        if too_large:  # not even opened: a huge file costs a stat per run
+            raise FileRefused(messages.file_too_large(entry.size, max_file_bytes))
+        data, text, decode_warning = read_markdown(entry, max_file_bytes)
     except FileRefused as exc:
         failures.append((entry.rel, "failed", str(exc)))
         if old is not None:  # never serve the old text of a file we can no longer read
@@ -373,7 +386,8 @@ def index_file(
         report.warnings.append({"path": entry.rel, "message": w})
 
 
-def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str] | None = None) -> IndexReport:
+def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str] | None = None,
+                  max_file_bytes: int = MAX_FILE_BYTES) -> IndexReport:
     """Re-check specific documents now (edited, deleted, unreadable or new files), keyword
     index only: their passages get vectors in the next index run (passages whose text did not
     change keep their vectors at once). ``paths`` are POSIX paths relative to ``root``.
@@ -398,7 +412,7 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
             if entry:
                 failures.append((rel, "failed", entry))
             continue
-        index_file(store, entry, old, report, failures)
+        index_file(store, entry, old, report, failures, max_file_bytes=max_file_bytes)
     with store.transaction():
         store.clear_failures(list(dict.fromkeys(paths)))
         now = time.time()
@@ -428,7 +442,9 @@ def embed_pending(
     text, ``"{breadcrumb}\n{part}\n{part}..."`` (code by its head, ``passages.embed_body``), and
     every member gets that vector; their ``embed_key`` is the key of the run's text (see
     :func:`passage_keys`; re-keyed here when a pending subset packs differently), so identical
-    runs elsewhere (copied READMEs, moved files) reuse it. Texts are embedded in order of
+    runs elsewhere (copied READMEs, moved files) reuse it. A section is at most
+    ``passages.MAX_EMBED_TEXTS`` texts of at most ``MAX_PASSAGE_CHARS`` characters (``run_text``).
+    Texts are embedded in order of
     length, in chunks of ``EMBED_CHUNK``, ``EMBED_WORKERS`` chunks in flight, each written in
     its own transaction by the calling thread; ``should_stop`` is polled between chunks (a chunk
     already running finishes in the background and is dropped). Section vectors are computed
@@ -453,7 +469,7 @@ def embed_pending(
         title = embedding_title(first.doc_title, first.base_path, first.level)
         for group in pack_runs([(r.kind, r.text, r.start_line, r.end_line) for r in section]):
             members = [section[i] for i in group]
-            text = "\n".join(embed_body(r.kind, r.text) for r in members)
+            text = run_text([embed_body(r.kind, r.text) for r in members])
             key = embed_key(title, text)
             for r in members:
                 by_key.setdefault(key, []).append((r.id, sid))

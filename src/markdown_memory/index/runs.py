@@ -100,7 +100,7 @@ class IndexRuns:
                 embedder=None if self.settings.embedder == "none" else embedder,
                 weights_id=self.loader.expected_weights_id(),
                 exclude=self.settings.exclude, directory=target, force=force, progress=track,
-                should_stop=should_stop,
+                should_stop=should_stop, max_file_bytes=self.settings.max_file_bytes,
             )
             if not report.interrupted and not target and writer.get_meta("moved_aside"):
                 with writer.transaction():
@@ -143,7 +143,7 @@ class IndexRuns:
         with self.database.readonly_guard():
             writer = self.database.refresher()
             try:
-                report = refresh_paths(writer, root, paths, self.settings.exclude)
+                report = refresh_paths(writer, root, paths, self.settings.exclude, self.settings.max_file_bytes)
                 with writer.transaction():
                     remember_folders(writer, root, paths)
             finally:

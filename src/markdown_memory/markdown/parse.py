@@ -1,6 +1,6 @@
 """Split one Markdown document into heading-addressed sections and embeddable passages.
 
-Data flow: decoded text -> line split (CRLF/CR -> LF; leading BOM and zero-width characters
+Data flow: decoded text -> long ``data:`` URI payloads elided (``text.elide_data_uris``) -> line split (CRLF/CR -> LF; leading BOM and zero-width characters
 dropped, U+FEFF dropped everywhere) -> front matter detection -> markdown-it-py block tokens (CommonMark preset, HTML
 blocks on, GFM tables and strikethrough, nesting limit raised and never silently hit, see
 ``nesting.py``) -> unclosed-fence repair -> sections from top-level headings (titles: the plain
@@ -22,16 +22,14 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..text import count_tokens, match_form
+from ..text import count_tokens, elide_data_uris, match_form
 from .frontmatter import detect_front_matter
 from .inline import html_plain_text, inline_plain_text
 from .nesting import MAX_NESTING, parse_without_cuts, record_cuts
-from .passages import RawPassage, esm_lines, extract_passages, split_window
+from .passages import MAX_PASSAGE_CHARS, RawPassage, esm_lines, extract_passages, group_long_runs, split_window
 
 #: Sections longer than this many estimated tokens are stored as ``(Part n)`` pieces.
 MAX_SECTION_TOKENS = 800
-#: Passages longer than this many characters are split into windows.
-MAX_PASSAGE_CHARS = 600
 
 PREAMBLE = "(preamble)"
 WHOLE_DOCUMENT = "(document)"
@@ -92,8 +90,12 @@ class ParsedDocument:
 
 
 def _markdown() -> MarkdownIt:
+    # Inline parsing (links, emphasis, code spans) is run for headings only (_parse,
+    # _inline_children): sections and passages are cut from source text and inline ``content``,
+    # and parsing every paragraph and table cell into child tokens cost a third of the parse time
+    # and most of its memory on a 40,000-row table or a 3 MB line (case 029).
     md = MarkdownIt("commonmark", {"html": True, "maxNesting": MAX_NESTING}).enable(["table", "strikethrough"])
-    return record_cuts(md)
+    return record_cuts(md.disable("inline"))
 
 
 _MD = _markdown()
@@ -144,8 +146,7 @@ def heading_plain_text(written: str) -> str:
     """The title a heading written as ``written`` (raw inline Markdown, e.g. copied from the
     file: ``[Release](https://x) notes {#rel}``) gets: ``Release notes``. Also for headings an
     agent types."""
-    tokens = _MD.parseInline(strip_heading_attributes(written.strip()))
-    return inline_plain_text(tokens[0].children if tokens else None)
+    return inline_plain_text(_inline_children(strip_heading_attributes(written.strip()).replace("\x00", "\ufffd"), {}))
 
 
 _HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(.*?)(?:</h\1\s*>|\Z)", re.S | re.I)
@@ -171,8 +172,20 @@ def _fence_is_closed(tok: Token, lines: list[str]) -> bool:
     return len(last) >= len(tok.markup) and set(last) == {marker}
 
 
+def _inline_children(text: str, env: dict[str, Any]) -> list[Token]:
+    """markdown-it's inline tokens of ``text`` (``env``: the parse's, for reference links)."""
+    children: list[Token] = []
+    _MD.inline.parse(text, _MD, env, children)
+    return children
+
+
 def _parse(text: str, env: dict[str, Any]) -> list[Token]:
-    return _MD.parse(text, env)
+    """Block tokens of ``text``; only the inline tokens of headings get their ``children``."""
+    tokens = _MD.parse(text, env)
+    for i, tok in enumerate(tokens):
+        if tok.type == "inline" and i and tokens[i - 1].type == "heading_open":
+            tok.children = _inline_children(tok.content, env)
+    return tokens
 
 
 def _repair_unclosed_fences(
@@ -233,7 +246,7 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
     ``path`` is only used to pick MDX handling (``.mdx``) and the title fallback (file stem).
     Never raises on any input string; problems become ``warnings`` (strings naming a line).
     """
-    lines = split_lines(text)
+    lines = split_lines(elide_data_uris(text))
     warnings: list[str] = []
     fm = detect_front_matter(lines)
     if fm.warning:
@@ -432,14 +445,14 @@ def _split_parts(
 
 
 def _assign_passages(raw: list[RawPassage], sections: list[Section]) -> list[Passage]:
-    """Attach passages to the section (or part) containing their first line; window long ones."""
+    """Attach passages to the section (or part) containing their first line; group the rows
+    of long tables and the items of long lists (``passages.group_long_runs``); window long
+    passages, so none exceeds ``MAX_PASSAGE_CHARS`` characters."""
     starts = [s.start_line for s in sections]
     out: list[Passage] = []
     counters: dict[int, int] = {}
-    for rp in raw:
-        idx = bisect_right(starts, rp.start_line) - 1
-        if idx < 0:
-            continue  # inside front matter: never a passage
+    placed = [(bisect_right(starts, rp.start_line) - 1, rp) for rp in raw]
+    for idx, rp in group_long_runs([(i, rp) for i, rp in placed if i >= 0], MAX_PASSAGE_CHARS):
         for text, a, b in split_window(rp.text, rp.start_line, rp.end_line, MAX_PASSAGE_CHARS):
             if not text.strip():
                 continue

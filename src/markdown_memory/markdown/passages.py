@@ -3,6 +3,10 @@
 A passage is what gets embedded: each paragraph, each top-level list item (its nested items
 included), each table body row rendered ``Header: cell; Header: cell``, each code block, and
 the visible text of HTML blocks, at any nesting depth (block quotes, list items, callouts).
+Bounds (case 029): a run of more than :data:`MAX_RUN_PASSAGES` rows or items is stored as
+passages of several rows (:func:`group_long_runs`); no passage exceeds
+:data:`MAX_PASSAGE_CHARS` (:func:`split_window`, linear even for a 3 MB line without spaces);
+one section is embedded as at most :data:`MAX_EMBED_TEXTS` texts (:func:`pack_runs`).
 Headings nested inside containers are passages too (they are not section headings).
 
 Text comes from the source (markdown-it's inline ``content`` or source lines), never from
@@ -190,6 +194,55 @@ def extract_passages(tokens: list[Token], lines: list[str], *, mdx: bool = False
     return out
 
 
+#: No passage is longer than this many characters: longer ones are split into windows
+#: (``split_window``), so no stored passage and no embedding input carries megabytes.
+MAX_PASSAGE_CHARS = 600
+#: A run of more than this many adjacent table rows (or top-level list items) of one section is
+#: stored as passages of several rows each (``group_long_runs``): a 40,000-row table makes
+#: ~3,000 passages, not 40,000. Shorter tables keep one passage per row (a hit names its row).
+MAX_RUN_PASSAGES = 64
+#: Kinds whose long runs are grouped.
+GROUPED_KINDS = frozenset({"table_row", "list_item"})
+
+
+def group_long_runs(placed: list[tuple[int, RawPassage]], max_chars: int) -> list[tuple[int, RawPassage]]:
+    """``placed``: ``(section index, passage)`` in document order. Every run of more than
+    :data:`MAX_RUN_PASSAGES` passages of one kind in :data:`GROUPED_KINDS`, in one section,
+    each starting at most one blank line after the previous one ends, becomes passages that
+    join consecutive members with line breaks up to ``max_chars`` characters (a member longer
+    than that stays alone, to be windowed). Other passages are returned unchanged. Linear."""
+    out: list[tuple[int, RawPassage]] = []
+    i = 0
+    n = len(placed)
+    while i < n:
+        idx, first = placed[i]
+        j = i + 1
+        if first.kind in GROUPED_KINDS:
+            while (j < n and placed[j][0] == idx and placed[j][1].kind == first.kind
+                   and placed[j - 1][1].end_line < placed[j][1].start_line <= placed[j - 1][1].end_line + 2):
+                j += 1
+        if j - i <= MAX_RUN_PASSAGES:
+            out.extend(placed[i:j])
+        else:
+            group: list[RawPassage] = []
+            size = 0
+            for _idx, rp in placed[i:j]:
+                if group and size + 1 + len(rp.text) > max_chars:
+                    out.append((idx, _joined(group)))
+                    group, size = [], 0
+                size += (1 if group else 0) + len(rp.text)
+                group.append(rp)
+            out.append((idx, _joined(group)))
+        i = j
+    return out
+
+
+def _joined(group: list[RawPassage]) -> RawPassage:
+    if len(group) == 1:
+        return group[0]
+    return RawPassage(group[0].kind, "\n".join(rp.text for rp in group), group[0].start_line, group[-1].end_line)
+
+
 #: A packed run of small passages stays at or under this many characters (the window size).
 PACK_CHARS = 600
 #: Passage kinds that are packed with their neighbours (any mix of them).
@@ -218,7 +271,8 @@ def pack_runs(items: list[tuple[str, str, int, int]], max_chars: int | None = No
 
     Adjacent means the next one starts after the previous ends and at most one blank line later.
     Returns lists of indices into ``items`` covering every index once, in order; code blocks,
-    nested headings and passages too long to join are groups of one.
+    nested headings and passages too long to join are groups of one, except that at most
+    :data:`MAX_EMBED_TEXTS` groups are returned (consecutive groups merged).
     """
     limit = PACK_CHARS if max_chars is None else max_chars
     groups: list[list[int]] = []
@@ -232,7 +286,36 @@ def pack_runs(items: list[tuple[str, str, int, int]], max_chars: int | None = No
                 continue
         groups.append([i])
         size = len(text)
-    return groups
+    return _at_most(groups, MAX_EMBED_TEXTS)
+
+
+#: One section (or ``(Part n)`` piece) is embedded as at most this many texts. Parts are cut at
+#: ~800 tokens, so only a part that is one huge block (a 40,000-row table, a 3 MB minified line,
+#: a pasted log) has more packed runs than this; its runs are then merged into this many
+#: consecutive groups, each embedded by the head of its text (``run_text``). Embedding work per
+#: part is bounded; keyword search still sees every word.
+MAX_EMBED_TEXTS = 32
+
+
+def _at_most(groups: list[list[int]], limit: int) -> list[list[int]]:
+    """``groups`` merged into ``limit`` consecutive groups of near-equal size when there are more."""
+    if len(groups) <= limit:
+        return groups
+    out: list[list[int]] = []
+    for k in range(limit):
+        merged: list[int] = []
+        for group in groups[k * len(groups) // limit : (k + 1) * len(groups) // limit]:
+            merged.extend(group)
+        out.append(merged)
+    return out
+
+
+def run_text(bodies: list[str]) -> str:
+    """The text embedded for one packed run, from its members' ``embed_body`` in order: joined
+    with line breaks, at most :data:`MAX_PASSAGE_CHARS` characters (only a run merged by the
+    :data:`MAX_EMBED_TEXTS` bound is longer, and is cut)."""
+    text = "\n".join(bodies)
+    return text if len(text) <= MAX_PASSAGE_CHARS else text[:MAX_PASSAGE_CHARS]
 
 
 def esm_lines(tokens: list[Token]) -> set[int]:
@@ -288,12 +371,13 @@ def _pieces(text: str, max_chars: int) -> list[tuple[str, bool]]:
                     continue
                 word_buf = ""
                 for word in sentence.split(" "):
-                    while len(word) > max_chars:
+                    if len(word) > max_chars:
                         if word_buf:
                             pieces.append(word_buf)
                             word_buf = ""
-                        pieces.append(word[:max_chars])
-                        word = word[max_chars:]
+                        slices = _hard_slices(word, max_chars)
+                        pieces.extend(slices[:-1])
+                        word = slices[-1]
                     if word_buf and len(word_buf) + 1 + len(word) > max_chars:
                         pieces.append(word_buf)
                         word_buf = word
@@ -304,4 +388,26 @@ def _pieces(text: str, max_chars: int) -> list[tuple[str, bool]]:
         for piece in pieces:
             out.append((piece, first))
             first = False
+    return out
+
+
+#: everything up to and including the last non-word character (greedy, so it backtracks from the end)
+_LAST_BREAK = re.compile(r".*[^\w]", re.S)
+
+
+def _hard_slices(word: str, max_chars: int) -> list[str]:
+    """``word`` (no spaces, longer than ``max_chars``: minified JSON, a hash, a URL) cut into
+    slices of at most ``max_chars`` characters that join back to it, each cut just after the
+    last non-word character (``,`` ``"`` ``/``...) of its second half when there is one, so
+    identifiers stay whole; else hard. Linear in ``len(word)``."""
+    out: list[str] = []
+    pos = 0
+    n = len(word)
+    while n - pos > max_chars:
+        end = pos + max_chars
+        last_break = _LAST_BREAK.match(word, pos + max_chars // 2, end)
+        cut = last_break.end() if last_break else end
+        out.append(word[pos:cut])
+        pos = cut
+    out.append(word[pos:])
     return out

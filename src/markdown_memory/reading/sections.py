@@ -80,28 +80,54 @@ def verbatim_lines(picked: Sequence[SectionRecord]) -> list[str]:
     return lines
 
 
-def page(lines: list[str], cursor: int, page_tokens: int, what: str) -> tuple[list[str], int]:
-    """One page of ``lines`` from index ``cursor``: as many whole lines as fit ``page_tokens``
-    (at least one). Returns (the page's lines, the index after its last line). ``what`` names
-    the text for the error ("section 'A > B' of x.md"). Raises QueryError for a cursor outside
-    0..len(lines)-1 (a negative one, or one past the end: a cursor is only ever a
+#: A line longer than this many characters (a minified bundle, a base64 blob) is paged in
+#: pieces of this many: a page never carries more than one piece beyond its token budget.
+LINE_PIECE_CHARS = 2_000
+
+
+def page_units(lines: list[str]) -> list[tuple[str, int, bool]]:
+    """What a cursor counts: each line of ``lines``, a line longer than
+    :data:`LINE_PIECE_CHARS` as consecutive pieces of that size. Items are ``(text, index of
+    its line in lines, True when it continues the previous item's line)``; for text without
+    such lines the items are the lines, so a cursor is a line index."""
+    units: list[tuple[str, int, bool]] = []
+    for k, line in enumerate(lines):
+        if len(line) <= LINE_PIECE_CHARS:
+            units.append((line, k, False))
+            continue
+        for pos in range(0, len(line), LINE_PIECE_CHARS):
+            units.append((line[pos : pos + LINE_PIECE_CHARS], k, pos > 0))
+    return units
+
+
+def page(lines: list[str], cursor: int, page_tokens: int, what: str) -> tuple[str, int, int, int | None]:
+    """One page of ``lines`` from unit ``cursor`` (see :func:`page_units`): as many whole units
+    as fit ``page_tokens`` (at least one). Returns (the page's text, the index in ``lines`` of
+    its first and of its last line, the next cursor or None after the last unit). ``what``
+    names the text for the error ("section 'A > B' of x.md"). Raises QueryError for a cursor
+    outside the units (a negative one, or one past the end: a cursor is only ever a
     ``next_cursor`` of an earlier answer, or 0)."""
-    if cursor < 0 or cursor >= len(lines):
+    units = page_units(lines)
+    if cursor < 0 or cursor >= len(units):
         raise QueryError(
-            f"cursor {cursor} is outside the {what}: it has {len(lines)} line(s), so valid cursors are "
-            f"0..{len(lines) - 1}; pass the next_cursor of the previous answer, or no cursor to read from the start"
+            f"cursor {cursor} is outside the {what}: it has {len(units)} line(s), so valid cursors are "
+            f"0..{len(units) - 1}; pass the next_cursor of the previous answer, or no cursor to read from the start"
         )
     out: list[str] = []
     used = 0
     index = cursor
-    while index < len(lines):
-        cost = count_tokens(lines[index]) + 1
+    while index < len(units):
+        text, _line, continues = units[index]
+        cost = count_tokens(text) + (0 if continues else 1)
         if out and used + cost > page_tokens:
             break
-        out.append(lines[index])
+        if continues and out:
+            out[-1] += text
+        else:
+            out.append(text)
         used += cost
         index += 1
-    return out, index
+    return "\n".join(out), units[cursor][1], units[index - 1][1], index if index < len(units) else None
 
 
 def pick_sections(rows: Sequence[SectionRecord], heading_path: str, rel: str,
