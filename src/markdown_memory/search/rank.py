@@ -464,9 +464,11 @@ def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors
     """"high" when the top hit is likely the answer: it defines or holds verbatim a rare query
     identifier, or it tops both the keyword and the vector list, and the best hits clear the
     keyword and vector bars. "low" when the best hits clear both bars (or, keyword-only, the
-    keyword bar) without such a top hit. "none" otherwise: with vectors at hand, one kind of
-    evidence alone is what an unanswerable question on the docs' own topic also gets (its words
-    name the product; its embedding lands near the product's pages)."""
+    keyword bar) without such a top hit, or when the vectors alone clear NO_KEYWORD_VECTOR_BAR
+    (a paraphrase sharing no word with its answer). "none" otherwise: with vectors at hand,
+    keyword evidence alone, or vectors just over the usual bar, is what an unanswerable question
+    on the docs' own topic also gets (its words name the product; its embedding lands near the
+    product's pages)."""
     if not ordered:
         return "none"
     bar = VECTOR_BAR.get(embedder_name or "", DEFAULT_VECTOR_BAR)
@@ -488,8 +490,10 @@ def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors
         return "high" if agreed else "low"
     if keyword_ok and not has_vectors:
         return "low"
-    if vector_ok and embedder_name in MULTILINGUAL:
-        return "low"  # a question in another language than the docs has no keyword evidence by nature
+    if vector_ok and (embedder_name in MULTILINGUAL or any(c.cosine >= NO_KEYWORD_VECTOR_BAR for c in best)):
+        # a question in another language than the docs has no keyword evidence by nature; a
+        # paraphrase ("how long does the client wait" for "timeouts") may share no word either
+        return "low"
     if strong_top:
         return "low"
     return "none"
