@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -37,41 +38,23 @@ def generate(path: Path, size: int, seed: int = 13) -> None:
     """Write a ``size``-byte (about) Markdown file of four single huge blocks (see module docstring)."""
     rnd = random.Random(seed)
     quarter = size // 4
-    parts = ["# Scaling Probe\n\n## Prose\n\n"]
-    words: list[str] = []
-    length = 0
-    while length < quarter:
-        sentence = " ".join(rnd.choice(WORDS) for _ in range(12)).capitalize() + "."
-        words.append(sentence)
-        length += len(sentence) + 1
-    parts.append(" ".join(words) + "\n\n## Table\n\n| id | item | location | note |\n| --- | --- | --- | --- |\n")
-    rows: list[str] = []
-    length = 0
-    i = 0
-    while length < quarter:
-        row = f"| {i} | part-{i:07d} | rack-{i % 97} | {rnd.choice(WORDS)} |\n"
-        rows.append(row)
-        length += len(row)
-        i += 1
-    parts.append("".join(rows) + "\n## Payload\n\n{")
-    keys: list[str] = []
-    length = 0
-    i = 0
-    while length < quarter:
-        pair = f'"k{i}":"v{rnd.randint(0, 10**9)}"'
-        keys.append(pair)
-        length += len(pair) + 1
-        i += 1
-    parts.append(",".join(keys) + "}\n\n## Log\n\n```text\n")
-    lines: list[str] = []
-    length = 0
-    i = 0
-    while length < quarter:
-        line = f"2026-11-30T08:{i // 6000 % 60:02d}:{i // 100 % 60:02d} INFO worker-{i % 8} batch {i} ok\n"
-        lines.append(line)
-        length += len(line)
-        i += 1
-    parts.append("".join(lines) + "```\n")
+    def fill(make: Callable[[int], str], sep: str = "") -> str:
+        """``make(0)``, ``make(1)``... joined by ``sep`` until they hold ``quarter`` characters."""
+        pieces: list[str] = []
+        length = 0
+        while length < quarter:
+            piece = make(len(pieces))
+            pieces.append(piece)
+            length += len(piece) + len(sep)
+        return sep.join(pieces)
+
+    prose = fill(lambda _i: " ".join(rnd.choice(WORDS) for _ in range(12)).capitalize() + ".", " ")
+    table = fill(lambda i: f"| {i} | part-{i:07d} | rack-{i % 97} | {rnd.choice(WORDS)} |\n")
+    payload = fill(lambda i: f'"k{i}":"v{rnd.randint(0, 10**9)}"', ",")
+    log = fill(lambda i: f"2026-11-30T08:{i // 6000 % 60:02d}:{i // 100 % 60:02d} INFO worker-{i % 8} batch {i} ok\n")
+    parts = ["# Scaling Probe\n\n## Prose\n\n", prose,
+             "\n\n## Table\n\n| id | item | location | note |\n| --- | --- | --- | --- |\n", table,
+             "\n## Payload\n\n{", payload, "}\n\n## Log\n\n```text\n", log, "```\n"]
     path.write_text("".join(parts), encoding="utf-8")
 
 

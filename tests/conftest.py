@@ -221,18 +221,39 @@ def eval_quick_db(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
     MiniLM (~25 s, so once per session). Tests only read it: one that serves it through another
     process or could write to it copies it first (``copy_db``)."""
     require_eval_corpus()
+    return index_folders(EVAL_CORPUS, EVAL_QUICK_FOLDERS, tmp_path_factory.mktemp("eval-quick") / "index.db", minilm)
+
+
+def index_folders(corpus: Path, folders: list[str], db: Path, minilm) -> Path:
+    """``db`` holding the given sub-folders of ``corpus`` indexed with the session's MiniLM, no
+    file failed."""
     from markdown_memory.config import Settings
     from markdown_memory.engine import Engine
 
-    db = tmp_path_factory.mktemp("eval-quick") / "index.db"
-    eng = Engine(Settings.load(EVAL_CORPUS, db, "minilm"), embedder=minilm)
+    eng = Engine(Settings.load(corpus, db, "minilm"), embedder=minilm)
     try:
-        for folder in EVAL_QUICK_FOLDERS:
+        for folder in folders:
             report = eng.index(folder)
             assert not report.failed, report.failed
     finally:
         eng.close()
     return db
+
+
+def score_queries(corpus: Path, db: Path, embedder: str, minilm, queries: list[dict]) -> tuple[list, dict]:
+    """(per-question results, summary) of ``queries`` over the index ``db`` of ``corpus``, scored
+    by ``markdown_memory.evaluation`` as ``markdown-memory eval`` does (``embedder`` "minilm"
+    shares the session's model; "none" is keyword-only)."""
+    from markdown_memory import evaluation
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    eng = Engine(Settings.load(corpus, db, embedder), embedder=minilm if embedder == "minilm" else None)
+    try:
+        results = evaluation.run_queries(eng, queries)
+    finally:
+        eng.close()
+    return results, evaluation.summarise(results)
 
 
 def copy_db(db: Path, dest: Path) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EVAL_CORPUS, EVAL_QUERIES, EVAL_QUICK_FOLDERS
+from conftest import EVAL_CORPUS, EVAL_QUERIES, EVAL_QUICK_FOLDERS, score_queries
 
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = EVAL_QUICK_FOLDERS
@@ -44,19 +44,11 @@ def _harness():
 
 @pytest.mark.parametrize("embedder", ["minilm", "none"])
 def test_quick_eval_does_not_regress(eval_quick_db, minilm, embedder):
-    from markdown_memory.config import Settings
-    from markdown_memory.engine import Engine
-
     harness = _harness()
     baseline_file = REPO / "eval" / f"baseline-quick-{embedder}.json"
     baseline = json.loads(baseline_file.read_text())
     queries = harness.load_queries(EVAL_QUERIES, folders=FOLDERS)
     assert len(queries) == baseline["summary"]["all_queries"]["n"], "the dev query file changed; refreeze the baseline"
-    eng = Engine(Settings.load(EVAL_CORPUS, eval_quick_db, embedder), embedder=minilm if embedder == "minilm" else None)
-    try:
-        results = harness.run_queries(eng, queries)
-    finally:
-        eng.close()
-    summary = harness.summarise(results)
+    results, summary = score_queries(EVAL_CORPUS, eval_quick_db, embedder, minilm, queries)
     failures = harness.compare(summary, baseline, MARGIN)
     assert not failures, "retrieval regressed:\n" + "\n".join(failures) + "\n\n" + harness.format_misses(results)

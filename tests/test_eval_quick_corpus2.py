@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import index_folders, score_queries
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "eval" / "corpus2"
 QUERIES = REPO / "eval" / "queries-corpus2-dev.jsonl"
@@ -25,33 +27,15 @@ FOLDERS = ["hono", "quartz"]
 
 @pytest.fixture(scope="module")
 def corpus2_db(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
-    from markdown_memory.config import Settings
-    from markdown_memory.engine import Engine
-
-    db = tmp_path_factory.mktemp("eval-quick2") / "index.db"
-    eng = Engine(Settings.load(CORPUS, db, "minilm"), embedder=minilm)
-    try:
-        for folder in FOLDERS:
-            report = eng.index(folder)
-            assert not report.failed, report.failed
-    finally:
-        eng.close()
-    return db
+    return index_folders(CORPUS, FOLDERS, tmp_path_factory.mktemp("eval-quick2") / "index.db", minilm)
 
 
 @pytest.mark.parametrize("embedder", ["minilm", "none"])
 def test_quick_eval_on_the_second_corpus_does_not_regress(corpus2_db: Path, minilm, embedder: str) -> None:
     from markdown_memory import evaluation
-    from markdown_memory.config import Settings
-    from markdown_memory.engine import Engine
 
     queries = evaluation.load_queries(QUERIES, folders=FOLDERS)
-    eng = Engine(Settings.load(CORPUS, corpus2_db, embedder), embedder=minilm if embedder == "minilm" else None)
-    try:
-        results = evaluation.run_queries(eng, queries)
-    finally:
-        eng.close()
-    summary = evaluation.summarise(results)
+    results, summary = score_queries(CORPUS, corpus2_db, embedder, minilm, queries)
     baseline_file = REPO / "eval" / f"baseline-quick2-{embedder}.json"
     if os.environ.get("MM_RECORD_EVAL") == "1":
         baseline_file.write_text(json.dumps({"summary": summary}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
