@@ -27,6 +27,7 @@ DEFINITION_DENSITY_SHARE = 2
 #: How many sections whose breadcrumb holds the identifier are looked at.
 DEFINITION_SCAN = 400
 _ALTERNATIVE_SPLIT = re.compile(r"(?i)\s*(?:,|\s/\s|\s\|\s|\bor\b)\s*")
+_DEFINABLE = re.compile(r"^--?\w|\w(?:_|\.|::)\w|\w\(\)$")
 _TITLE_TRIM = "`'\"*_ "
 _CAMEL_TYPE = re.compile(r"^[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+$")
 #: Value types that option references print after a flag (``--timeout duration``).
@@ -78,6 +79,15 @@ def _identifier_title(title: str) -> bool:
     return bool(first) and looks_like_identifier(first)
 
 
+def definable(raw: str) -> bool:
+    """True for an identifier whose own heading is its definition: a flag (``--transfers``,
+    ``-u``) or a name joined by ``_``, ``.``, ``::`` or ending in ``()`` (``RCLONE_CONFIG``,
+    ``httpx.Timeout``, ``read()``). Not a word that merely looks like one: a CamelCase name
+    (``WebSocket``), an abbreviation (``ID``) or hyphenated prose (``hot-reload``) heads many
+    sections that are not its definition (measured on eval/corpus2)."""
+    return bool(_DEFINABLE.search(raw.strip(_TITLE_TRIM)))
+
+
 def definitions(store: Store, query: AnalysedQuery, path_prefix: str | None) -> dict[int, int]:
     """``{section id: identifier neighbours}`` for the sections defining an identifier of the
     query by their heading (module docstring). The count of identifier-titled siblings tells a
@@ -86,7 +96,7 @@ def definitions(store: Store, query: AnalysedQuery, path_prefix: str | None) -> 
     found: dict[int, int] = {}
     by_heading: list[int] = []
     for term in query.terms:
-        if not term.identifier or term.prefix:
+        if not term.identifier or term.prefix or not definable(term.raw):
             continue
         for sid, title, nested in store.heading_matches(term.fts(), path_prefix, DEFINITION_SCAN):
             # A page titled by the identifier is about it as a whole: its sections already
