@@ -223,3 +223,28 @@ def test_this_run_uses_a_private_temp_root(tmp_path_factory, tmp_path):
     assert run_root in tmp_path.parents
     assert Path(tempfile.gettempdir()).parent == run_root
     assert "pytest-of-" not in str(tmp_path)
+
+
+def test_a_flag_like_query_read_as_an_option_says_to_put_it_after_dashes(cli_main, tmp_path) -> None:
+    """``search --no-cache --docs-dir D`` (the query taken for an option): the error tells how to
+    pass it (new-user trial: it said only that the query argument is required)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nThe --no-cache flag.\n", encoding="utf-8")
+    out = cli_main("search", "--docs-dir", str(docs))
+    assert out.returncode == 2
+    assert "goes after --" in out.stderr and "search --docs-dir DIR -- --no-cache" in out.stderr
+
+
+def test_index_hints_name_the_docs_root_when_it_is_not_the_working_directory(cli_main, tmp_path) -> None:
+    """A hint pasted in another folder must index this root (new-user trial: the bare
+    ``markdown-memory index`` indexed the folder it was pasted in)."""
+    docs = tmp_path / "my docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\ntext\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), "status", "--docs-dir", str(docs), cwd=elsewhere)
+    assert f"index '{docs}'" in out.stdout + out.stderr
+    out = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), "status", "--docs-dir", str(docs), cwd=docs)
+    assert "none index`" in out.stdout + out.stderr

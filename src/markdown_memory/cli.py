@@ -31,6 +31,10 @@ class _Parser(argparse.ArgumentParser):
     like every other user mistake, exit 2) instead of printing the usage block and exiting."""
 
     def error(self, message: str) -> NoReturn:
+        if "required: query" in message:  # `search --no-cache`: the flag-like query was read as an option
+            from .messages import dashed_query_hint
+
+            message = f"{message}; {dashed_query_hint()}"
         raise UsageError(f"{message} (`{self.prog} --help` shows the usage)")
 
 

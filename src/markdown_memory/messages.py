@@ -49,17 +49,33 @@ def program() -> str:
     return shlex.quote(os.path.abspath(running))
 
 
+def dashed_query_hint() -> str:
+    """What to do when a query that starts with ``-`` was taken for an option."""
+    return f"a query that starts with - goes after --, options before it: `{program()} search --docs-dir DIR -- --no-cache`"
+
+
 def prepend_note(note: str, message: str | None) -> str:
     """``note`` first, then the answer's other ``message`` if any: ``"note; message"``."""
     return f"{note}; {message}" if message else note
 
 
+def _root_argument(root: Path) -> str:
+    """`` <root>`` (shell-quoted) unless the docs root is the working directory: a command
+    pasted from another folder must index this root, not the folder it is pasted in."""
+    try:
+        if Path.cwd().resolve() == Path(root).resolve():
+            return ""
+    except OSError:
+        pass
+    return " " + shlex.quote(str(root))
+
+
 def index_hint(ctx: Context) -> str:
     """How to run an index for this root with this embedder: for an agent the MCP tool (and the
     CLI command), for a person the CLI command (with ``--embedder`` when it is not the default,
-    which a bare command would use)."""
+    which a bare command would use, and the root unless it is the working directory)."""
     flag = "" if ctx.embedder == DEFAULT_EMBEDDER else f" --embedder {ctx.embedder}"
-    command = f"`{program()}{flag} index`"
+    command = f"`{program()}{flag} index{_root_argument(ctx.root)}`"
     return f"call index_directory (or run {command})" if ctx.agent else f"run {command}"
 
 
