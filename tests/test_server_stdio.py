@@ -11,6 +11,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -351,3 +352,30 @@ def test_burst_of_unreadable_lines_and_requests_is_answered_line_by_line(tmp_pat
     replies = [json.loads(raw) for raw in server.stdout[1:]]
     assert sorted(r["id"] for r in replies if "result" in r) == list(range(1000, 1100))
     assert [r["error"]["code"] for r in replies if r["id"] is None] == [-32700] * 100
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_stops_an_idle_server_at_once(tmp_path: Path, signum: int) -> None:
+    """Ctrl-C at a terminal (SIGINT) or a supervisor's SIGTERM ends the server although stdin
+    stays open (new-user trial: it kept running until stdin closed), and the index it left is
+    whole: the next search answers."""
+    root = tmp_path / "docs"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "guide", root)
+    server = RawServer([], _env(tmp_path, root, "none"))
+    init = server.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                         "clientInfo": {"name": "t", "version": "0"}})
+    assert "result" in init
+    server.send("notifications/initialized", notify=True)
+    assert "result" in server.request("tools/call", {"name": "list_documents", "arguments": {}})
+    server.proc.send_signal(signum)
+    assert server.proc.wait(timeout=15) == 128 + signum
+    again = RawServer([], _env(tmp_path, root, "none"))
+    try:
+        again.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                     "clientInfo": {"name": "t", "version": "0"}})
+        again.send("notifications/initialized", notify=True)
+        reply = again.request("tools/call", {"name": "search_docs", "arguments": {"query": "install"}})
+        assert not reply["result"].get("isError"), reply
+    finally:
+        again.proc.stdin.close()
+        again.proc.wait(timeout=30)

@@ -84,6 +84,11 @@ def run_server(settings: "Settings", startup_error: Exception | None = None) -> 
     from .runtime import Runtime
 
     runtime = Runtime(settings, startup_error=startup_error)
+    _stop_on_signals(runtime)
+    if wire_in.isatty():  # a person started it by hand: say what it is waiting for
+        log.warning("markdown-memory MCP server for %s: waiting for JSON-RPC on stdin (an MCP client starts "
+                    "this command); press Ctrl-C to stop, or see `markdown-memory --help` for the CLI",
+                    settings.docs_root)
     server = build_server(runtime)
     log.info("MCP server for %s (embedder %s, auto-index %s)", settings.docs_root, settings.embedder,
              settings.auto_index)
@@ -94,6 +99,26 @@ def run_server(settings: "Settings", startup_error: Exception | None = None) -> 
             log.warning("background work did not stop in time; exiting without waiting for it")
             sys.stderr.flush()
             os._exit(0)
+
+
+def _stop_on_signals(runtime: "Runtime") -> None:
+    """Ctrl-C (SIGINT) and SIGTERM end the server at once: the stdin reader thread cannot be
+    cancelled, so waiting for the event loop would wait for the next input line. Background
+    work gets a few seconds to stop at a file boundary; the index tolerates a kill anyway (the
+    run marker makes the next run resume)."""
+    import signal
+
+    def stop(signum: int, _frame: object) -> None:
+        log.warning("stopping on %s", signal.Signals(signum).name)
+        runtime.shutdown(timeout=3.0)
+        sys.stderr.flush()
+        os._exit(128 + signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, stop)
+        except (ValueError, OSError):  # not the main thread (tests driving run_server in-process)
+            pass
 
 
 async def _serve(server: Any, wire_in: BinaryIO, wire_out: BinaryIO, on_eof: Callable[[], None]) -> None:
