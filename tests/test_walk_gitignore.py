@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from markdown_memory.files.walk import WalkEntry, walk_markdown, walk_one
@@ -61,6 +61,10 @@ def git_kept(root: Path) -> list[str]:
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(TREE)
+# regression (found by this test in CI): ``b/**`` ignores what is inside b, not b itself, so
+# ``!*.md`` re-includes b/x.md
+@example({"files": [("b", "x.md")], "ignores": {"": ["b/**", "!*.md"]}})
+@example({"files": [("b/c", "x.md")], "ignores": {"": ["b/**", "!*.md"]}})
 def test_case_033_walk_keeps_exactly_what_git_keeps(tree: dict) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

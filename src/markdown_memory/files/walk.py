@@ -246,13 +246,17 @@ def _last_match(spec: pathspec.PathSpec, candidate: str) -> bool | None:
         include = getattr(pattern, "include", None)
         if include is None:
             continue
-        result = pattern.match_file(candidate)
+        probe = candidate
+        if candidate.endswith("/") and str(getattr(pattern, "pattern", "")).rstrip().endswith("/**"):
+            # git: ``b/**`` matches what is inside b, never b itself (pathspec's ``^b/`` would)
+            probe = candidate[:-1]
+        result = pattern.match_file(probe)
         if result is None:
             continue
         match = getattr(result, "match", None)
         if isinstance(match, re.Match) and "ps_d" in match.re.groupindex:
             end = match.end("ps_d")
-            if end != -1 and end != len(candidate):
+            if end != -1 and end != len(probe):
                 continue  # matched a parent folder of candidate
         return bool(include)
     return None
