@@ -405,7 +405,8 @@ def test_search_without_refresh_marks_hits_from_edited_files_stale(docs_root, tm
     hit = answer["results"][0]
     assert hit["file_path"] == "cli.md" and hit["stale"] == "modified"
     assert answer["message"].startswith("1 hit(s) marked stale: their file changed on disk since it was indexed")
-    assert "run `markdown-memory --embedder none index` to refresh the index" in answer["message"]
+    # the hint names the docs root (not the working directory) so it can be pasted anywhere
+    assert f"run `markdown-memory --embedder none index {docs_root}` to refresh the index" in answer["message"]
     assert "index_directory" not in answer["message"]  # a person at the CLI is told CLI commands
     text = run(*args, "--", "--dry-run", env_db=db).stdout
     assert "stale: file modified since indexed" in text.split("\n")[0]

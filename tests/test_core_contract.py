@@ -68,8 +68,8 @@ def test_stale_hits_get_one_wording_whatever_the_policy_and_refresh_fixes_them(r
     stale = [h for h in flagged.results if h.stale]
     assert stale and {h.stale for h in stale} == {"modified"}
     assert (flagged.message or "").startswith(f"{len(stale)} hit(s) marked stale: their file changed on disk")
-    assert "run `markdown-memory --embedder none index` to refresh the index (`markdown-memory read` reads" in (
-        flagged.message or "")  # a person is told CLI commands, not MCP tools
+    assert f"run `markdown-memory --embedder none index {root}` to refresh the index (`markdown-memory read` reads" in (
+        flagged.message or "")  # a person is told CLI commands (naming the root), not MCP tools
     assert "index_directory" not in (flagged.message or "")
     fresh = eng.search("ACME_CACHE_DIR", freshness=Freshness.REFRESH)
     assert not any(h.stale for h in fresh.results)

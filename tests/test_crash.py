@@ -167,7 +167,7 @@ def test_damaged_database_found_by_a_reader_is_reported_with_its_new_place(docs_
     assert len(moved) == 1
     assert status.moved_aside == str(moved[0])
     assert str(moved[0]) in status.message
-    assert status.message.endswith("; run `markdown-memory --embedder none index` to rebuild it")
+    assert status.message.endswith(f"; run `markdown-memory --embedder none index {docs_root}` to rebuild it")
     engine.index()
     assert engine.status().counts.documents > 0
 

@@ -214,7 +214,7 @@ def test_search_over_vectors_of_another_build_says_so_and_asks_for_a_run(tmp_pat
     answer = plain.search("retention")  # no index run in between (the server's case)
     assert answer.keyword_only is True
     assert "another build of the minilm model" in answer.message and "still being computed" not in answer.message
-    assert answer.message.endswith("; run `markdown-memory --embedder minilm index` to re-embed them")
+    assert answer.message.endswith(f"; run `markdown-memory --embedder minilm index {root}` to re-embed them")
     assert plain.activity.vectors_due is True  # the server's auto-indexer starts a run on the next call
     plain.close()
 

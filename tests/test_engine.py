@@ -197,7 +197,7 @@ def test_status_after_an_unfinished_first_run_says_so(docs_root, make_engine):
     status = eng.status()
     assert status.counts.documents == 2 and status.last_run is None and status.coverage == "unknown"
     assert status.message == ("the last index run did not finish (2 documents indexed so far); "
-                              "run `markdown-memory --embedder none index` to complete it")
+                              f"run `markdown-memory --embedder none index {eng.root}` to complete it")
 
 
 def test_status_after_a_stopped_first_run_says_it_did_not_finish(docs_root, make_engine):
@@ -355,5 +355,6 @@ def test_index_hints_name_the_embedder_the_command_would_need(docs_root, make_en
     (which indexes with the default model) and then a second, different command."""
     engine = make_engine(docs_root, "minilm", db=tmp_path / "hint.db")
     message = engine.status().message  # never indexed
-    assert "`markdown-memory --embedder minilm index`" in message and "`markdown-memory index`" not in message
+    assert f"`markdown-memory --embedder minilm index {docs_root}`" in message
+    assert "`markdown-memory index" not in message
     assert message.count("markdown-memory") == 1

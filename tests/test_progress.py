@@ -162,7 +162,7 @@ def test_hints_name_the_absolute_executable_when_it_is_not_on_path(cli_main, tmp
     assert res.returncode == 0, res.stderr
     assert f"more lines: '{exe}' --embedder none --db " in res.stdout, res.stdout
     res = cli_main("--embedder", "none", "--db", str(tmp_path / "j.db"), "status", "--docs-dir", str(root))
-    assert f"`'{exe}' --embedder none index`" in res.stdout, res.stdout
+    assert f"`'{exe}' --embedder none index {root}`" in res.stdout, res.stdout
 
 
 def test_hints_name_the_bare_command_when_path_finds_the_running_one(cli_main, tmp_path, monkeypatch):
@@ -173,11 +173,11 @@ def test_hints_name_the_bare_command_when_path_finds_the_running_one(cli_main, t
     root.mkdir()
     (root / "a.md").write_text("# A\n\nwidgets\n", encoding="utf-8")
     res = cli_main("--embedder", "none", "--db", str(tmp_path / "j.db"), "status", "--docs-dir", str(root))
-    assert "`markdown-memory --embedder none index`" in res.stdout, res.stdout
+    assert f"`markdown-memory --embedder none index {root}`" in res.stdout, res.stdout
     other = _fake_program(tmp_path / "elsewhere")  # another markdown-memory first on PATH
     monkeypatch.setenv("PATH", f"{other.parent}{os.pathsep}{exe.parent}")
     res = cli_main("--embedder", "none", "--db", str(tmp_path / "j.db"), "status", "--docs-dir", str(root))
-    assert f"`{exe} --embedder none index`" in res.stdout, res.stdout
+    assert f"`{exe} --embedder none index {root}`" in res.stdout, res.stdout
 
 
 # -- options after a query given behind `--` ----------------------------------------------------
