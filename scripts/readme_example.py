@@ -44,7 +44,8 @@ def main() -> int:
                                            check=True).stdout)
     print(f"$ markdown-memory --embedder {args.embedder} search {json.dumps(args.query)} --docs-dir docs "
           f"--top-k {args.top_k}")
-    print(text.rstrip())
+    # the docs root as the reader types it from the checkout, not this machine's absolute path
+    print(text.rstrip().replace(str(Path(args.docs_dir).resolve()), "docs"))
     hits = answer["results"]
     answer_tokens = sum(h["tokens"] if h.get("content") is not None else count_tokens(h.get("preview", ""))
                         for h in hits)
