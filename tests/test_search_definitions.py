@@ -43,6 +43,9 @@ def _providers(root: Path) -> None:
     ("`--fast-list` used by default", "--fast-list", False),
     ("rclone.conf snippet", "rclone.conf", False),
     ("Transfers", "--transfers", False),
+    # compared in text.match_form: a soft hyphen or full-width letters are the same identifier
+    ("--trans\u00adfers int", "--transfers", True),
+    ("--\uff54ransfers", "--transfers", True),
 ])
 def test_defines_reads_a_heading_as_the_identifiers_entry(title: str, ident: str, expected: bool) -> None:
     assert defines(title, ident) is expected

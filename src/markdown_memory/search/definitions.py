@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ..store import Store
+from ..text import match_form
 from .query import AnalysedQuery, looks_like_identifier
 
 #: A heading defines an identifier followed by at most this many argument words.
@@ -42,13 +43,15 @@ def defines(title: str, identifier: str) -> bool:
     comma/slash/"or"-separated alternatives starts with the identifier (case-insensitive),
     followed by nothing, or by a separator and at most DEFINITION_EXTRA_WORDS words
     (``--transfers int``, ``--config string``, ``-u, --update``, ``--bwlimit=SIZE``); not
-    ``--update-dir`` nor ``--fast-list used by default``."""
-    ident = identifier.strip(_TITLE_TRIM).lower()
+    ``--update-dir`` nor ``--fast-list used by default``. Both sides are compared in
+    ``text.match_form`` (the one rule for comparing text)."""
+    ident = match_form(identifier, fold_case=False).strip(_TITLE_TRIM)
     if len(ident) < 2:
         return False
-    for alt in _ALTERNATIVE_SPLIT.split(title):
+    for alt in _ALTERNATIVE_SPLIT.split(match_form(title, fold_case=False)):
         alt = alt.strip(_TITLE_TRIM)
-        if not alt.lower().startswith(ident):
+        # case is folded on the aligned prefix only: the rest keeps its case (``SIZE``, ``N``)
+        if match_form(alt[:len(ident)]) != match_form(ident):
             continue
         rest = alt[len(ident):]
         if not rest:
