@@ -420,14 +420,15 @@ def _with_shared_parents(store: Store, ordered: list[Candidate]) -> list[Candida
     # another way, so they follow the second of them, in file order (up to SIBLING_MAX children
     # under the parent).
     window = {(c.row["doc_id"], c.row["ordinal"]) for c in top}
+    ranked = {c.section_id: c for c in ordered}
     for (doc_id, ordinal), kids in groups.items():
         if len(kids) < 2 or (doc_id, ordinal) not in window:
             continue  # the question is about the parent's topic only when the parent ranks too
         listed = store.children([(doc_id, ordinal)]).get((doc_id, ordinal), [])
         if len(listed) > SIBLING_MAX:
             continue
-        ranked = {c.section_id: c for c in ordered}
-        others = [sid for sid, _t in listed if sid not in {k.section_id for k in kids[:2]}]
+        first_two = {k.section_id for k in kids[:2]}
+        others = [sid for sid, _t in listed if sid not in first_two]
         rows = hydrate(store, [sid for sid in others if sid not in ranked])
         for i, sid in enumerate(others):
             floor = kids[1].score * (0.998 - 0.001 * i)

@@ -96,12 +96,8 @@ def children(store: Store, parents: Iterable[tuple[int, int | None]]) -> dict[tu
     sections); the pieces of a long section count once (its first)."""
     out: dict[tuple[int, int | None], list[tuple[int, str]]] = {}
     for doc_id, parent in set(parents):
-        if parent is None:
-            rows = store.conn.execute("SELECT id, title FROM sections WHERE doc_id = ? AND parent_ordinal IS NULL "
-                                      "AND part <= 1 ORDER BY ordinal", (doc_id,)).fetchall()
-        else:
-            rows = store.conn.execute("SELECT id, title FROM sections WHERE doc_id = ? AND parent_ordinal = ? "
-                                      "AND part <= 1 ORDER BY ordinal", (doc_id, parent)).fetchall()
+        rows = store.conn.execute("SELECT id, title FROM sections WHERE doc_id = ? AND parent_ordinal IS ? "
+                                  "AND part <= 1 ORDER BY ordinal", (doc_id, parent)).fetchall()  # IS: NULL too
         out[(doc_id, parent)] = [(int(r[0]), str(r[1])) for r in rows]
     return out
 
