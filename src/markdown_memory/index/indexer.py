@@ -267,6 +267,10 @@ def index_tree(
     parse_interrupted = report.interrupted
     if not report.interrupted:
         gone = [(p, v.id) for p, v in known.items() if p not in seen and not _under_failed_dir(p, walk.problems)]
+        if gone and report.added and reuse:
+            # a moved or renamed file (folder): its new passages take the vectors of the old
+            # ones before those are deleted, instead of being embedded again
+            report.vectors_reused += reuse_identical_vectors(store)
         for _path, doc_id in gone:
             with store.transaction():
                 store.delete_document(doc_id)
@@ -386,6 +390,22 @@ def index_file(
         report.warnings.append({"path": entry.rel, "message": w})
 
 
+def reuse_identical_vectors(store: Store) -> int:
+    """Give every passage without a vector the stored vector of an embedded passage with the
+    same ``embed_key`` (same breadcrumb and text: a moved, renamed or copied file). Returns how
+    many passages got one. Needs the vec tables of the current model (a no-op without them)."""
+    if not (store.vec_available and store.has_vec_tables()):
+        return 0
+    reuse: dict[int, tuple[int, bytes]] = {}
+    for pid, sid, _key, blob in store.reusable_vectors():
+        reuse.setdefault(pid, (sid, blob))
+    if reuse:
+        with store.transaction():
+            store.attach_vectors([(pid, blob) for pid, (_, blob) in reuse.items()])
+            store.refresh_section_vectors({sid for sid, _ in reuse.values()})
+    return len(reuse)
+
+
 def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str] | None = None,
                   max_file_bytes: int = MAX_FILE_BYTES) -> IndexReport:
     """Re-check specific documents now (edited, deleted, unreadable or new files), keyword
@@ -400,19 +420,24 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
     known = store.documents_by_path()
     failures: list[tuple[str, str, str]] = []
     paths = [p for p in paths if name_is_text(p)]  # never indexed (walk.py); SQLite refuses them
+    gone: list[int] = []
     for rel in dict.fromkeys(paths):
         entry = walk_one(root, rel, exclude)
         old = known.get(rel)
         report.scanned += 1
         if isinstance(entry, str):
             if old is not None:
-                with store.transaction():
-                    store.delete_document(old.id)
-                report.removed += 1
+                gone.append(old.id)
             if entry:
                 failures.append((rel, "failed", entry))
             continue
         index_file(store, entry, old, report, failures, max_file_bytes=max_file_bytes)
+    if gone and report.added:
+        report.vectors_reused += reuse_identical_vectors(store)  # a move: see index_tree
+    for doc_id in gone:
+        with store.transaction():
+            store.delete_document(doc_id)
+        report.removed += 1
     with store.transaction():
         store.clear_failures(list(dict.fromkeys(paths)))
         now = time.time()
