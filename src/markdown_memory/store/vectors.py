@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from . import schema
-from .common import delete_rowids
+from .common import bound_chunks, delete_rowids, marks
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -215,15 +215,41 @@ def _vec0_knn(store: Store, qvec: np.ndarray, k: int) -> list[tuple[int, float]]
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
-def knn(store: Store, qvec: np.ndarray, k: int, cache: VectorCache | None = None) -> list[tuple[int, float]]:
+def _allowed_vectors(store: Store, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ids [n], vectors [n, d]) of the stored passage vectors whose ids are in ``allowed``."""
+    ids: list[int] = []
+    blobs: list[bytes] = []
+    for chunk in bound_chunks([int(i) for i in allowed]):
+        for rowid, blob in store.conn.execute(
+                f"SELECT rowid, embedding FROM vec_passages WHERE rowid IN ({marks(len(chunk))})", list(chunk)):
+            ids.append(int(rowid))
+            blobs.append(blob)
+    dim = int(store.get_meta("dimension") or 0)
+    return np.asarray(ids, dtype=np.int64), np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dim)
+
+
+def knn(store: Store, qvec: np.ndarray, k: int, cache: VectorCache | None = None,
+        allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
     """The ``k`` nearest passage vectors to ``qvec`` (float32 [d], L2-normalised) as
     ``[(passage_id, cosine distance)]``, nearest first: through ``cache``'s matrix when it has
-    one for these vectors, else sqlite-vec's ``vec0`` scan. Requires the vec tables."""
+    one for these vectors, else sqlite-vec's ``vec0`` scan. ``allowed`` (int64 passage ids, a
+    search filter's candidate set, ``scope.allowed_passages``): only those passages compete,
+    so a filter never empties the top ``k``. Requires the vec tables."""
     matrix = cache.matrix(store) if cache is not None else None
-    if matrix is None or len(matrix.ids) == 0:
+    if allowed is not None:
+        if matrix is not None and len(matrix.ids):
+            mask = np.isin(matrix.ids, allowed)
+            ids, vectors = matrix.ids[mask], matrix.vectors[mask]
+        else:
+            ids, vectors = _allowed_vectors(store, allowed)
+    elif matrix is None or len(matrix.ids) == 0:
         return _vec0_knn(store, qvec, k)
-    sims = matrix.vectors @ np.asarray(qvec, dtype=np.float32)
+    else:
+        ids, vectors = matrix.ids, matrix.vectors
+    if len(ids) == 0 or k <= 0:
+        return []
+    sims = vectors @ np.asarray(qvec, dtype=np.float32)
     k = min(k, len(sims))
     top = np.argpartition(-sims, k - 1)[:k]
     top = top[np.argsort(-sims[top])]
-    return [(int(matrix.ids[i]), float(1.0 - sims[i])) for i in top]
+    return [(int(ids[i]), float(1.0 - sims[i])) for i in top]
