@@ -11,10 +11,10 @@ from pathlib import Path
 import anyio
 import numpy as np
 import pytest
-from conftest import EVAL_CORPUS, FIXTURES, require_eval_corpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import EVAL_CORPUS, FIXTURES, require_eval_corpus
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
 from markdown_memory.mcp.runtime import Runtime

@@ -28,6 +28,7 @@ from .files.walk import linked_part, stat_signature
 from .index.activity import IndexActivity
 from .index.indexer import Progress
 from .index.runs import IndexRuns
+from .markdown.vault import vault_meta
 from .models import (
     DocumentEntry,
     DocumentList,
@@ -47,7 +48,6 @@ from .search import analyse, fit_answer, pack_hits, search_sections
 from .search.filters import clean_tags, make_scope
 from .status import REFRESH_TTL_SECONDS, StatusReporter
 from .store.database import Database
-from .markdown.vault import vault_meta
 from .store.scope import Scope
 from .text import count_tokens
 

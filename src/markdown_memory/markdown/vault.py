@@ -128,7 +128,7 @@ def _date_text(value: Any) -> str | None:
     if isinstance(value, (int, float)):
         seconds = value / 1000 if value > 1e11 else value  # Dendron: epoch milliseconds
         try:
-            moment = _dt.datetime.fromtimestamp(seconds, tz=_dt.timezone.utc)
+            moment = _dt.datetime.fromtimestamp(seconds, tz=_dt.UTC)
         except (OverflowError, OSError, ValueError):
             return None
         return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -146,7 +146,7 @@ def document_list(store: Store, prefix: str | None, limit: int, offset: int,
         [*params, limit, max(0, int(offset))],
     ).fetchall()
     labels = tags.tags_of(store, [r[5] for r in rows])
-    return [DocumentListRow(*r[:5], tuple(labels.get(r[5], ()))) for r in rows]
+    return [DocumentListRow(r[0], r[1], r[2], r[3], r[4], tuple(labels.get(r[5], ()))) for r in rows]
 
 
 def document_sample(store: Store, limit: int) -> list[tuple[str, int]]:

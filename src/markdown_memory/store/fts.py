@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..markdown.vault import aliases
 from ..text import fts_text, match_form
-from .scope import Scope, section_clause
 from .errors import QueryNotParsedError, disk_full_error, is_disk_full, is_query_rejection
+from .scope import Scope, section_clause
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
