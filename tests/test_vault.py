@@ -183,10 +183,10 @@ def test_filters_apply_before_ranking_not_to_the_top_list(make_engine, tmp_path:
         assert [h.file_path for h in code.results] == ["tagged.md"]
 
 
-def test_knn_allowed_set_masks_both_paths(make_engine, vault: Path) -> None:
+def test_knn_allowed_set_masks_every_path(make_engine, vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``vectors.knn`` with an allowed set returns only those passages, through the in-memory
-    matrix and through vec0 alike, nearest first."""
-    from markdown_memory.store import VectorCache, knn
+    matrix, vec0's ``rowid IN`` and (a sqlite-vec refusing it) vectors read by rowid, alike."""
+    from markdown_memory.store import VectorCache, knn, vectors
 
     engine = make_engine(vault)
     engine.index()
@@ -195,10 +195,15 @@ def test_knn_allowed_set_masks_both_paths(make_engine, vault: Path) -> None:
     assert every is not None and len(every)
     allowed = every[::2]
     qvec = np.asarray(engine.loader.for_search().embed_query("deploy the widget"), dtype=np.float32)
-    for cache in (None, VectorCache()):
-        rows = knn(store, qvec, 50, cache, allowed)
+    answers = []
+    for cache in (None, VectorCache(), "no rowid IN"):
+        if cache == "no rowid IN":
+            monkeypatch.setattr(vectors, "_vec0_knn_among", lambda *_a: None)
+        rows = knn(store, qvec, 50, None if isinstance(cache, str) else cache, allowed)
         assert {pid for pid, _d in rows} == set(int(i) for i in allowed)
         assert [d for _p, d in rows] == sorted(d for _p, d in rows)
+        answers.append([pid for pid, _d in rows])
+    assert answers[0] == answers[1] == answers[2]
     assert knn(store, qvec, 5, None, np.asarray([], dtype=np.int64)) == []
 
 

@@ -215,8 +215,26 @@ def _vec0_knn(store: Store, qvec: np.ndarray, k: int) -> list[tuple[int, float]]
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
+def _vec0_knn_among(store: Store, qvec: np.ndarray, k: int, allowed: np.ndarray) -> list[tuple[int, float]] | None:
+    """vec0's KNN restricted to the rowids ``allowed`` (one JSON array bound; sqlite-vec >= 0.1.6
+    takes ``rowid IN`` inside a KNN query: 0.24 s for 22k of 38k rows here, where reading those
+    vectors by rowid took 10 s), or None when this sqlite-vec refuses the constraint."""
+    import json
+
+    try:
+        rows = store.conn.execute(
+            "SELECT rowid, distance FROM vec_passages WHERE embedding MATCH ? AND k = ? "
+            "AND rowid IN (SELECT value FROM json_each(?))",
+            (vector_blob(qvec), k, json.dumps([int(i) for i in allowed])),
+        ).fetchall()
+    except store.driver.module.OperationalError:
+        return None
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
 def _allowed_vectors(store: Store, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(ids [n], vectors [n, d]) of the stored passage vectors whose ids are in ``allowed``."""
+    """(ids [n], vectors [n, d]) of the stored passage vectors whose ids are in ``allowed``
+    (slow: vec0 reads by rowid one at a time; only for a sqlite-vec without ``rowid IN``)."""
     ids: list[int] = []
     blobs: list[bytes] = []
     for chunk in bound_chunks([int(i) for i in allowed]):
@@ -241,6 +259,11 @@ def knn(store: Store, qvec: np.ndarray, k: int, cache: VectorCache | None = None
             mask = np.isin(matrix.ids, allowed)
             ids, vectors = matrix.ids[mask], matrix.vectors[mask]
         else:
+            if len(allowed) == 0 or k <= 0:
+                return []
+            found = _vec0_knn_among(store, qvec, k, allowed)
+            if found is not None:
+                return found
             ids, vectors = _allowed_vectors(store, allowed)
     elif matrix is None or len(matrix.ids) == 0:
         return _vec0_knn(store, qvec, k)
