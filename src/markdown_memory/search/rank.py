@@ -9,6 +9,10 @@
   candidates ordered by the IDF share of distinct query words they hold, title and path
   included; skipped for CJK-heavy queries) and *exact* (sections holding a rare identifier of
   the query verbatim, counted twice, so an exact hit beats semantic look-alikes).
+* Names: a query that is exactly a document's title or alias adds a list of that document's
+  first section, weighted to rank it first (``search/names.py``).
+* Filters (``store/scope.py``: tags, block kind, code language, path) restrict both candidate
+  lists before fusion: the keyword query and the KNN's allowed passages.
 * Intent: a question asking for a section role (a fix, the impact, how to investigate, what
   something means) adds a list of the best hit's page's sections playing it (``search/intent.py``).
 * Demotions: a heading-only section sits ``EMPTY_PENALTY`` places lower on the keyword list; a
