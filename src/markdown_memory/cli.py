@@ -94,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_docs_dir(p)
     p.add_argument("--top-k", type=_bounded(1, 50), default=5, help="number of results (1-50, default 5)")
     p.add_argument("--path-prefix", help="only documents under this folder or path")
+    p.add_argument("--tag", dest="tags", action="append", metavar="TAG",
+                   help="only documents carrying this tag or one nested in it (repeatable)")
+    p.add_argument("--tags-mode", choices=["any", "all"], default="any",
+                   help="with several --tag: documents with any of them (default) or all")
+    p.add_argument("--kind", choices=["code", "table", "list", "prose"], help="only sections holding a block of this kind")
+    p.add_argument("--lang", help="only sections holding a code block in this language (bash also matches sh, console)")
     p.add_argument("--max-tokens", type=_bounded(200, 20000), default=2000,
                    help="budget for result text, 200-20000 (default 2000)")
     p.add_argument("--no-refresh", action="store_true", help="do not re-index changed files first")
@@ -122,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--offset", type=_bounded(0), default=0,
                    help="skip this many documents (next_offset of the previous page; default 0)")
     p.add_argument("--limit", type=_bounded(1, 200), default=200, help="documents per page, 1-200 (default 200)")
+    p.add_argument("--tag", dest="tags", action="append", metavar="TAG",
+                   help="only documents carrying this tag or one nested in it (repeatable: any of them)")
     p.add_argument("--json", action="store_true")
 
     from .cli_eval import add_parser as add_eval_parser
@@ -217,6 +225,7 @@ def _render_list(docs: dict[str, Any], directory: str | None, offset: int) -> st
     """``list`` for a person: one line per document, then a ``note:`` line when the page does not
     hold every document (which ones it shows, and the ``--offset`` of the next page)."""
     out = [f"{_printable(d['path'])}  ({d['sections']} sections, {d['tokens']} tokens)  {_printable(d['title'])}"
+           + ("  " + " ".join("#" + _printable(t) for t in d["tags"]) if d.get("tags") else "")
            for d in docs["documents"]]
     where = f" under {directory!r}" if directory else ""
     shown, total = len(docs["documents"]), docs["total"]
@@ -234,6 +243,10 @@ def _render_list(docs: dict[str, Any], directory: str | None, offset: int) -> st
 
 def _render_outline(outline: dict[str, Any]) -> str:
     out = [f"{outline['file_path']} — {outline['title']}"]
+    if outline.get("aliases"):
+        out.append("aliases: " + ", ".join(outline["aliases"]))
+    if outline.get("tags"):
+        out.append("tags: " + " ".join("#" + t for t in outline["tags"]))
     if outline.get("preamble"):
         p = outline["preamble"]
         out.append(f"[{p['start_line']}-{p['end_line']}] {p['heading_path']}")
@@ -415,7 +428,8 @@ def _run_command(args: argparse.Namespace) -> int:
         elif args.command == "search":
             progress = Progress()
             answer = engine.search(args.query, top_k=args.top_k, path_prefix=args.path_prefix,
-                                   max_tokens=args.max_tokens, progress=progress,
+                                   max_tokens=args.max_tokens, progress=progress, tags=args.tags,
+                                   tags_mode=args.tags_mode, kind=args.kind, lang=args.lang,
                                    freshness=Freshness.FLAG if args.no_refresh else Freshness.INDEX).to_dict()
             progress.finish()
             _emit(answer) if args.json else print(_render_search(answer, _read_command(settings, args)))
@@ -430,7 +444,7 @@ def _run_command(args: argparse.Namespace) -> int:
             status = engine.status().to_dict()
             _emit(status) if args.json else print(_render_status(status))
         elif args.command == "list":
-            docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit).to_dict()
+            docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit, tags=args.tags).to_dict()
             _emit(docs) if args.json else print(_render_list(docs, args.directory, args.offset))
         elif args.command == "eval":
             from .cli_eval import run as run_eval

@@ -337,3 +337,52 @@ def query_after_dashes(words: list[str]) -> str:
 def tool_progress(phase: str, done: int, total: int) -> str:
     """The ``message`` of an MCP progress notification of index_directory."""
     return f"parsed {done} of {total} files" if phase == "parse" else f"embedded {done} of {total} passages"
+
+
+# -- search filters (store/scope.py) ----------------------------------------------------------
+def _filters_text(tags: tuple[str, ...], tags_mode: str, kind: str | None, lang: str | None) -> str:
+    parts = []
+    if tags:
+        joined = (" and " if tags_mode == "all" else " or ").join(repr(t) for t in tags)
+        parts.append(f"tags {joined}")
+    if kind:
+        parts.append(f"kind {kind!r}")
+    if lang:
+        parts.append(f"lang {lang!r}")
+    return ", ".join(parts)
+
+
+def no_filter_match(ctx: Context, empty: list[str], tags: tuple[str, ...], tags_mode: str,
+                    kind: str | None, lang: str | None) -> str:
+    """A search whose filters leave nothing to search: ``empty`` names the filters that match
+    nothing on their own (``store.scope.empty_filters``); [] means only their combination does."""
+    lister = "list_documents" if ctx.agent else f"`{program()} list`"
+    if "tags" in empty:
+        mode = "every one of" if tags_mode == "all" and len(tags) > 1 else "any of" if len(tags) > 1 else ""
+        what = f"{mode} the tags {', '.join(repr(t) for t in tags)}" if mode else f"the tag {tags[0]!r}"
+        return (f"filter tags matched nothing: no indexed document carries {what} (nested tags included); "
+                f"{lister} shows each document's tags")
+    if "kind" in empty:
+        return f"filter kind matched nothing: no indexed section holds a {kind} block; search without kind"
+    if "lang" in empty:
+        return (f"filter lang matched nothing: no indexed code block is marked {lang!r}; "
+                "search with kind 'code' and no lang, or another language name")
+    return (f"the filters {_filters_text(tags, tags_mode, kind, lang)} match nothing together "
+            "(each matches something alone); drop one of them")
+
+
+def no_tagged_documents(ctx: Context, tags: tuple[str, ...]) -> str:
+    """``list_documents`` with a tag filter no document (under the folder) carries."""
+    lister = "list_documents" if ctx.agent else f"`{program()} list`"
+    return (f"filter tags matched nothing: no indexed document here carries {' or '.join(repr(t) for t in tags)} "
+            f"(nested tags included); {lister} without tags shows each document's tags")
+
+
+def bad_filter(name: str, value: str, choices: tuple[str, ...]) -> str:
+    """A filter value outside its choices (a QueryError's sentence)."""
+    return f"{name} {value!r} is not one of {', '.join(repr(c) for c in choices)}; pass one of them"
+
+
+def lang_needs_code(kind: str) -> str:
+    """``lang`` given with a block kind other than code."""
+    return f"lang filters code blocks, but kind is {kind!r}; pass kind 'code' or no kind with lang"

@@ -182,11 +182,23 @@ class Outline:
     front_matter_keys: tuple[str, ...]
     preamble: Preamble | None
     headings: tuple[OutlineHeading, ...]
+    #: front matter and inline tags (``markdown/vault.py``); aliases, description and dates from
+    #: the front matter (dates ISO 8601; None when absent)
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    description: str | None = None
+    date: str | None = None
+    updated: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "file_path": self.file_path,
             "title": self.title,
+            "aliases": list(self.aliases),
+            "tags": list(self.tags),
+            "description": self.description,
+            "date": self.date,
+            "updated": self.updated,
             "front_matter_keys": list(self.front_matter_keys),
             "preamble": self.preamble.to_dict() if self.preamble else None,
             "headings": [h.to_dict() for h in self.headings],
@@ -219,21 +231,25 @@ class SectionText:
 # -- list -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class DocumentEntry:
-    """One indexed document; ``modified`` is ISO 8601 UTC of its file's mtime."""
+    """One indexed document; ``modified`` is ISO 8601 UTC of its file's mtime; ``tags`` its
+    front-matter and inline tags (``markdown/vault.py``)."""
 
     path: str
     title: str
     sections: int
     tokens: int
     modified: str
+    tags: tuple[str, ...] = ()
 
     @classmethod
-    def from_mtime(cls, path: str, title: str, sections: int, tokens: int, mtime_ns: int) -> DocumentEntry:
-        return cls(path, title, sections, tokens, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime_ns / 1e9)))
+    def from_mtime(cls, path: str, title: str, sections: int, tokens: int, mtime_ns: int,
+                   tags: tuple[str, ...] = ()) -> DocumentEntry:
+        return cls(path, title, sections, tokens, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime_ns / 1e9)),
+                   tags)
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "title": self.title, "sections": self.sections, "tokens": self.tokens,
-                "modified": self.modified}
+                "modified": self.modified, "tags": list(self.tags)}
 
 
 @dataclass(frozen=True)

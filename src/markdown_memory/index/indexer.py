@@ -35,6 +35,7 @@ from ..files.read import FileRefused, read_entry
 from ..files.walk import WalkEntry, name_is_text, walk_markdown, walk_one
 from ..markdown import ParsedDocument, parse_document
 from ..markdown.passages import embed_body, pack_runs, run_text
+from ..markdown.vault import document_names, vault_meta
 from ..models import IndexReport
 from ..store import Store, StoredDocument, vector_blob
 from ..store.errors import is_disk_full
@@ -45,7 +46,7 @@ log = logging.getLogger("markdown_memory.indexer")
 MAX_FILE_BYTES = int(DEFAULT_MAX_FILE_MB * 1_000_000)
 #: Bump when parsing changes what sections or passages a file yields: the next run re-parses
 #: every file (an index built by an older parser would otherwise keep its old sections).
-PARSER_VERSION = "4"
+PARSER_VERSION = "5"
 EMBED_CHUNK = 64  # texts embedded and written per transaction (also the stop granularity: < 1 s)
 #: Chunks embedded at once (threads calling the model). With small length-sorted batches one
 #: onnxruntime call keeps ~1 of 2 cores busy; two calls in flight measured 1.15-1.5x the tokens/s
@@ -178,6 +179,8 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
         "line_count": doc.line_count,
         "tokens": count_tokens(elide_data_uris(text)),
         "indexed_at": time.time(),
+        "vault": (vault := vault_meta(doc.metadata, doc.passages)),
+        "names": document_names(doc.title, doc.metadata, vault),
     }
     keyed = list(zip(doc.passages, passage_keys(doc)))
     reused = 0

@@ -149,9 +149,11 @@ class Runtime:
         return self._engine.shutdown(timeout) if self._engine is not None else True
 
     # -- tools ------------------------------------------------------------------------------
-    def search_docs(self, query: str, top_k: int, path_prefix: str | None, max_tokens: int) -> dict[str, Any]:
+    def search_docs(self, query: str, top_k: int, path_prefix: str | None, max_tokens: int, *,
+                    tags: list[str] | None = None, tags_mode: str = "any", kind: str | None = None,
+                    lang: str | None = None) -> dict[str, Any]:
         answer = self.engine.search(query, top_k=top_k, path_prefix=path_prefix, max_tokens=max_tokens,
-                                    freshness=self.freshness)
+                                    freshness=self.freshness, tags=tags, tags_mode=tags_mode, kind=kind, lang=lang)
         return answer.to_dict(agent=True)
 
     def read_section(self, file_path: str, heading_path: str, include_subsections: bool,
@@ -162,9 +164,9 @@ class Runtime:
     def outline(self, file_path: str, max_depth: int | None) -> dict[str, Any]:
         return self.engine.outline(file_path, max_depth, freshness=self.freshness).to_dict()
 
-    def list_documents(self, directory: str | None, offset: int) -> dict[str, Any]:
-        return self.engine.list_documents(directory, offset=offset, limit=LIST_PAGE,
-                                          freshness=self.freshness).to_dict(agent=True)
+    def list_documents(self, directory: str | None, offset: int, tags: list[str] | None = None) -> dict[str, Any]:
+        return self.engine.list_documents(directory, offset=offset, limit=LIST_PAGE, freshness=self.freshness,
+                                          tags=tags).to_dict(agent=True)
 
     def index_directory(self, directory: str | None, force: bool,
                         progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from . import schema
-from .common import delete_rowids
+from .common import bound_chunks, delete_rowids, marks
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -215,15 +215,64 @@ def _vec0_knn(store: Store, qvec: np.ndarray, k: int) -> list[tuple[int, float]]
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
-def knn(store: Store, qvec: np.ndarray, k: int, cache: VectorCache | None = None) -> list[tuple[int, float]]:
+def _vec0_knn_among(store: Store, qvec: np.ndarray, k: int, allowed: np.ndarray) -> list[tuple[int, float]] | None:
+    """vec0's KNN restricted to the rowids ``allowed`` (one JSON array bound; sqlite-vec >= 0.1.6
+    takes ``rowid IN`` inside a KNN query: 0.24 s for 22k of 38k rows here, where reading those
+    vectors by rowid took 10 s), or None when this sqlite-vec refuses the constraint."""
+    import json
+
+    try:
+        rows = store.conn.execute(
+            "SELECT rowid, distance FROM vec_passages WHERE embedding MATCH ? AND k = ? "
+            "AND rowid IN (SELECT value FROM json_each(?))",
+            (vector_blob(qvec), k, json.dumps([int(i) for i in allowed])),
+        ).fetchall()
+    except store.driver.module.OperationalError:
+        return None
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def _allowed_vectors(store: Store, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ids [n], vectors [n, d]) of the stored passage vectors whose ids are in ``allowed``
+    (slow: vec0 reads by rowid one at a time; only for a sqlite-vec without ``rowid IN``)."""
+    ids: list[int] = []
+    blobs: list[bytes] = []
+    for chunk in bound_chunks([int(i) for i in allowed]):
+        for rowid, blob in store.conn.execute(
+                f"SELECT rowid, embedding FROM vec_passages WHERE rowid IN ({marks(len(chunk))})", list(chunk)):
+            ids.append(int(rowid))
+            blobs.append(blob)
+    dim = int(store.get_meta("dimension") or 0)
+    return np.asarray(ids, dtype=np.int64), np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dim)
+
+
+def knn(store: Store, qvec: np.ndarray, k: int, cache: VectorCache | None = None,
+        allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
     """The ``k`` nearest passage vectors to ``qvec`` (float32 [d], L2-normalised) as
     ``[(passage_id, cosine distance)]``, nearest first: through ``cache``'s matrix when it has
-    one for these vectors, else sqlite-vec's ``vec0`` scan. Requires the vec tables."""
+    one for these vectors, else sqlite-vec's ``vec0`` scan. ``allowed`` (int64 passage ids, a
+    search filter's candidate set, ``scope.allowed_passages``): only those passages compete,
+    so a filter never empties the top ``k``. Requires the vec tables."""
     matrix = cache.matrix(store) if cache is not None else None
-    if matrix is None or len(matrix.ids) == 0:
+    if allowed is not None:
+        if matrix is not None and len(matrix.ids):
+            mask = np.isin(matrix.ids, allowed)
+            ids, vectors = matrix.ids[mask], matrix.vectors[mask]
+        else:
+            if len(allowed) == 0 or k <= 0:
+                return []
+            found = _vec0_knn_among(store, qvec, k, allowed)
+            if found is not None:
+                return found
+            ids, vectors = _allowed_vectors(store, allowed)
+    elif matrix is None or len(matrix.ids) == 0:
         return _vec0_knn(store, qvec, k)
-    sims = matrix.vectors @ np.asarray(qvec, dtype=np.float32)
+    else:
+        ids, vectors = matrix.ids, matrix.vectors
+    if len(ids) == 0 or k <= 0:
+        return []
+    sims = vectors @ np.asarray(qvec, dtype=np.float32)
     k = min(k, len(sims))
     top = np.argpartition(-sims, k - 1)[:k]
     top = top[np.argsort(-sims[top])]
-    return [(int(matrix.ids[i]), float(1.0 - sims[i])) for i in top]
+    return [(int(ids[i]), float(1.0 - sims[i])) for i in top]
