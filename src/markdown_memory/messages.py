@@ -366,9 +366,10 @@ def map_folder_note(documents: int, tokens: int) -> str:
     return f"{documents:,} document{'s' if documents != 1 else ''}, {tokens:,} tokens"
 
 
-def map_more_folders(hidden: int) -> str:
+def map_more_folders(folders: int, documents: int) -> str:
     """The docs map's last line when folder lines were dropped."""
-    return f"- … {hidden:,} more folder{'s' if hidden != 1 else ''} not shown"
+    return (f"- … {folders:,} more folder{'s' if folders != 1 else ''} ({documents:,} "
+            f"document{'s' if documents != 1 else ''}) not shown")
 
 
 # -- setup claude-code|codex (agents/, cli_setup.py) ------------------------------------------

@@ -204,7 +204,10 @@ def toml_with_server(text: str | None, name: str, entry: dict[str, Any] | None, 
             expected.pop("mcp_servers")
     else:
         servers[name] = {k: v for k, v in entry.items() if k != "env" or v}
-    got = _parse_toml(after, where) if after else {}
+    try:
+        got = tomllib.loads(after)
+    except tomllib.TOMLDecodeError as exc:  # e.g. the server also defined inline: the edit cannot be safe
+        raise ConfigError(messages.toml_not_editable(where, name)) from exc
     if not got.get("mcp_servers") and not expected.get("mcp_servers"):
         got.pop("mcp_servers", None)
         expected.pop("mcp_servers", None)

@@ -199,10 +199,11 @@ def build_map(root_name: str, rows: Iterable[HeadingRow], max_tokens: int = DEFA
     # even one line per top-level folder is too long: drop folder lines from the end
     detail, left_out, body, _ = tiers[-1]
     lines = body[3:]
+    groups = list(_by_folder(docs, "top").values())
     while lines:
         lines.pop()
-        hidden = len(_by_folder(docs, "top")) - len(lines)
-        note = messages.map_more_folders(hidden)
+        hidden = groups[len(lines):]
+        note = messages.map_more_folders(len(hidden), sum(len(g) for g in hidden))
         text = render(["", "## Folders", "", *lines, note], left_out)
         if count_tokens(text) <= max_tokens:
             return DocsMap(text, count_tokens(text), max_tokens, len(docs), 0, detail, left_out)
