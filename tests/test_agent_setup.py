@@ -37,29 +37,29 @@ def setup_world(world):  # noqa: F811 - the imported fixture
     return world
 
 
-def _setup(world: dict, *args: str) -> str:
-    done = _run(["markdown-memory", "setup", *args], world)
+def _setup(box: dict, *args: str) -> str:
+    done = _run(["markdown-memory", "setup", *args], box)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     return done.stdout
 
 
 def test_claude_code_setup_connects_and_remove_takes_it_out(setup_world):
-    world = setup_world
-    home, project, program = world["home"], world["project"], world["program"]
-    assert _run(["claude", "mcp", "add", "--scope", "user", "other", "--", "/bin/true"], world).returncode == 0
+    box = setup_world
+    home, project, program = box["home"], box["project"], box["program"]
+    assert _run(["claude", "mcp", "add", "--scope", "user", "other", "--", "/bin/true"], box).returncode == 0
     docs: list[str] = []
-    plan = _setup(world, "claude-code", "--embedder", "none", "--hook", "--rules", *docs)
+    plan = _setup(box, "claude-code", "--embedder", "none", "--hook", "--rules", *docs)
     assert "--yes" in plan and not (project / "CLAUDE.md").exists()
-    assert _run(["claude", "mcp", "get", "markdown-memory"], world).returncode != 0  # the plan changed nothing
+    assert _run(["claude", "mcp", "get", "markdown-memory"], box).returncode != 0  # the plan changed nothing
 
-    done = _setup(world, "claude-code", "--embedder", "none", "--hook", "--rules", *docs, "--yes")
+    done = _setup(box, "claude-code", "--embedder", "none", "--hook", "--rules", *docs, "--yes")
     assert "changed 3 files" in done, done
-    got = _run(["claude", "mcp", "get", "markdown-memory"], world)
+    got = _run(["claude", "mcp", "get", "markdown-memory"], box)
     assert got.returncode == 0, got.stderr
     assert "Connected" in got.stdout and program in got.stdout, got.stdout
     assert "User" in got.stdout or "user" in got.stdout, got.stdout
-    listed = _run(["claude", "mcp", "list"], world).stdout
+    listed = _run(["claude", "mcp", "list"], box).stdout
     line = next(li for li in listed.splitlines() if li.startswith("markdown-memory:"))
     assert "Connected" in line, listed
     assert any(li.startswith("other:") for li in listed.splitlines()), listed
@@ -69,56 +69,56 @@ def test_claude_code_setup_connects_and_remove_takes_it_out(setup_world):
     assert group["hooks"] == [{"type": "command", "command": hook, "timeout": 10}]
     assert "<!-- agent-rules:start -->" in (project / "CLAUDE.md").read_text(encoding="utf-8")
 
-    again = _setup(world, "claude-code", "--embedder", "none", "--hook", "--rules", *docs, "--yes")
+    again = _setup(box, "claude-code", "--embedder", "none", "--hook", "--rules", *docs, "--yes")
     assert again.startswith("nothing to change"), again
 
-    removed = _setup(world, "claude-code", "--remove", "--rules", "--yes")
+    removed = _setup(box, "claude-code", "--remove", "--rules", "--yes")
     assert "changed 3 files" in removed, removed
-    assert _run(["claude", "mcp", "get", "markdown-memory"], world).returncode != 0
-    listed = _run(["claude", "mcp", "list"], world).stdout
+    assert _run(["claude", "mcp", "get", "markdown-memory"], box).returncode != 0
+    listed = _run(["claude", "mcp", "list"], box).stdout
     assert "markdown-memory" not in listed and "other:" in listed, listed
     assert not (home / ".claude" / "settings.json").exists()  # it held only the hook setup added
     assert not (project / "CLAUDE.md").exists()
-    assert _setup(world, "claude-code", "--remove", "--rules").startswith("nothing to change")
+    assert _setup(box, "claude-code", "--remove", "--rules").startswith("nothing to change")
 
 
 def test_claude_code_setup_with_a_pinned_docs_folder_connects(setup_world, tmp_path):
     """``--docs-dir`` pins one folder: the server (started by Claude Code in the project) and
     the hook get it, so every session serves those docs."""
-    world = setup_world
+    box = setup_world
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "notes.md").write_text("# Notes\n\nPinned.\n", encoding="utf-8")
-    _setup(world, "claude-code", "--embedder", "none", "--hook", "--docs-dir", str(docs), "--yes")
-    got = _run(["claude", "mcp", "get", "markdown-memory"], world)
+    _setup(box, "claude-code", "--embedder", "none", "--hook", "--docs-dir", str(docs), "--yes")
+    got = _run(["claude", "mcp", "get", "markdown-memory"], box)
     assert "Connected" in got.stdout and f"--docs-dir {docs}" in got.stdout, got.stdout
-    settings = json.loads((world["home"] / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    settings = json.loads((box["home"] / ".claude" / "settings.json").read_text(encoding="utf-8"))
     command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert command == f"{world['program']} --embedder none hook --docs-dir {docs}"
+    assert command == f"{box['program']} --embedder none hook --docs-dir {docs}"
 
 
 def test_codex_setup_lists_the_server_and_remove_takes_it_out(setup_world):
-    world = setup_world
-    program = world["program"]
-    assert _run(["codex", "mcp", "add", "other", "--", "/bin/true"], world).returncode == 0
-    done = _setup(world, "codex", "--embedder", "none", "--hook", "--rules", "--yes")
+    box = setup_world
+    program = box["program"]
+    assert _run(["codex", "mcp", "add", "other", "--", "/bin/true"], box).returncode == 0
+    done = _setup(box, "codex", "--embedder", "none", "--hook", "--rules", "--yes")
     assert "changed 3 files" in done, done
-    listed = _run(["codex", "mcp", "list", "--json"], world)
+    listed = _run(["codex", "mcp", "list", "--json"], box)
     assert listed.returncode == 0, listed.stderr
     servers = {s["name"]: s for s in json.loads(listed.stdout)}
     assert set(servers) == {"other", "markdown-memory"}
     transport = servers["markdown-memory"]["transport"]
     assert (transport["command"], transport["args"]) == (program, ["--embedder", "none"])
-    assert _handshake(transport["command"], transport["args"], world["env"], world["project"]) == TOOLS
-    plain = _run(["codex", "mcp", "list"], world).stdout
+    assert _handshake(transport["command"], transport["args"], box["env"], box["project"]) == TOOLS
+    plain = _run(["codex", "mcp", "list"], box).stdout
     assert "markdown-memory" in plain, plain
-    hooks = json.loads((world["home"] / ".codex" / "hooks.json").read_text(encoding="utf-8"))
+    hooks = json.loads((box["home"] / ".codex" / "hooks.json").read_text(encoding="utf-8"))
     assert hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] == f"{program} --embedder none hook"
-    assert (world["project"] / "AGENTS.md").is_file()
-    assert _setup(world, "codex", "--embedder", "none", "--hook", "--rules").startswith("nothing to change")
+    assert (box["project"] / "AGENTS.md").is_file()
+    assert _setup(box, "codex", "--embedder", "none", "--hook", "--rules").startswith("nothing to change")
 
-    _setup(world, "codex", "--remove", "--yes")
-    names = {s["name"] for s in json.loads(_run(["codex", "mcp", "list", "--json"], world).stdout)}
+    _setup(box, "codex", "--remove", "--yes")
+    names = {s["name"] for s in json.loads(_run(["codex", "mcp", "list", "--json"], box).stdout)}
     assert names == {"other"}
-    assert not (world["home"] / ".codex" / "hooks.json").exists()
-    assert (world["project"] / "AGENTS.md").is_file()  # the rules go only with --remove --rules
+    assert not (box["home"] / ".codex" / "hooks.json").exists()
+    assert (box["project"] / "AGENTS.md").is_file()  # the rules go only with --remove --rules
