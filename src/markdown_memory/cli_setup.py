@@ -27,7 +27,7 @@ from .config import EMBEDDER_CHOICES
 def add_parsers(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None],
                 bounded: Callable[[int, int], Callable[[str], int]]) -> None:
     """Register ``setup`` and ``map`` on the subcommand parsers ``sub``."""
-    from .agents.plan import AGENTS
+    from .agents import AGENTS  # the package's constants only: the server start-up builds this parser too
 
     p = sub.add_parser("setup", help="register the MCP server (and optionally the prompt hook and the agent "
                        "rules) with Claude Code or Codex; prints the plan, changes with --yes")

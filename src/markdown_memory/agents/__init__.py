@@ -7,3 +7,6 @@ other content; :mod:`.rules` holds the rules block. Nothing here runs the agents
 the config files are edited directly (the hook has no CLI in either agent, and one code path
 gives an exact plan, idempotence and an exact undo); the tests check the real CLIs read them.
 """
+
+#: the agents ``setup`` knows (the command's first argument)
+AGENTS = ("claude-code", "codex")

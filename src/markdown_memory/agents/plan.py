@@ -23,11 +23,11 @@ from pathlib import Path
 
 from .. import messages
 from ..config import DEFAULT_EMBEDDER
-from . import edits, rules
+from . import AGENTS, edits, rules
 from .files import Change, dump_json, load_json, read_text
 
 SERVER_NAME = "markdown-memory"
-AGENTS = ("claude-code", "codex")
+__all__ = ["AGENTS", "Request", "plan", "program_argv"]
 #: seconds the agent lets the prompt hook run before it goes on without it (Claude Code's
 #: ``timeout``, Codex's ``timeoutSec``)
 HOOK_TIMEOUT_SECONDS = 10
