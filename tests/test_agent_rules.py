@@ -81,3 +81,10 @@ def test_mcp_json_starts_this_checkouts_server(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=60, env=env)
     reply = json.loads(out.stdout.splitlines()[0])
     assert reply["result"]["serverInfo"]["name"] == "markdown-memory"
+
+
+def test_setup_rules_are_the_block_of_claude_md() -> None:
+    """``setup --rules`` writes one block, kept identical to this repository's (one source)."""
+    from markdown_memory.agents.rules import RULES
+
+    assert RULES == _block("CLAUDE.md")

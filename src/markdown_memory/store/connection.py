@@ -188,6 +188,7 @@ class Store:
     document_warnings = documents.document_warnings
     count_documents = documents.count_documents
     document_list = documents.document_list
+    document_headings = documents.document_headings
     touch_document = documents.touch_document
     delete_document = documents.delete_document
     insert_document = documents.insert_document

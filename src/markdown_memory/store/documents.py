@@ -149,6 +149,31 @@ def document_list(store: Store, prefix: str | None, limit: int, offset: int,
     return [DocumentListRow(r[0], r[1], r[2], r[3], r[4], tuple(labels.get(r[5], ()))) for r in rows]
 
 
+class HeadingRow(NamedTuple):
+    """One row of the docs map: a document (``path``, ``title``, whole-file ``tokens``) and one of
+    its headings (``level`` 1-6 and plain ``heading`` text; both None for a document with no
+    heading), in file order."""
+
+    path: str
+    title: str
+    tokens: int
+    level: int | None
+    heading: str | None
+
+
+def document_headings(store: Store, max_level: int = 4) -> list[HeadingRow]:
+    """Every document by path with its headings of ``#`` level <= ``max_level`` in file order
+    (the first piece of a section stored in ``(Part n)`` pieces only); a document without such
+    headings comes once, with ``level`` and ``heading`` None."""
+    rows = store.conn.execute(
+        "SELECT d.path, d.title, d.tokens, s.level, s.title FROM documents d "
+        "LEFT JOIN sections s ON s.doc_id = d.id AND s.part <= 1 AND s.level BETWEEN 1 AND ? "
+        "ORDER BY d.path, s.ordinal",
+        (int(max_level),),
+    ).fetchall()
+    return [HeadingRow(*r) for r in rows]
+
+
 def document_sample(store: Store, limit: int) -> list[tuple[str, int]]:
     """``[(path, size)]`` of the first ``limit`` documents indexed (by id)."""
     return [(r[0], r[1]) for r in store.conn.execute(f"SELECT path, size FROM documents ORDER BY id LIMIT {int(limit)}")]
