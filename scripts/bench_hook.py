@@ -13,8 +13,10 @@ to the hook as Claude Code does (the UserPromptSubmit JSON, a fresh session each
 * ``quiet``: share of the quiet prompts that got anything (each one listed);
 * ``tokens``: median tokens injected per prompt that got anything (``text.count_tokens``);
 * ``latency``: p50 / p95 wall time from process start to the process's exit (answer written),
-  of ``--latency-runs`` subprocess calls per set (``python -m markdown_memory.cli hook``, half
-  questions, half quiet prompts, spread over the files), and the median CPU time of a call.
+  and the median CPU time, of ``--latency-runs`` subprocess calls per set (``python -m
+  markdown_memory.cli hook``): questions (searched) and quiet prompts (turned away before any
+  search) alternately, spread over the files; per kind and for all. Wall time depends on what
+  else the machine runs: the load average is printed beside it.
 
 Quality figures come from :func:`markdown_memory.hook.respond` in this process (the code the
 command runs, minus the process start); latency from real subprocesses. One run; medians.
@@ -116,23 +118,34 @@ def quality(corpus: Path, db: Path, questions: list[dict[str, Any]], quiet: list
             "tokens_median": statistics.median(tokens) if tokens else 0}
 
 
-def latency(corpus: Path, db: Path, prompts: list[str], runs: int) -> dict[str, Any]:
+def latency(corpus: Path, db: Path, questions: list[str], quiet: list[str], runs: int) -> dict[str, Any]:
+    """Wall and CPU milliseconds of ``runs`` hook processes: half questions, half quiet prompts,
+    picked evenly over the two lists; p50/p95 for each half and for all."""
     env = dict(os.environ, PYTHONPATH=str(HERE / "src"), MARKDOWN_MEMORY_DB=str(db))
-    walls, cpus = [], []
+    timed: dict[str, list[tuple[float, float]]] = {"questions": [], "quiet": []}
     for i in range(runs):
-        prompt = prompts[(i * 7919) % len(prompts)] if i % 2 else prompts[(i * 104729) % len(prompts)]
+        kind, pool = ("questions", questions) if i % 2 == 0 else ("quiet", quiet)
+        prompt = pool[(i // 2) * len(pool) // max(1, (runs + 1) // 2) % len(pool)]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "markdown_memory.cli", "hook"], input=payload(prompt, corpus, f"bench-{os.getpid()}-{i}"),
-                              capture_output=True, text=True, env=env, check=False)
-        walls.append((time.perf_counter() - started) * 1000)
+        done = subprocess.run([sys.executable, "-m", "markdown_memory.cli", "hook"], capture_output=True, text=True,
+                              input=payload(prompt, corpus, f"bench-{os.getpid()}-{i}"), env=env, check=False)
+        wall = (time.perf_counter() - started) * 1000
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
+        cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+        timed[kind].append((wall, cpu))
         if done.returncode != 0 or (done.stdout and not done.stdout.startswith('{"hookSpecificOutput"')):
             raise SystemExit(f"hook call failed (exit {done.returncode}): {done.stdout[:200]} {done.stderr[:200]}")
-    walls.sort()
-    return {"runs": runs, "p50_ms": round(statistics.median(walls)), "p95_ms": round(walls[min(len(walls) - 1, int(0.95 * len(walls)))]),
-            "cpu_median_ms": round(statistics.median(cpus))}
+
+    def figures(pairs: list[tuple[float, float]]) -> dict[str, Any]:
+        walls = sorted(w for w, _c in pairs)
+        return {"n": len(pairs), "p50_ms": round(statistics.median(walls)),
+                "p95_ms": round(walls[min(len(walls) - 1, int(0.95 * len(walls)))]),
+                "cpu_p50_ms": round(statistics.median(c for _w, c in pairs))}
+
+    out = {kind: figures(pairs) for kind, pairs in timed.items() if pairs}
+    out["all"] = figures(timed["questions"] + timed["quiet"])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
         ensure_index(corpus, db)
         questions = [json.loads(line) for line in queries_path.read_text(encoding="utf-8").splitlines() if line.strip()]
         q = quality(corpus, db, questions, quiet)
-        mixed = [x["query"] for x in questions] + [x["prompt"] for x in quiet]
-        lat = latency(corpus, db, mixed, args.latency_runs) if args.latency_runs > 0 else None
+        lat = latency(corpus, db, [x["query"] for x in questions], [x["prompt"] for x in quiet],
+                      args.latency_runs) if args.latency_runs > 0 else None
         report["sets"][name] = {"quality": q, "latency": lat}
         neg = "-" if q["negatives_injected"] is None else f"{q['negatives_injected']:.0%} of {q['negatives']}"
         prec = "-" if q["precision"] is None else f"{q['precision']:.0%}"
@@ -166,9 +179,9 @@ def main(argv: list[str] | None = None) -> int:
               f"median tokens injected {q['tokens_median']}")
         for prompt in q["quiet_prompts_injected"]:
             print(f"    quiet prompt injected: {prompt!r}")
-        if lat:
-            print(f"[{name}] latency over {lat['runs']} subprocess calls: p50 {lat['p50_ms']} ms, p95 {lat['p95_ms']} ms "
-                  f"(CPU median {lat['cpu_median_ms']} ms; load average {report['load_average']:.1f})")
+        for kind, f in (lat or {}).items():
+            print(f"[{name}] latency, {kind} ({f['n']} processes): p50 {f['p50_ms']} ms, p95 {f['p95_ms']} ms, "
+                  f"CPU p50 {f['cpu_p50_ms']} ms (load average {os.getloadavg()[0]:.1f})")
     if args.json_out:
         args.json_out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0

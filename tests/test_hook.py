@@ -161,3 +161,26 @@ class _Stdin:
 
     def read(self) -> str:
         return self.text
+
+
+def test_bench_hook_prints_every_figure(tmp_path, capsys):
+    """scripts/bench_hook.py end to end on the guide fixture (keyword-only index built by it)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("markdown_memory_bench_hook", Path(__file__).resolve().parents[1]
+                                                  / "scripts" / "bench_hook.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    guide = Path(__file__).parent / "fixtures" / "guide"
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"query": TIMEOUT_QUESTION, "expect": [{"path": "configuration.md", "line": 20}]})
+                         + "\n" + json.dumps({"query": "How do I export tasks to a calendar?", "expect": []}) + "\n")
+    out = tmp_path / "bench.json"
+    assert bench.main(["--set", f"guide={guide}:{questions}", "--db-dir", str(tmp_path / "db"),
+                       "--latency-runs", "2", "--json-out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "hit 100.0% of 1 questions" in printed and "quiet injected" in printed and "p95" in printed
+    figures = json.loads(out.read_text())["sets"]["guide"]
+    assert figures["quality"]["hit"] == 1.0 and figures["quality"]["quiet"] >= 40
+    assert {"questions", "quiet", "all"} <= set(figures["latency"])

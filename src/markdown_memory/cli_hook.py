@@ -23,7 +23,7 @@ def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None]
     """Register ``hook`` on the subcommand parsers ``sub``. Its own usage errors exit 0 with one
     stderr line (never 2: that blocks the prompt)."""
     p = sub.add_parser("hook", help="prompt hook for Claude Code / Codex: reads the hook JSON on stdin, "
-                       "prints the sections that answer the prompt (docs/agents.md)")
+                       "prints the sections that answer the prompt (docs/prompt-hook.md)")
     add_docs_dir(p)
     p.add_argument("--max-tokens", type=int, default=None, metavar="N",
                    help="budget of the added text in tokens, 100-20000 (default 800)")

@@ -12,7 +12,7 @@ one line for stderr or None. It never raises and never indexes; the steps, cheap
    no database file there means nothing to say;
 3. one keyword search through the engine façade (``Freshness.FLAG``: the index as it stands;
    the hook searches keywords only, since loading an embedding model takes longer than a
-   prompt may wait: docs/agents.md has the figures);
+   prompt may wait: docs/prompt-hook.md has the figures);
 4. :func:`.gate.select` keeps the hits that answer the prompt, :mod:`.seen` drops those
    already injected in this session, and :func:`render` fits them into ``max_tokens``.
 """

@@ -1,7 +1,7 @@
 """The hook's gate: which search hits, if any, answer the prompt well enough to be injected.
 
 Two tests, both measured on the two dev sets and eval/hook-quiet-prompts.jsonl
-(scripts/bench_hook.py prints the figures; docs/agents.md has them):
+(scripts/bench_hook.py prints the figures; docs/prompt-hook.md has them):
 
 * The prompt asks something (:func:`asks_docs`): not a slash command (``/compact``) or a shell
   line (``!make``), and its first word, after a polite opening ("please", "can you"), is not
