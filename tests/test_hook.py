@@ -184,3 +184,20 @@ def test_bench_hook_prints_every_figure(tmp_path, capsys):
     figures = json.loads(out.read_text())["sets"]["guide"]
     assert figures["quality"]["hit"] == 1.0 and figures["quality"]["quiet"] >= 40
     assert {"questions", "quiet", "all"} <= set(figures["latency"])
+
+
+def test_concurrent_hooks_of_one_session_lose_no_section(tmp_path):
+    """Two hooks of one session at once (Codex launches matching hooks concurrently): each
+    write is kept, under the session's lock."""
+    import threading
+
+    from markdown_memory.hook.seen import SessionMemory
+
+    db = tmp_path / "index.db"
+    threads = [threading.Thread(target=SessionMemory(db, "same").add, args=([(f"{i}.md", "H")],)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert SessionMemory(db, "same").seen() == {(f"{i}.md", "H") for i in range(8)}
+    assert SessionMemory(db, "other").seen() == set()
