@@ -201,3 +201,15 @@ def test_concurrent_hooks_of_one_session_lose_no_section(tmp_path):
         t.join()
     assert SessionMemory(db, "same").seen() == {(f"{i}.md", "H") for i in range(8)}
     assert SessionMemory(db, "other").seen() == set()
+
+
+def test_the_hook_leaves_the_library_log_level_as_it_was(indexed, cli_main, monkeypatch):
+    """The hook quiets the library's logs for its own run only: a command run after it in the
+    same process (tests, library use) still logs warnings."""
+    import logging
+
+    logger = logging.getLogger("markdown_memory")
+    before = logger.level
+    monkeypatch.setattr(sys, "stdin", _Stdin(payload(TIMEOUT_QUESTION, indexed[0])))
+    assert cli_main("hook", env={"MARKDOWN_MEMORY_DB": str(indexed[1])}).returncode == 0
+    assert logger.level == before

@@ -41,17 +41,22 @@ def run(args: argparse.Namespace) -> int:
     """Answer one hook call: read stdin, write the answer (if any) to stdout; always 0."""
     from .hook import DEFAULT_MAX_TOKENS, respond
 
+    logger = logging.getLogger("markdown_memory")
+    level = logger.level
     if args.log_level is None and not os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "").strip():
-        logging.getLogger("markdown_memory").setLevel(logging.CRITICAL)  # stderr: our one line at most
+        logger.setLevel(logging.CRITICAL)  # stderr: our one line at most (restored: cli.main runs in tests)
     budget = DEFAULT_MAX_TOKENS if args.max_tokens is None else max(100, min(int(args.max_tokens), 20000))
     try:
-        stdin = sys.stdin.read() if sys.stdin is not None else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        from .messages import hook_stdin
+        try:
+            stdin = sys.stdin.read() if sys.stdin is not None else ""
+        except (OSError, UnicodeDecodeError) as exc:
+            from .messages import hook_stdin
 
-        sys.stderr.write(hook_stdin(exc) + "\n")
-        return 0
-    out, err = respond(stdin, docs_dir=args.docs_dir, db=args.db, max_tokens=budget)
+            sys.stderr.write(hook_stdin(exc) + "\n")
+            return 0
+        out, err = respond(stdin, docs_dir=args.docs_dir, db=args.db, max_tokens=budget)
+    finally:
+        logger.setLevel(level)
     if err:
         sys.stderr.write(err.replace("\n", " ") + "\n")
     if out:
