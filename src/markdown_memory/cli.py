@@ -138,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_setup import add_parsers as add_agent_parsers
 
     add_agent_parsers(sub, _add_docs_dir, _bounded)
+
+    from .cli_hook import add_parser as add_hook_parser
+
+    add_hook_parser(sub, _add_docs_dir)
     return parser
 
 
@@ -347,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
         as_json = bool(getattr(args, "json", False))
         level, problem = _log_level(args.log_level)
         _configure_logging(level)
+        if args.command == "hook":  # exits 0 whatever happens: 2 would block the user's prompt
+            from .cli_hook import run as run_hook
+            return run_hook(args)
         if problem and (args.command or args.download_model):
             raise ConfigError(problem)
         if problem:  # the server still starts: a client only shows "connection closed" otherwise

@@ -517,3 +517,39 @@ def map_unavailable(reason: str | None) -> str:
     """The ``docs://map`` resource's text when no map can be built."""
     why = reason or "an internal error (the server's stderr log has details)"
     return f"No docs map: {why}."
+
+
+# -- prompt hook (markdown-memory hook) -----------------------------------------------------
+def hook_lead(root: Path) -> str:
+    """The first line of the text the prompt hook adds to a prompt."""
+    return (f"markdown-memory found these sections in its index of {root} that may answer this prompt "
+            "(cite them by path and heading; read_section gives the rest of a document):")
+
+
+HOOK_CUT = "[… cut to fit the hook's token budget; read_section gives the whole section]"
+
+
+def hook_bad_payload(problem: str) -> str:
+    """Why the hook ignored its stdin (one line on stderr)."""
+    return f"markdown-memory hook: ignored the hook input: {problem}"
+
+
+def hook_no_index(root: Path, db: Path) -> str:
+    """The hook's stderr line when the docs root has no index yet."""
+    return (f"markdown-memory hook: no index for {root} at {db} yet; "
+            f"run `markdown-memory index {shlex.quote(str(root))}` (or start the MCP server) to build it")
+
+
+def hook_failed(cause: str) -> str:
+    """The hook's stderr line when it answered nothing because of a problem."""
+    return f"markdown-memory hook: added nothing: {short_cause(cause)}"
+
+
+def hook_usage(problem: str) -> str:
+    """The hook's stderr line for a bad option of ``markdown-memory hook`` (it still exits 0)."""
+    return f"markdown-memory hook: {problem}; the prompt went on without docs (`markdown-memory hook --help`)"
+
+
+def hook_stdin(exc: BaseException) -> str:
+    """The hook's stderr line when its stdin cannot be read."""
+    return f"markdown-memory hook: could not read the hook input on stdin: {exc}"
