@@ -31,10 +31,10 @@ def payload(prompt: str, cwd: Path, session: str = "session-1", **extra: str) ->
                        "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt, **extra})
 
 
-def run_hook(stdin: str, db: Path | None, *args: str) -> tuple[dict | None, str]:
+def run_hook(stdin: str, db: Path | None, *args: str, env_extra: dict[str, str] | None = None) -> tuple[dict | None, str]:
     """Run the hook process; returns (the answer object or None, stderr). Asserts exit 0 and
     that stdout is empty or exactly one JSON line of the documented form."""
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"} | (env_extra or {})
     if db is not None:
         env["MARKDOWN_MEMORY_DB"] = str(db)
     done = subprocess.run([*HOOK, *args], input=stdin, capture_output=True, text=True, env=env, timeout=120)
@@ -122,6 +122,17 @@ def test_docs_dir_flag_wins_over_the_payload_cwd_and_budget_is_kept(indexed, tmp
 
     assert count_tokens(text) <= 100
     assert "Configuration > Network timeouts" in text
+
+
+def test_claude_project_dir_wins_over_a_subfolder_cwd(indexed):
+    """Claude Code gives hooks CLAUDE_PROJECT_DIR; a session whose working directory is a
+    subfolder must search the project's index (the one its MCP server built), not look for one
+    of the subfolder."""
+    root, db = indexed
+    sub = root / "ops"
+    assert sub.is_dir()
+    answer, err = run_hook(payload(TIMEOUT_QUESTION, sub), db, env_extra={"CLAUDE_PROJECT_DIR": str(root)})
+    assert "Configuration > Network timeouts" in context(answer), err
 
 
 def test_a_bad_option_still_exits_0(indexed):

@@ -6,8 +6,9 @@ one line for stderr or None. It never raises and never indexes; the steps, cheap
 
 1. the payload is parsed and the prompt judged by :func:`.gate.asks_docs` (no database, no
    model, not even the engine imported: most prompts stop here within a few milliseconds);
-2. the docs root is ``docs_dir``, else ``MARKDOWN_MEMORY_DOCS_DIR``, else the payload's
-   ``cwd`` (then as the rest of the CLI: ``CLAUDE_PROJECT_DIR``, the working directory), and
+2. the docs root is ``docs_dir``, else ``MARKDOWN_MEMORY_DOCS_DIR``, else ``CLAUDE_PROJECT_DIR``
+   (what Claude Code gives its hooks and servers: the project, even when the session's working
+   directory is a subfolder of it), else the payload's ``cwd``, and
    its database as for every command (``--db``, ``MARKDOWN_MEMORY_DB``, the per-root default);
    no database file there means nothing to say;
 3. one keyword search through the engine façade (``Freshness.FLAG``: the index as it stands;
@@ -58,7 +59,8 @@ def _search(payload: Payload, docs_dir: str | None, db: str | None, max_tokens: 
     from ..models import Freshness
     from .seen import SessionMemory
 
-    root = docs_dir or os.environ.get("MARKDOWN_MEMORY_DOCS_DIR") or payload.cwd
+    root = (docs_dir or os.environ.get("MARKDOWN_MEMORY_DOCS_DIR") or os.environ.get("CLAUDE_PROJECT_DIR")
+            or payload.cwd)
     settings = Settings.load(root, db, "none")
     if not settings.db_path.is_file():
         return None, messages.hook_no_index(settings.docs_root, settings.db_path)
