@@ -15,7 +15,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 START, END = "<!-- agent-rules:start -->", "<!-- agent-rules:end -->"
 #: snake_case result fields the rules may name besides tools and tool arguments
-RESULT_FIELDS = {"index_status", "keyword_only", "next_cursor", "file_path", "heading_path"}
+RESULT_FIELDS = {"index_status", "keyword_only", "next_cursor", "file_path", "heading_path", "already_sent"}
 
 
 def _block(name: str) -> str:

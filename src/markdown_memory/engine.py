@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -226,7 +226,7 @@ class Engine:
     def search(self, query: str, *, top_k: int = 5, path_prefix: str | None = None, max_tokens: int = 2000,
                freshness: Freshness = Freshness.FLAG, progress: Progress | None = None,
                tags: Sequence[str] | str | None = None, tags_mode: str = "any", kind: str | None = None,
-               lang: str | None = None) -> SearchAnswer:
+               lang: str | None = None, already_sent: Container[str] | None = None) -> SearchAnswer:
         """Hybrid search (BM25 keyword + vector lists fused by RRF, see ``search/``): at most
         ``top_k`` hits, whose section text fits ``max_tokens`` in rank order (later hits are
         pointers). ``message`` says when nothing matched confidently, why search is
@@ -234,7 +234,9 @@ class Engine:
         index is empty and how to fill it. Filters (``search/filters.py``, ``store/scope.py``):
         ``tags`` (``tags_mode`` any/all; a tag matches its nested tags), block ``kind`` and code
         ``lang`` restrict what is ranked; filters matching nothing give no hits and a message
-        naming the filter. Raises QueryError for an empty query or a bad filter value,
+        naming the filter. ``already_sent``: ``search.section_key``s of texts this session
+        already received (the MCP server's session memory): those hits come as pointers marked
+        ``already_sent``. Raises QueryError for an empty query or a bad filter value,
         QueryNotParsedError when the keyword index rejects it, PathOutsideRootError."""
         if not query or not query.strip():
             raise QueryError("query is empty; pass words, a phrase or an identifier to search for")
@@ -256,7 +258,7 @@ class Engine:
         last: list[_Ranked] = []
 
         def run() -> list[Hit]:
-            last.append(self._search(query, top_k, scope, max_tokens))
+            last.append(self._search(query, top_k, scope, max_tokens, already_sent))
             return last[-1].hits
 
         hits, flagged = self._current(freshness, run)
@@ -277,7 +279,8 @@ class Engine:
         answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status)
         return fit_answer(answer, max_tokens, agent=self.context.agent)
 
-    def _search(self, query: str, top_k: int, scope: Scope, max_tokens: int) -> _Ranked:
+    def _search(self, query: str, top_k: int, scope: Scope, max_tokens: int,
+                already_sent: Container[str] | None = None) -> _Ranked:
         """One ranked, packed search over the index as it is."""
         analysed = analyse(query)
         store = self.store
@@ -288,14 +291,14 @@ class Engine:
         if store.vec_available and store.has_vec_tables():
             emb = self.loader.for_search()
             if emb is not None and emb.weights_id == wid:
-                qvec = emb.embed_query(query)
+                qvec = self.loader.query_vector(emb, query)
                 embedder_name = emb.name
             elif emb is not None and wid is not None:
                 other_build = wid
                 self.activity.need_vectors()  # the server's next index run re-embeds with this model
         outcome = search_sections(store, analysed, qvec, embedder_name=embedder_name, top_k=top_k,
                                   path_prefix=scope, vector_cache=self.vector_cache)
-        packed = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens)
+        packed = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens, sent=already_sent)
         keyword_only = qvec is None
         message = None
         if keyword_only:
@@ -308,7 +311,8 @@ class Engine:
             note = self.reporter.empty_index_message() or messages.no_confident_match(outcome.absent)
             message = messages.prepend_note(note, message)
         hits = [Hit(h["file_path"], h["heading_path"], h["start_line"], h["end_line"], h["tokens"], h["score"],
-                    h.get("content"), h["preview"], tuple(h["passage_lines"]), tuple(h["matched_by"]))
+                    h.get("content"), h["preview"], tuple(h["passage_lines"]), tuple(h["matched_by"]),
+                    already_sent=bool(h.get("already_sent")))
                 for h in packed]
         return _Ranked(hits, outcome.confidence, keyword_only, message)
 

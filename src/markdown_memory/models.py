@@ -71,7 +71,8 @@ class Hit:
     (past the token budget: read it with ``read``); ``preview`` is <= 100 characters of the
     passage that matched; ``passage_lines`` its line range; ``matched_by`` the ranked lists
     that found it ("keyword", "vector", ...); ``stale`` "modified" | "missing" | "unreadable"
-    when the file changed on disk since it was indexed."""
+    when the file changed on disk since it was indexed; ``already_sent`` True for a pointer
+    whose text this MCP session already received in full (session memory)."""
 
     file_path: str
     heading_path: str
@@ -84,6 +85,7 @@ class Hit:
     passage_lines: tuple[int, int]
     matched_by: tuple[str, ...]
     stale: str | None = None
+    already_sent: bool = False
 
     def to_dict(self, *, agent: bool = False) -> dict[str, Any]:
         """``agent``: leave out ``preview`` when ``content`` already holds it."""
@@ -103,6 +105,8 @@ class Hit:
         data["matched_by"] = list(self.matched_by)
         if self.stale:
             data["stale"] = self.stale
+        if self.already_sent:
+            data["already_sent"] = True
         return data
 
 

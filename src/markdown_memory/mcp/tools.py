@@ -108,9 +108,11 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         lang: Annotated[str | None, Field(max_length=50, description=(
             "Only sections holding a fenced code block in this language ('bash' also matches sh, shell, "
             "console); implies kind 'code'."))] = None,
+        resend: Annotated[bool, Field(description="Send the text of sections already sent in full earlier in this session again (default false: they come as pointers with already_sent=true).")] = False,
     ) -> CallToolResult:
         return await runtime.call("search_docs", lambda: runtime.search_docs(
-            query, top_k, path_prefix, max_tokens, tags=tags, tags_mode=tags_mode, kind=kind, lang=lang))
+            query, top_k, path_prefix, max_tokens, tags=tags, tags_mode=tags_mode, kind=kind, lang=lang,
+            resend=resend))
 
     async def read_section(
         file_path: Annotated[str, Field(min_length=1, max_length=_PATH_MAX,
@@ -164,6 +166,8 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
             "ranking, e.g. kind='code' with lang='bash' for a shell snippet. Each hit has file_path, heading_path, start_line, "
             "end_line, tokens, score and content (the verbatim section text) while the total stays within "
             "max_tokens; hits past the budget are pointers with a short preview: fetch one with read_section. "
+            "A pointer with already_sent=true is a section whose text this session already received in full "
+            "(pass resend=true to get such texts again). "
             "confidence 'none' means nothing clearly matched. A hit with stale (modified/missing/unreadable) comes "
             "from a file changed since it was indexed: its text may be outdated and message says how to refresh. "
             "index_status.keyword_only=true: prefer exact terms; index_status.message says how to fix the index."

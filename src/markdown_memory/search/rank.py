@@ -194,12 +194,22 @@ def coverage_weights(store: Store, query: AnalysedQuery) -> dict[str, float]:
     return {tok: idf[tok] for tok in tokens if dfs[tok] > 0 or not is_cjk(tok)}
 
 
-def _covers(token: str, words: set[str]) -> bool:
-    """A query token is covered by a text holding it or another form of it (same stem)."""
-    if token in words:
-        return True
-    stem = stem_prefix(token)
-    return stem is not None and any(w.startswith(stem) for w in words)
+def _covered(stems: dict[str, str | None], words: set[str]) -> list[str]:
+    """The query tokens (``stems``: token -> ``stem_prefix(token)``, computed once per query)
+    covered by a text of ``words``: the text holds the token or another form of it (a word
+    starting with its stem). The stem test is one substring search over the words joined by
+    NUL (no word holds one), not a loop over the words: ~40% of a search's ranking time."""
+    joined: str | None = None
+    out = []
+    for token, stem in stems.items():
+        if token in words:
+            out.append(token)
+        elif stem is not None:
+            if joined is None:
+                joined = "\x00" + "\x00".join(words)
+            if "\x00" + stem in joined:
+                out.append(token)
+    return out
 
 
 def identifier_frequencies(store: Store, query: AnalysedQuery) -> dict[str, int]:
@@ -328,6 +338,7 @@ def rank(
     idents = [match_form(raw) for raw, df in freq.items()
               if 0 < df <= rare_df and len(raw) >= 3 and (raw in quoted or boost_identifier(raw))]
     exact_list: list[int] = []
+    stems = {tok: stem_prefix(tok) for tok in weights}
     for sid, c in cands.items():
         row = rows.get(sid)
         if row is None:
@@ -340,7 +351,7 @@ def rank(
         if c.keyword_rank is not None:
             # The file path counts too: questions name the project or page ("git-extras", "httpx").
             words = set(WORD.findall(fts_text(f"{row['file_path']}\n{haystack}")))
-            hit = [w for tok, w in weights.items() if _covers(tok, words)]
+            hit = [weights[tok] for tok in _covered(stems, words)]
             c.coverage = sum(hit) / idf_mass
             c.covered = len(hit)
 

@@ -60,8 +60,8 @@ def documents_by_path(store: Store, paths: list[str] | None = None) -> dict[str,
     """``{path: StoredDocument(id, sha256, (size, mtime_ns, ctime_ns))}`` for every indexed
     document, or only for those of ``paths`` (unknown ones are left out)."""
     sql = "SELECT path, id, sha256, size, mtime_ns, ctime_ns FROM documents"
-    if paths is None:
-        rows = store.conn.execute(sql).fetchall()
+    if paths is None:  # every freshness probe reads the whole table: reused until it changes
+        rows = store.versioned("documents_by_path", lambda: store.conn.execute(sql).fetchall())
     else:
         rows = []
         for chunk in bound_chunks(list(dict.fromkeys(paths))):

@@ -159,7 +159,8 @@ class _Matrix:
 def vector_token(store: Store) -> tuple[object, ...]:
     """Changes whenever passage vectors are added, deleted or replaced by another model's:
     ``(database path, weights_id, vector count, highest rowid)``."""
-    count, top = store.conn.execute("SELECT count(*), max(rowid) FROM vec_passages_rowids").fetchone()
+    count, top = store.versioned("vector_token", lambda: store.conn.execute(
+        "SELECT count(*), max(rowid) FROM vec_passages_rowids").fetchone())  # reused until the database changes
     return (str(store.path), store.get_meta("weights_id"), count, top)
 
 
