@@ -16,7 +16,8 @@ RULES = """<!-- agent-rules:start -->
 
 1. Search first: call `search_docs` with the question or the exact identifier. Hits carry
    `file_path`, `heading_path` and the section text (`content`) until `max_tokens` is spent;
-   later hits are pointers with a short `preview`.
+   later hits are pointers with a short `preview`. A pointer with `already_sent: true` is a
+   section whose text you already received in this session (`resend: true` sends it again).
 2. To see how a document is organised, call `get_document_outline` (headings and token counts,
    no bodies).
 3. Read one section with `read_section(file_path, heading_path)`; pass `cursor=next_cursor`
