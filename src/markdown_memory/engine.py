@@ -273,7 +273,7 @@ class Engine:
         if store.vec_available and store.has_vec_tables():
             emb = self.loader.for_search()
             if emb is not None and emb.weights_id == wid:
-                qvec = emb.embed_query(query)
+                qvec = self.loader.query_vector(emb, query)
                 embedder_name = emb.name
             elif emb is not None and wid is not None:
                 other_build = wid
