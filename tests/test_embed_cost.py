@@ -131,3 +131,26 @@ def test_repeated_search_embeds_the_query_once(minilm, make_engine, tmp_path):
     assert rec.query_calls == 1
     assert not first.keyword_only
     assert first.results and [h.heading_path for h in first.results] == [h.heading_path for h in second.results]
+
+
+def test_section_vectors_are_the_normalised_mean_of_their_passages(make_engine, tmp_path):
+    """Section vectors come from running sums held during the run, not from reading the passage
+    vectors back: still the normalised mean of what is stored, for every section."""
+    root = tmp_path / "docs"
+    shutil.copytree(GUIDE, root)
+    engine = make_engine(root)
+    engine.index()
+    (root / "install.md").write_text((root / "install.md").read_text() + "\n## Upgrading\n\nRun the installer again.\n")
+    engine.index()  # a second run: some sections mix old and new passage vectors
+    conn = engine.store.conn
+    passages: dict[int, list[np.ndarray]] = {}
+    for sid, blob in conn.execute("SELECT p.section_id, v.embedding FROM passages p "
+                                  "JOIN vec_passages v ON v.rowid = p.id"):
+        passages.setdefault(sid, []).append(np.frombuffer(blob, dtype=np.float32))
+    sections = {sid: np.frombuffer(blob, dtype=np.float32)
+                for sid, blob in conn.execute("SELECT rowid, embedding FROM vec_sections")}
+    with_passages = {sid for (sid,) in conn.execute("SELECT DISTINCT section_id FROM passages")}
+    assert set(sections) == with_passages and len(sections) > 10
+    for sid, vec in sections.items():
+        mean = np.mean(passages[sid], axis=0)
+        np.testing.assert_allclose(vec, mean / np.linalg.norm(mean), atol=1e-5)

@@ -27,6 +27,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+import numpy as np
+
 from .. import messages
 from ..config import DEFAULT_MAX_FILE_MB
 from ..embed.base import Embedder
@@ -36,7 +38,7 @@ from ..files.walk import WalkEntry, name_is_text, walk_markdown, walk_one
 from ..markdown import ParsedDocument, parse_document
 from ..markdown.passages import embed_body, pack_runs, run_text
 from ..models import IndexReport
-from ..store import Store, StoredDocument, vector_blob
+from ..store import Store, StoredDocument, blob_vector, vector_blob
 from ..store.errors import is_disk_full
 from ..text import count_tokens, elide_data_uris
 
@@ -494,10 +496,16 @@ def embed_pending(
     for owners in by_key.values():
         for _, sid in owners:
             remaining[sid] = remaining.get(sid, 0) + 1
+    # running sums of the vectors landing per section: its mean without reading them back
+    sums: dict[int, tuple[np.ndarray, int]] = {}
     if reuse:
+        for sid, blob in reuse.values():
+            _add(sums, sid, blob_vector(blob))
         with store.transaction():
             store.attach_vectors([(pid, blob) for pid, (_, blob) in reuse.items()])
-            store.refresh_section_vectors(_completed(remaining, [sid for sid, _ in reuse.values()]))
+            done = _completed(remaining, [sid for sid, _ in reuse.values()])
+            store.refresh_section_vectors(done, sums)
+        _forget(sums, done)
     keys = sorted(texts, key=lambda k: len(texts[k]))
     total = len(keys)
     embedded = calls = 0
@@ -528,9 +536,12 @@ def embed_pending(
                 for pid, sid in by_key[key]:
                     pairs.append((pid, blob))
                     sids.append(sid)
+                    _add(sums, sid, vec)
             with store.transaction():
                 store.attach_vectors(pairs)
-                store.refresh_section_vectors(_completed(remaining, sids))
+                done = _completed(remaining, sids)
+                store.refresh_section_vectors(done, sums)
+            _forget(sums, done)
             calls += len(chunk)
             fresh = sum(own[k] for k in chunk)
             embedded += fresh
@@ -544,6 +555,21 @@ def embed_pending(
             pool.shutdown(wait=False, cancel_futures=True)
     log.info("embedded %d texts for %d passages (%d reused)", calls, embedded, reused)
     return embedded, reused
+
+
+def _add(sums: dict[int, tuple[np.ndarray, int]], sid: int, vec: np.ndarray) -> None:
+    """Add one passage vector to section ``sid``'s running (float32 sum, count)."""
+    held = sums.get(sid)
+    if held is None:
+        sums[sid] = (np.array(vec, dtype=np.float32), 1)
+    else:
+        np.add(held[0], vec, out=held[0])
+        sums[sid] = (held[0], held[1] + 1)
+
+
+def _forget(sums: dict[int, tuple[np.ndarray, int]], sids: list[int]) -> None:
+    for sid in sids:
+        sums.pop(sid, None)
 
 
 def _completed(remaining: dict[int, int], sids: list[int]) -> list[int]:
