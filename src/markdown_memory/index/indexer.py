@@ -446,9 +446,9 @@ def embed_pending(
     :func:`passage_keys`; re-keyed here when a pending subset packs differently), so identical
     runs elsewhere (copied READMEs, moved files) reuse it. A section is at most
     ``passages.MAX_EMBED_TEXTS`` texts of at most ``MAX_PASSAGE_CHARS`` characters (``run_text``).
-    Texts are embedded in order of
-    length, in chunks of ``EMBED_CHUNK``, ``EMBED_WORKERS`` chunks in flight, each written in
-    its own transaction by the calling thread; ``should_stop`` is polled between chunks (a chunk
+    Texts are embedded in order of length (the model's token counts when it offers
+    ``sort_lengths``, else characters), in chunks of ``EMBED_CHUNK``, ``EMBED_WORKERS`` chunks in
+    flight, each written in its own transaction by the calling thread; ``should_stop`` is polled between chunks (a chunk
     already running finishes in the background and is dropped). Section vectors are computed
     once, when a section's last pending passage lands. The model input count is logged at INFO.
     """
@@ -506,7 +506,10 @@ def embed_pending(
             done = _completed(remaining, [sid for sid, _ in reuse.values()])
             store.refresh_section_vectors(done, sums)
         _forget(sums, done)
-    keys = sorted(texts, key=lambda k: len(texts[k]))
+    keys = list(texts)
+    sort_lengths = getattr(embedder, "sort_lengths", None)  # token counts, for presets that pad batches
+    lengths = sort_lengths([texts[k] for k in keys]) if sort_lengths else [len(texts[k]) for k in keys]
+    keys = [keys[i] for i in sorted(range(len(keys)), key=lengths.__getitem__)]
     total = len(keys)
     embedded = calls = 0
     chunks = iter(range(0, total, EMBED_CHUNK))
