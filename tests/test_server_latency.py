@@ -77,22 +77,6 @@ class _CountingEmbedder:
         return np.array([1.0, float(len(query)), 0.0], dtype=np.float32)
 
 
-def test_a_repeated_query_reuses_its_vector() -> None:
-    from markdown_memory.embed.loader import QUERY_CACHE_SIZE, ModelLoader
-
-    emb = _CountingEmbedder()
-    loader = ModelLoader("minilm", embedder=emb)  # type: ignore[arg-type]
-    first = loader.query_vector(emb, "how do I install")  # type: ignore[arg-type]
-    again = loader.query_vector(emb, "how do I install")  # type: ignore[arg-type]
-    assert emb.calls == 1 and again is first and not first.flags.writeable
-    loader.query_vector(emb, "how do I Install")  # type: ignore[arg-type]  # another text: embedded
-    assert emb.calls == 2
-    for n in range(QUERY_CACHE_SIZE):
-        loader.query_vector(emb, f"query {n}")  # type: ignore[arg-type]
-    loader.query_vector(emb, "how do I install")  # type: ignore[arg-type]  # pushed out: embedded again
-    assert emb.calls == 3 + QUERY_CACHE_SIZE
-
-
 def test_the_server_runs_numpy_on_one_blas_thread_unless_the_user_set_it(monkeypatch: pytest.MonkeyPatch) -> None:
     from markdown_memory.mcp import server
 

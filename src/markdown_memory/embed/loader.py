@@ -18,21 +18,21 @@ import logging
 import os
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import EmbedderUnavailableError, ModelNotInstalledError
 from ..text import short_cause
 from .base import Embedder
+from .query_cache import QueryVectorCache
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
 log = logging.getLogger("markdown_memory.embed")
-
-#: query vectors kept by :meth:`ModelLoader.query_vector` (384 floats each for MiniLM: ~0.4 MB)
-QUERY_CACHE_SIZE = 256
 
 #: How long a search waits for a model that is still loading before answering keyword-only.
 MODEL_WAIT_SECONDS = 5.0
@@ -55,8 +55,7 @@ class ModelLoader:
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
-        self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-        self._queries_lock = threading.Lock()  # not _lock: that one is held while a model loads
+        self.query_vectors = QueryVectorCache()
         if embedder is not None or preset == "none":
             self._ready.set()
 
@@ -141,23 +140,10 @@ class ModelLoader:
         return self._embedder
 
     def query_vector(self, embedder: Embedder, query: str) -> np.ndarray:
-        """``embedder.embed_query(query)``, reused for a query asked again (an agent repeats
-        and rephrases its searches): the last :data:`QUERY_CACHE_SIZE` vectors, keyed by the
-        model's ``weights_id`` and the exact query text; read-only arrays. Raises what
-        ``embed_query`` raises."""
-        key = (embedder.weights_id, query)
-        with self._queries_lock:
-            vector = self._queries.get(key)
-            if vector is not None:
-                self._queries.move_to_end(key)
-                return vector
-        vector = embedder.embed_query(query)
-        vector.flags.writeable = False
-        with self._queries_lock:
-            self._queries[key] = vector
-            while len(self._queries) > QUERY_CACHE_SIZE:
-                self._queries.popitem(last=False)
-        return vector
+        """float32 ``[dimension]`` vector of ``query`` from ``embedder`` (the one :meth:`for_search`
+        returned), through the process's :class:`.query_cache.QueryVectorCache`: a repeated
+        query is not embedded again."""
+        return self.query_vectors.vector(embedder, query)
 
     def for_index(self, should_stop: Callable[[], bool] | None = None) -> Embedder | None:
         """The model for an index run: waits for it; None when it cannot load or when

@@ -27,6 +27,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+import numpy as np
+
 from .. import messages
 from ..config import DEFAULT_MAX_FILE_MB
 from ..embed.base import Embedder
@@ -37,7 +39,7 @@ from ..markdown import ParsedDocument, parse_document
 from ..markdown.passages import embed_body, pack_runs, run_text
 from ..markdown.vault import document_names, vault_meta
 from ..models import IndexReport
-from ..store import Store, StoredDocument, vector_blob
+from ..store import Store, StoredDocument, blob_vector, vector_blob
 from ..store.errors import is_disk_full
 from ..text import count_tokens, elide_data_uris
 
@@ -472,9 +474,9 @@ def embed_pending(
     :func:`passage_keys`; re-keyed here when a pending subset packs differently), so identical
     runs elsewhere (copied READMEs, moved files) reuse it. A section is at most
     ``passages.MAX_EMBED_TEXTS`` texts of at most ``MAX_PASSAGE_CHARS`` characters (``run_text``).
-    Texts are embedded in order of
-    length, in chunks of ``EMBED_CHUNK``, ``EMBED_WORKERS`` chunks in flight, each written in
-    its own transaction by the calling thread; ``should_stop`` is polled between chunks (a chunk
+    Texts are embedded in order of length (the model's token counts when it offers
+    ``sort_lengths``, else characters), in chunks of ``EMBED_CHUNK``, ``EMBED_WORKERS`` chunks in
+    flight, each written in its own transaction by the calling thread; ``should_stop`` is polled between chunks (a chunk
     already running finishes in the background and is dropped). Section vectors are computed
     once, when a section's last pending passage lands. The model input count is logged at INFO.
     """
@@ -522,11 +524,20 @@ def embed_pending(
     for owners in by_key.values():
         for _, sid in owners:
             remaining[sid] = remaining.get(sid, 0) + 1
+    # running sums of the vectors landing per section: its mean without reading them back
+    sums: dict[int, tuple[np.ndarray, int]] = {}
     if reuse:
+        for sid, blob in reuse.values():
+            _add(sums, sid, blob_vector(blob))
         with store.transaction():
             store.attach_vectors([(pid, blob) for pid, (_, blob) in reuse.items()])
-            store.refresh_section_vectors(_completed(remaining, [sid for sid, _ in reuse.values()]))
-    keys = sorted(texts, key=lambda k: len(texts[k]))
+            done = _completed(remaining, [sid for sid, _ in reuse.values()])
+            store.refresh_section_vectors(done, sums)
+        _forget(sums, done)
+    keys = list(texts)
+    sort_lengths = getattr(embedder, "sort_lengths", None)  # token counts, for presets that pad batches
+    lengths = sort_lengths([texts[k] for k in keys]) if sort_lengths else [len(texts[k]) for k in keys]
+    keys = [keys[i] for i in sorted(range(len(keys)), key=lengths.__getitem__)]
     total = len(keys)
     embedded = calls = 0
     chunks = iter(range(0, total, EMBED_CHUNK))
@@ -556,9 +567,12 @@ def embed_pending(
                 for pid, sid in by_key[key]:
                     pairs.append((pid, blob))
                     sids.append(sid)
+                    _add(sums, sid, vec)
             with store.transaction():
                 store.attach_vectors(pairs)
-                store.refresh_section_vectors(_completed(remaining, sids))
+                done = _completed(remaining, sids)
+                store.refresh_section_vectors(done, sums)
+            _forget(sums, done)
             calls += len(chunk)
             fresh = sum(own[k] for k in chunk)
             embedded += fresh
@@ -572,6 +586,21 @@ def embed_pending(
             pool.shutdown(wait=False, cancel_futures=True)
     log.info("embedded %d texts for %d passages (%d reused)", calls, embedded, reused)
     return embedded, reused
+
+
+def _add(sums: dict[int, tuple[np.ndarray, int]], sid: int, vec: np.ndarray) -> None:
+    """Add one passage vector to section ``sid``'s running (float32 sum, count)."""
+    held = sums.get(sid)
+    if held is None:
+        sums[sid] = (np.array(vec, dtype=np.float32), 1)
+    else:
+        np.add(held[0], vec, out=held[0])
+        sums[sid] = (held[0], held[1] + 1)
+
+
+def _forget(sums: dict[int, tuple[np.ndarray, int]], sids: list[int]) -> None:
+    for sid in sids:
+        sums.pop(sid, None)
 
 
 def _completed(remaining: dict[int, int], sids: list[int]) -> list[int]:
