@@ -399,9 +399,14 @@ MAP_OMITS = {
 }
 
 
+def _count(n: int, noun: str) -> str:
+    """``"1 document"``, ``"1,204 documents"``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def map_summary(documents: int, tokens: int) -> str:
     """The docs map's ``> summary`` line."""
-    return (f"{documents:,} Markdown document{'s' if documents != 1 else ''} ({tokens:,} tokens in all). Find a "
+    return (f"{_count(documents, 'Markdown document')} ({tokens:,} tokens in all). Find a "
             "section with `search_docs` and read it with `read_section` instead of whole files.")
 
 
@@ -412,13 +417,12 @@ def map_left_out(what: str, max_tokens: int) -> str:
 
 def map_folder_note(documents: int, tokens: int) -> str:
     """A folder line's note in the docs map."""
-    return f"{documents:,} document{'s' if documents != 1 else ''}, {tokens:,} tokens"
+    return f"{_count(documents, 'document')}, {tokens:,} tokens"
 
 
 def map_more_folders(folders: int, documents: int) -> str:
     """The docs map's last line when folder lines were dropped."""
-    return (f"- … {folders:,} more folder{'s' if folders != 1 else ''} ({documents:,} "
-            f"document{'s' if documents != 1 else ''}) not shown")
+    return f"- … {_count(folders, 'more folder')} ({_count(documents, 'document')}) not shown"
 
 
 # -- setup claude-code|codex (agents/, cli_setup.py) ------------------------------------------
@@ -483,7 +487,7 @@ def setup_update(what: str) -> str:
 
 def setup_plan(agent: str, count: int, done: bool) -> str:
     label = AGENT_LABELS.get(agent, agent)
-    return (f"{'changed' if done else 'setup for ' + label + ' will change'} {count} file{'s' if count != 1 else ''}"
+    return (f"{'changed' if done else 'setup for ' + label + ' will change'} {_count(count, 'file')}"
             + (f" for {label}:" if done else ":"))
 
 
