@@ -107,3 +107,19 @@ def test_cache_loads_the_same_vectors_as_vec0_after_deletions(docs_root, make_en
     assert all(np.array_equal(by_id[int(i)], v) for ids, vs in fast for i, v in zip(ids, vs, strict=True))
     loaded = store_vectors.load_quantized(store, dim, n)
     assert sorted(loaded.ids.tolist()) == sorted(slow_ids.tolist())
+
+
+def test_knn_allowed_ids_with_and_without_the_cache(docs_root, make_engine, minilm):
+    engine = make_engine(docs_root)
+    engine.index()
+    store = engine.store
+    q = minilm.embed_query("how long does the client wait for a server")
+    nearest = knn(store, q, 3)
+    allowed = np.array([pid for pid, _ in knn(store, q, 40)[10:]], dtype=np.int64)  # not the 10 nearest
+    exact = knn(store, q, 5, None, allowed)
+    cached = knn(store, q, 5, VectorCache(), allowed)
+    assert len(exact) == len(cached) == 5
+    assert {pid for pid, _ in exact} <= set(allowed.tolist()) and {pid for pid, _ in cached} <= set(allowed.tolist())
+    assert not {pid for pid, _ in nearest} & {pid for pid, _ in cached}
+    assert np.allclose([d for _, d in cached], [d for _, d in exact], atol=2e-3)
+    assert knn(store, q, 5, VectorCache(), np.array([], dtype=np.int64)) == []

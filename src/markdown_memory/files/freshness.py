@@ -25,15 +25,17 @@ def changed_documents(
     ``stat`` each: ``[{"path", "change": "modified"|"missing"|"unreadable"}]``, at most
     ``limit`` entries (all when None). Never raises."""
     out: list[dict[str, str]] = []
+    base = os.path.join(os.fspath(root), "")  # str joins: pathlib's ``/`` was 60% of the probe at 11k files
     for path, (_id, _sha, signature) in known.items():
+        full = base + path
         try:
-            st = os.stat(root / path)
+            st = os.stat(full)
         except OSError:
             out.append({"path": path, "change": "missing"})
         else:
             if stat_signature(st) != signature:
                 out.append({"path": path, "change": "modified"})
-            elif not os.access(root / path, os.R_OK):
+            elif not os.access(full, os.R_OK):
                 out.append({"path": path, "change": "unreadable"})
         if limit is not None and len(out) >= limit:
             break
