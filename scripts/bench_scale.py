@@ -22,8 +22,11 @@ of that root has, so memory, KNN time and recall are those of the real size.
 Writes ``--json-out`` (every figure), ``--markdown-out`` (the table for docs/performance.md) and
 ``--svg-out`` (the curve, log-log). Absolute times vary with the machine and its load.
 
+``--markdown-out docs/performance.md`` replaces the table between its ``scale-table`` markers;
+``--from-json`` renders a saved run again without measuring.
+
 Usage: nice -n 10 python scripts/bench_scale.py --sizes 1,4,16 --minilm-sizes 1,4 \\
-    --markdown-out docs/scale-table.md --svg-out docs/scale-curve.svg --json-out /tmp/scale.json
+    --markdown-out docs/performance.md --svg-out docs/scale-curve.svg --json-out /tmp/scale.json
 """
 
 from __future__ import annotations
@@ -353,6 +356,21 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+TABLE_START, TABLE_END = "<!-- scale-table:start -->", "<!-- scale-table:end -->"
+
+
+def write_table(path: Path, table: str) -> None:
+    """Put ``table`` between the scale-table markers of ``path`` (docs/performance.md), or write
+    it as the whole file when ``path`` has no markers."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if TABLE_START in text and TABLE_END in text:
+        head, rest = text.split(TABLE_START, 1)
+        text = f"{head}{TABLE_START}\n{table}{TABLE_END}{rest.split(TABLE_END, 1)[1]}"
+    else:
+        text = table
+    path.write_text(text, encoding="utf-8")
+
+
 PANELS = [
     ("index wall time (s)", [("keyword_index_s", "keyword-only"), ("minilm_index_s", "minilm")]),
     ("query p50 (ms)", [("query_keyword_p50_ms", "keyword, in process"), ("query_hybrid_p50_ms", "hybrid, in process"),
@@ -420,25 +438,37 @@ def main() -> int:
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--markdown-out", type=Path)
     parser.add_argument("--svg-out", type=Path)
+    parser.add_argument("--from-json", type=Path, help="render the table and curve of a saved --json-out, measure nothing")
+    parser.add_argument("--prior", type=Path, help="rows (JSON lines as printed) of sizes measured by an earlier run "
+                        "in the same --work: kept, not measured again; a minilm-measured one is the extrapolation base")
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",")]
     args.minilm_sizes = {int(s) for s in args.minilm_sizes.split(",") if s}
     if not args.corpus.is_dir():
         print(f"corpus not found: {args.corpus}", file=sys.stderr)
         return 2
-    if not args.minilm_sizes & set(args.sizes) or min(args.sizes) not in args.minilm_sizes:
+    prior: list[dict[str, Any]] = []
+    if args.prior:
+        prior = [json.loads(line) for line in args.prior.read_text(encoding="utf-8").splitlines() if line.startswith("{")]
+    if not args.from_json and not any(r.get("minilm_measured") for r in prior) and min(args.sizes) not in args.minilm_sizes:
         print("--minilm-sizes must include the smallest size", file=sys.stderr)
         return 2
-    args.work.mkdir(parents=True, exist_ok=True)
-    queries = load_queries(args.queries)
-    measured: dict[int, dict[str, Any]] = {}
-    rows = [measure(n, args, queries, measured) for n in sorted(args.sizes)]
+    if args.from_json:
+        rows = json.loads(args.from_json.read_text(encoding="utf-8"))
+    else:
+        args.work.mkdir(parents=True, exist_ok=True)
+        queries = load_queries(args.queries)
+        measured: dict[int, dict[str, Any]] = {
+            r["copies"]: {"seconds": r["minilm_index_s"], "report": {"passages": r["passages"]}}
+            for r in prior if r.get("minilm_measured")}
+        done = {r["copies"] for r in prior}
+        rows = prior + [measure(n, args, queries, measured) for n in sorted(args.sizes) if n not in done]
     table = markdown_table(rows)
     print(table)
-    if args.json_out:
+    if args.json_out and not args.from_json:
         args.json_out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     if args.markdown_out:
-        args.markdown_out.write_text(table, encoding="utf-8")
+        write_table(args.markdown_out, table)
     if args.svg_out:
         args.svg_out.write_text(svg_curve(rows), encoding="utf-8")
     return 0

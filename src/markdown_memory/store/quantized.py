@@ -30,6 +30,12 @@ SHORTLIST_MIN = 8192
 #: ... and at least this many times ``k``.
 SHORTLIST_FACTOR = 16
 
+#: Rows per step of the Hamming scan and of the rescoring: a query's temporaries (XOR words,
+#: float32 copies of codes) stay ~1 MB, so the memory every server thread's allocator keeps
+#: after a search stays small (8192 rows rescored at once kept ~18 MB per thread).
+BLOCK = 65536
+RESCORE_BLOCK = 1024
+
 _POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
@@ -96,11 +102,17 @@ class QuantizedVectors:
         return self.ids.nbytes + self.codes.nbytes + self.scales.nbytes + self.signs.nbytes
 
     def hamming(self, qvec: np.ndarray) -> np.ndarray:
-        """uint16 [n]: coordinates whose sign differs between ``qvec`` and each vector."""
+        """uint16 [n]: coordinates whose sign differs between ``qvec`` and each vector (computed
+        ``BLOCK`` rows at a time: a query's temporaries stay small)."""
         query = sign_words(np.asarray(qvec, dtype=np.float32).reshape(1, -1))[:, 0]
-        dist = _popcount(self.signs[0] ^ query[0]).astype(np.uint16)
-        for word in range(1, len(query)):
-            dist += _popcount(self.signs[word] ^ query[word])
+        n = len(self)
+        dist = np.empty(n, dtype=np.uint16)
+        for start in range(0, n, BLOCK):
+            end = min(n, start + BLOCK)
+            part = _popcount(self.signs[0, start:end] ^ query[0]).astype(np.uint16)
+            for word in range(1, len(query)):
+                part += _popcount(self.signs[word, start:end] ^ query[word])
+            dist[start:end] = part
         return dist
 
     def search(self, qvec: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
@@ -114,8 +126,22 @@ class QuantizedVectors:
         short = max(SHORTLIST_MIN, SHORTLIST_FACTOR * k)
         if len(rows) > short:
             dist = self.hamming(q) if allowed is None else self.hamming(q)[rows]
-            rows = rows[np.argpartition(dist, short - 1)[:short]]
-        sims = (self.codes[rows].astype(np.float32) @ q) * self.scales[rows]
+            rows = rows[_nearest(dist, short)]
+        sims = np.empty(len(rows), dtype=np.float32)
+        for start in range(0, len(rows), RESCORE_BLOCK):
+            part = rows[start:start + RESCORE_BLOCK]
+            sims[start:start + RESCORE_BLOCK] = (self.codes[part].astype(np.float32) @ q) * self.scales[part]
         top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(self.ids[rows[i]]), float(1.0 - sims[i])) for i in top]
+
+
+def _nearest(dist: np.ndarray, short: int) -> np.ndarray:
+    """Indices of the ``short`` smallest of ``dist`` (uint16 Hamming distances), or a few more
+    when the last distance is tied: the distance reached by ``short`` rows comes from a
+    histogram, so no index array of every row is built (``argpartition`` only on a large tie)."""
+    reached = int(np.searchsorted(np.cumsum(np.bincount(dist)), short))
+    picked = np.flatnonzero(dist <= reached)
+    if len(picked) > 2 * short:
+        picked = picked[np.argpartition(dist[picked], short - 1)[:short]]
+    return picked
