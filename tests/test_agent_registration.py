@@ -32,7 +32,7 @@ pytestmark = pytest.mark.agent_clis
 
 NAME = "markdown-memory"
 PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex")
-README = [REPO / "README.md"]
+README = [REPO / "README.md", REPO / "docs" / "agents.md"]
 TOOLS = {"search_docs", "read_section", "get_document_outline", "list_documents", "index_directory"}
 #: placeholders of the docs' lines and what they stand for here
 DOCS_PLACEHOLDERS = ("/absolute/path/to/docs", "/path/to/docs")
@@ -131,7 +131,7 @@ def _handshake(command: str, args: list[str], env: dict[str, str], cwd: Path) ->
 
 def _readme_lines(prefix: str) -> list[tuple[str, list[str]]]:
     lines = commands_starting(prefix, README)
-    assert len(lines) >= 3, f"README.md shows fewer than three `{prefix}` lines: {lines}"
+    assert len(lines) >= 3, f"the docs show fewer than three `{prefix}` lines: {lines}"
     return lines
 
 

@@ -15,7 +15,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 START, END = "<!-- agent-rules:start -->", "<!-- agent-rules:end -->"
 #: snake_case result fields the rules may name besides tools and tool arguments
-RESULT_FIELDS = {"index_status", "keyword_only", "next_cursor", "file_path", "heading_path"}
+RESULT_FIELDS = {"index_status", "keyword_only", "next_cursor", "file_path", "heading_path", "already_sent"}
 
 
 def _block(name: str) -> str:
@@ -81,3 +81,10 @@ def test_mcp_json_starts_this_checkouts_server(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=60, env=env)
     reply = json.loads(out.stdout.splitlines()[0])
     assert reply["result"]["serverInfo"]["name"] == "markdown-memory"
+
+
+def test_setup_rules_are_the_block_of_claude_md() -> None:
+    """``setup --rules`` writes one block, kept identical to this repository's (one source)."""
+    from markdown_memory.agents.rules import RULES
+
+    assert RULES == _block("CLAUDE.md")

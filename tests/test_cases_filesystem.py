@@ -157,6 +157,25 @@ def test_case_020_cli_lists_links_and_finishes(tree_020, tmp_path, cli_main):
         assert f"warning: {name}:" in out.stdout, name
 
 
+def test_case_020_reading_a_refused_link_names_why_it_is_not_indexed(tmp_path, make_engine):
+    """Trial finding: reading a self-looping link said only "no indexed document 'loop.md'";
+    the index run had named ELOOP. A read of a link the walk refuses now gives the walk's reason."""
+    from markdown_memory.errors import DocumentNotFoundError
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "real.md").write_text("# Real\n\nbody\n", encoding="utf-8")
+    os.symlink("loop.md", root / "loop.md")
+    os.symlink("missing.md", root / "gone.md")
+    engine = make_engine(root, embedder="none")
+    engine.index()
+    with pytest.raises(DocumentNotFoundError, match=r"'loop.md' is not indexed: .*\(ELOOP\)"):
+        engine.read("loop.md", "Real")
+    with pytest.raises(DocumentNotFoundError, match=r"'gone.md' is not indexed: dangling symbolic link"):
+        engine.outline("gone.md")
+    assert [d.path for d in engine.list_documents().documents] == ["real.md"]
+
+
 # -- 022 unreadable and special files ----------------------------------------------------------------
 # Source: https://github.com/Helweg/open-codebase-index/issues/296 (and qmd#253, lumen#79, codebase-memory-mcp#2001,
 # deja-vu#901, memry#844)

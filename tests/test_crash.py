@@ -80,6 +80,20 @@ def start_index(root: Path, db: Path, embedder: str, force: bool) -> subprocess.
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
+def embedded_count(db: Path) -> int:
+    """Passages with a stored vector, read without a lock (0 while the database is absent or busy)."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
+        try:
+            return int(conn.execute("SELECT count(*) FROM passages WHERE has_vector = 1").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
 def test_sigkill_loop_leaves_whole_documents_and_the_next_run_completes(tmp_path, minilm):
     # ``minilm``: the session's int8 MiniLM graph is built (in the derived-graph folder the
     # subprocesses share) before the first run; else every minilm run spends its 1.5-3.5 s
@@ -113,7 +127,16 @@ def test_sigkill_loop_leaves_whole_documents_and_the_next_run_completes(tmp_path
             write(max(history) + 1, 0)
         embedder = "minilm" if attempts % 5 == 1 else "none"
         proc = start_index(root, db, embedder, force=embedder == "none" and attempts % 3 != 0)
-        time.sleep(rng.uniform(0.2, 1.0) if embedder == "none" else rng.uniform(1.5, 3.5))
+        if embedder == "none":
+            time.sleep(rng.uniform(0.2, 1.0))
+        else:
+            # kill while embedding, once this run stored vectors: a fixed delay missed that
+            # window on a loaded machine (model start-up alone took longer than 3.5 s)
+            before = embedded_count(db)
+            deadline = time.monotonic() + 60
+            while proc.poll() is None and embedded_count(db) <= before and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(rng.uniform(0.0, 0.5))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             proc.wait(10)

@@ -67,7 +67,12 @@ def test_markdown_memory_lines_run_as_written(where, line, cli_main, tmp_path):
         assert res.returncode == 2 and "does not hold the embeddinggemma model" in res.stderr, res.stderr
         assert "Traceback" not in res.stderr
         return
-    res = cli_main(*argv, env=env, cwd=REPO)
+    cwd = REPO
+    if "setup" in argv:  # edits the agents' config: a temporary HOME and project, never the user's
+        cwd = tmp_path / "project"
+        cwd.mkdir()
+        env.update(HOME=str(tmp_path / "home"), CLAUDE_CONFIG_DIR=None, CODEX_HOME=None, MARKDOWN_MEMORY_EMBEDDER=None)
+    res = cli_main(*argv, env=env, cwd=cwd)
     assert res.returncode == 0, f"{where}: `{line}` failed: {res.stderr}"
     assert "Traceback" not in res.stderr
     if "search" in argv:
@@ -109,3 +114,31 @@ def test_reference_pages_exist_and_are_linked():
     for path in (REPO / "docs").glob("*.md"):
         for target in re.findall(r"\]\(([\w./-]+\.md)(?:#[\w-]+)?\)", path.read_text(encoding="utf-8")):
             assert (path.parent / target).resolve().is_file(), f"{path.name}: broken link to {target}"
+
+
+def _example(start: str) -> str:
+    (example,) = [b.body for b in blocks("text", [README]) if b.body.startswith(start)]
+    return example
+
+
+def test_readme_setup_example_is_what_setup_prints(cli_main, tmp_path):
+    """The plan README shows is the first setup line's, run with HOME=/tmp/me and the console
+    script in /tmp/me/.local/bin (here: a temporary HOME and this process's program path)."""
+    from markdown_memory.agents.plan import program_argv
+
+    first = next(li for _, li in shell_commands([README]) if " setup claude-code" in li)
+    (tmp_path / "project").mkdir()
+    res = cli_main(*shlex.split(first)[1:], cwd=tmp_path / "project",
+                   env={"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": None, "CODEX_HOME": None})
+    assert res.returncode == 0, res.stderr
+    shown = res.stdout.replace(shlex.join(program_argv()), "/tmp/me/.local/bin/markdown-memory")
+    assert shown.replace(str(tmp_path), "/tmp/me").rstrip() == _example("setup for Claude Code").rstrip()
+
+
+def test_readme_map_example_is_what_map_prints(cli_main, tmp_path):
+    text = README.read_text(encoding="utf-8")
+    assert "`--docs-dir tests/fixtures/guide/ops`" in text
+    res = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), "map", "--docs-dir",
+                   str(REPO / "tests" / "fixtures" / "guide" / "ops"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.rstrip() == _example("# ops").rstrip()

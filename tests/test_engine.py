@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 
 from conftest import top
 from markdown_memory.errors import DocumentNotFoundError, PathOutsideRootError, QueryError, SectionNotFoundError
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def first(answer):
@@ -358,3 +361,31 @@ def test_index_hints_name_the_embedder_the_command_would_need(docs_root, make_en
     assert f"`markdown-memory --embedder minilm index {docs_root}`" in message
     assert "`markdown-memory index" not in message
     assert message.count("markdown-memory") == 1
+
+
+def test_a_renamed_folder_keeps_its_vectors_instead_of_embedding_again(tmp_path, make_engine):
+    """Trial finding: renaming a sub-folder re-embedded every passage of its files (36 s for
+    httpx's 25 files with MiniLM; minutes with the default model), because the old paths were
+    deleted before the new ones could take their vectors. Through a full run and through a
+    targeted refresh of the old and new paths (what the server's freshness probe does)."""
+    import shutil
+
+    root = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "guide", root / "guide")
+    engine = make_engine(root)
+    first = engine.index()
+    passages = engine.status().counts.passages
+    assert first.vectors_embedded > 0 and engine.status().counts.vectors == passages
+    (root / "guide").rename(root / "manual")
+    moved = engine.index()
+    assert (moved.added, moved.removed) == (first.added, first.added)
+    assert moved.vectors_embedded == 0 and moved.vectors_reused == passages
+    assert engine.status().counts.vectors == passages
+    hit = engine.search("how do I install on linux", top_k=1).results[0]
+    assert hit.file_path.startswith("manual/") and "vector" in hit.matched_by
+    old = [d.path for d in engine.list_documents().documents]
+    (root / "manual").rename(root / "handbook")
+    new = [p.replace("manual/", "handbook/", 1) for p in old]
+    report = engine.refresh(old + new, ttl=0)
+    assert report is not None and report.vectors_reused == passages and report.removed == len(old)
+    assert engine.status().counts.vectors == passages

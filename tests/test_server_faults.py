@@ -152,3 +152,22 @@ def test_list_documents_offset_1e20_is_one_sentence_naming_the_range(guide_serve
                              "1000000000 (got 1e+20)"}
     assert guide_server.tool("list_documents", {"offset": 0}, timeout=30)[1]["total"] == 6
     assert "Traceback" not in guide_server.stderr_text
+
+
+@pytest.mark.parametrize(("arguments", "kind"), [('"install"', "a string"), ("[1, 2]", "an array"), ("7", "a number"),
+                                                 ("true", "a boolean")])
+def test_tool_arguments_that_are_not_an_object_get_a_sentence_naming_the_shape(guide_server: RawServer,
+                                                                              arguments: str, kind: str) -> None:
+    """Trial finding: ``"arguments": "install"`` got the SDK's bare "Invalid request parameters"."""
+    before = len(guide_server.stdout)
+    line = '{"jsonrpc":"2.0","id":"bad-args","method":"tools/call","params":{"name":"search_docs","arguments":%s}}'
+    guide_server.send_line((line % arguments).encode())
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(r.get("id") == "bad-args" for r in _answers(guide_server, before)):
+        time.sleep(0.05)
+    reply = next(r for r in _answers(guide_server, before) if r.get("id") == "bad-args")
+    assert reply["error"]["code"] == -32602
+    message = reply["error"]["message"]
+    assert "search_docs" in message and f"got {kind}" in message and "JSON object" in message
+    is_error, body = guide_server.tool("search_docs", {"query": "install"}, timeout=30)
+    assert not is_error and body["results"]  # still serving

@@ -140,7 +140,9 @@ def test_auto_index_off_flags_hits_from_changed_files_stale_and_says_how_to_refr
     assert fresh["heading_path"] == "Troubleshooting > Backups" and "stale" not in fresh
     _edit_backups(docs_root)
     (docs_root / "cli.md").unlink()
-    answer = runtime.search_docs("backups kept for days", 5, None, 2000)
+    again = runtime.search_docs("backups kept for days", 5, None, 2000)["results"][0]
+    assert again["stale"] == "modified" and again["already_sent"] is True  # session memory: text sent above
+    answer = runtime.search_docs("backups kept for days", 5, None, 2000, resend=True)
     hit = answer["results"][0]
     assert hit["file_path"] == "ops/troubleshooting.md" and hit["stale"] == "modified"
     assert "14 days" in hit["content"] and hit["start_line"] == fresh["start_line"]  # the indexed text, flagged

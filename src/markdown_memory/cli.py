@@ -94,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_docs_dir(p)
     p.add_argument("--top-k", type=_bounded(1, 50), default=5, help="number of results (1-50, default 5)")
     p.add_argument("--path-prefix", help="only documents under this folder or path")
+    p.add_argument("--tag", dest="tags", action="append", metavar="TAG",
+                   help="only documents carrying this tag or one nested in it (repeatable)")
+    p.add_argument("--tags-mode", choices=["any", "all"], default="any",
+                   help="with several --tag: documents with any of them (default) or all")
+    p.add_argument("--kind", choices=["code", "table", "list", "prose"], help="only sections holding a block of this kind")
+    p.add_argument("--lang", help="only sections holding a code block in this language (bash also matches sh, console)")
     p.add_argument("--max-tokens", type=_bounded(200, 20000), default=2000,
                    help="budget for result text, 200-20000 (default 2000)")
     p.add_argument("--no-refresh", action="store_true", help="do not re-index changed files first")
@@ -122,11 +128,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--offset", type=_bounded(0), default=0,
                    help="skip this many documents (next_offset of the previous page; default 0)")
     p.add_argument("--limit", type=_bounded(1, 200), default=200, help="documents per page, 1-200 (default 200)")
+    p.add_argument("--tag", dest="tags", action="append", metavar="TAG",
+                   help="only documents carrying this tag or one nested in it (repeatable: any of them)")
     p.add_argument("--json", action="store_true")
 
     from .cli_eval import add_parser as add_eval_parser
 
     add_eval_parser(sub, _add_docs_dir)
+    from .cli_setup import add_parsers as add_agent_parsers
+
+    add_agent_parsers(sub, _add_docs_dir, _bounded)
+
+    from .cli_hook import add_parser as add_hook_parser
+
+    add_hook_parser(sub, _add_docs_dir)
     return parser
 
 
@@ -217,6 +232,7 @@ def _render_list(docs: dict[str, Any], directory: str | None, offset: int) -> st
     """``list`` for a person: one line per document, then a ``note:`` line when the page does not
     hold every document (which ones it shows, and the ``--offset`` of the next page)."""
     out = [f"{_printable(d['path'])}  ({d['sections']} sections, {d['tokens']} tokens)  {_printable(d['title'])}"
+           + ("  " + " ".join("#" + _printable(t) for t in d["tags"]) if d.get("tags") else "")
            for d in docs["documents"]]
     where = f" under {directory!r}" if directory else ""
     shown, total = len(docs["documents"]), docs["total"]
@@ -234,6 +250,10 @@ def _render_list(docs: dict[str, Any], directory: str | None, offset: int) -> st
 
 def _render_outline(outline: dict[str, Any]) -> str:
     out = [f"{outline['file_path']} — {outline['title']}"]
+    if outline.get("aliases"):
+        out.append("aliases: " + ", ".join(outline["aliases"]))
+    if outline.get("tags"):
+        out.append("tags: " + " ".join("#" + t for t in outline["tags"]))
     if outline.get("preamble"):
         p = outline["preamble"]
         out.append(f"[{p['start_line']}-{p['end_line']}] {p['heading_path']}")
@@ -331,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
         as_json = bool(getattr(args, "json", False))
         level, problem = _log_level(args.log_level)
         _configure_logging(level)
+        if args.command == "hook":  # exits 0 whatever happens: 2 would block the user's prompt
+            from .cli_hook import run as run_hook
+            return run_hook(args)
         if problem and (args.command or args.download_model):
             raise ConfigError(problem)
         if problem:  # the server still starts: a client only shows "connection closed" otherwise
@@ -402,6 +425,10 @@ def _run_command(args: argparse.Namespace) -> int:
     from .models import Freshness
     from .progress import Progress
 
+    if args.command == "setup":  # edits agent config files; no docs root, no index
+        from .cli_setup import run_setup
+
+        return run_setup(args)
     root = _index_root(args.docs_root, args.docs_dir_flag) if args.command == "index" else args.docs_dir
     settings = Settings.load(root, args.db, args.embedder, max_file=args.max_file_mb)
     engine = Engine(settings)
@@ -415,7 +442,8 @@ def _run_command(args: argparse.Namespace) -> int:
         elif args.command == "search":
             progress = Progress()
             answer = engine.search(args.query, top_k=args.top_k, path_prefix=args.path_prefix,
-                                   max_tokens=args.max_tokens, progress=progress,
+                                   max_tokens=args.max_tokens, progress=progress, tags=args.tags,
+                                   tags_mode=args.tags_mode, kind=args.kind, lang=args.lang,
                                    freshness=Freshness.FLAG if args.no_refresh else Freshness.INDEX).to_dict()
             progress.finish()
             _emit(answer) if args.json else print(_render_search(answer, _read_command(settings, args)))
@@ -430,12 +458,16 @@ def _run_command(args: argparse.Namespace) -> int:
             status = engine.status().to_dict()
             _emit(status) if args.json else print(_render_status(status))
         elif args.command == "list":
-            docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit).to_dict()
+            docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit, tags=args.tags).to_dict()
             _emit(docs) if args.json else print(_render_list(docs, args.directory, args.offset))
         elif args.command == "eval":
             from .cli_eval import run as run_eval
 
             return run_eval(engine, args, Progress())
+        elif args.command == "map":
+            from .cli_setup import run_map
+
+            return run_map(engine, args)
         else:
             return 2
     finally:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +28,7 @@ from .files.walk import linked_part, stat_signature
 from .index.activity import IndexActivity
 from .index.indexer import Progress
 from .index.runs import IndexRuns
+from .markdown.vault import vault_meta
 from .models import (
     DocumentEntry,
     DocumentList,
@@ -41,11 +42,14 @@ from .models import (
     SearchAnswer,
     SectionText,
 )
+from .reading.map import DEFAULT_MAP_TOKENS, DocsMap, build_map
 from .reading.resolve import disk_spelling, normalise_request_path, resolve_document
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
 from .search import analyse, fit_answer, pack_hits, search_sections
+from .search.filters import clean_tags, make_scope
 from .status import REFRESH_TTL_SECONDS, StatusReporter
 from .store.database import Database
+from .store.scope import Scope
 from .text import count_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -220,28 +224,41 @@ class Engine:
 
     # -- search ---------------------------------------------------------------------------
     def search(self, query: str, *, top_k: int = 5, path_prefix: str | None = None, max_tokens: int = 2000,
-               freshness: Freshness = Freshness.FLAG, progress: Progress | None = None) -> SearchAnswer:
+               freshness: Freshness = Freshness.FLAG, progress: Progress | None = None,
+               tags: Sequence[str] | str | None = None, tags_mode: str = "any", kind: str | None = None,
+               lang: str | None = None, already_sent: Container[str] | None = None) -> SearchAnswer:
         """Hybrid search (BM25 keyword + vector lists fused by RRF, see ``search/``): at most
         ``top_k`` hits, whose section text fits ``max_tokens`` in rank order (later hits are
         pointers). ``message`` says when nothing matched confidently, why search is
         keyword-only, which hits are stale, that another process is indexing, or that the
-        index is empty and how to fill it. Raises QueryError for an empty query,
+        index is empty and how to fill it. Filters (``search/filters.py``, ``store/scope.py``):
+        ``tags`` (``tags_mode`` any/all; a tag matches its nested tags), block ``kind`` and code
+        ``lang`` restrict what is ranked; filters matching nothing give no hits and a message
+        naming the filter. ``already_sent``: ``search.section_key``s of texts this session
+        already received (the MCP server's session memory): those hits come as pointers marked
+        ``already_sent``. Raises QueryError for an empty query or a bad filter value,
         QueryNotParsedError when the keyword index rejects it, PathOutsideRootError."""
         if not query or not query.strip():
             raise QueryError("query is empty; pass words, a phrase or an identifier to search for")
         query = query[:MAX_QUERY_CHARS]
         top_k = max(1, min(int(top_k), MAX_TOP_K))
         prefix = self.subpath(path_prefix)
+        scope = make_scope(prefix, tags, tags_mode, kind, lang)
         indexed_here = self._prepare(freshness, "search_docs", progress=progress)
         self.loader.start()
+        nothing = None
         if prefix is not None and not self.store.has_documents_under(prefix):
+            nothing = messages.no_documents_under(self.context, prefix)
+        elif (scope.tags or scope.blocks) and not self.store.has_scoped_sections(scope):
+            nothing = messages.no_filter_match(self.context, self.store.empty_filters(scope), scope.tags,
+                                               scope.tags_mode, scope.kind, scope.lang)
+        if nothing is not None:
             status = self.status()  # nothing was searched: keyword_only says what a search would be
-            return SearchAnswer((), "none", status.keyword_only,
-                                self.reporter.empty_index_message() or messages.no_documents_under(self.context, prefix), status)
+            return SearchAnswer((), "none", status.keyword_only, self.reporter.empty_index_message() or nothing, status)
         last: list[_Ranked] = []
 
         def run() -> list[Hit]:
-            last.append(self._search(query, top_k, prefix, max_tokens))
+            last.append(self._search(query, top_k, scope, max_tokens, already_sent))
             return last[-1].hits
 
         hits, flagged = self._current(freshness, run)
@@ -262,7 +279,8 @@ class Engine:
         answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status)
         return fit_answer(answer, max_tokens, agent=self.context.agent)
 
-    def _search(self, query: str, top_k: int, prefix: str | None, max_tokens: int) -> _Ranked:
+    def _search(self, query: str, top_k: int, scope: Scope, max_tokens: int,
+                already_sent: Container[str] | None = None) -> _Ranked:
         """One ranked, packed search over the index as it is."""
         analysed = analyse(query)
         store = self.store
@@ -273,14 +291,14 @@ class Engine:
         if store.vec_available and store.has_vec_tables():
             emb = self.loader.for_search()
             if emb is not None and emb.weights_id == wid:
-                qvec = emb.embed_query(query)
+                qvec = self.loader.query_vector(emb, query)
                 embedder_name = emb.name
             elif emb is not None and wid is not None:
                 other_build = wid
                 self.activity.need_vectors()  # the server's next index run re-embeds with this model
         outcome = search_sections(store, analysed, qvec, embedder_name=embedder_name, top_k=top_k,
-                                  path_prefix=prefix, vector_cache=self.vector_cache)
-        packed = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens)
+                                  path_prefix=scope, vector_cache=self.vector_cache)
+        packed = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens, sent=already_sent)
         keyword_only = qvec is None
         message = None
         if keyword_only:
@@ -293,7 +311,8 @@ class Engine:
             note = self.reporter.empty_index_message() or messages.no_confident_match(outcome.absent)
             message = messages.prepend_note(note, message)
         hits = [Hit(h["file_path"], h["heading_path"], h["start_line"], h["end_line"], h["tokens"], h["score"],
-                    h.get("content"), h["preview"], tuple(h["passage_lines"]), tuple(h["matched_by"]))
+                    h.get("content"), h["preview"], tuple(h["passage_lines"]), tuple(h["matched_by"]),
+                    already_sent=bool(h.get("already_sent")))
                 for h in packed]
         return _Ranked(hits, outcome.confidence, keyword_only, message)
 
@@ -338,8 +357,10 @@ class Engine:
         preamble, nodes = outline_nodes(self.store.sections_of(doc_id))
         if max_depth is not None:
             nodes = [n for n in nodes if n["heading_path"].count(" > ") + 1 <= max_depth]
+        vault = vault_meta(metadata, ())
         return Outline(rel, title, tuple(sorted(metadata)), Preamble(**preamble) if preamble else None,
-                       tuple(OutlineHeading(**n) for n in nodes))
+                       tuple(OutlineHeading(**n) for n in nodes), tuple(self.store.tags_of([doc_id]).get(doc_id, ())),
+                       vault.aliases, vault.description, vault.date, vault.updated)
 
     def read(self, file_path: str, heading_path: str, *, include_subsections: bool = False, cursor: int = 0,
              page_tokens: int = READ_PAGE_TOKENS, freshness: Freshness = Freshness.FLAG) -> SectionText:
@@ -361,28 +382,39 @@ class Engine:
                            count_tokens(content), content, next_cursor)
 
     def list_documents(self, directory: str | None = None, *, offset: int = 0, limit: int = MAX_LIST_LIMIT,
-                       freshness: Freshness = Freshness.FLAG) -> DocumentList:
-        """Indexed documents (optionally under ``directory``) by path, paged by
-        ``offset``/``limit`` (max 200). ``message`` says why a page lists nothing (not under the
-        root, a file, nothing indexed there, past the end) or that another run is indexing."""
+                       freshness: Freshness = Freshness.FLAG, tags: Sequence[str] | str | None = None) -> DocumentList:
+        """Indexed documents (optionally under ``directory``, carrying one of ``tags`` or a tag
+        nested in one) by path, paged by ``offset``/``limit`` (max 200), each with its tags.
+        ``message`` says why a page lists nothing (not under the root, a file, nothing indexed
+        there, no document with the tags, past the end) or that another run is indexing."""
         rel = self.subpath(directory)
         self._prepare(freshness, "list_documents", schedule=rel is None)
         limit = max(1, min(int(limit), MAX_LIST_LIMIT))
         offset = max(0, min(int(offset), MAX_OFFSET))  # SQLite integers are 64-bit
         store = self.store
-        total = store.count_documents(rel)
-        docs = tuple(DocumentEntry.from_mtime(r.path, r.title, r.sections, r.tokens, r.mtime_ns)
-                     for r in store.document_list(rel, limit, offset))
+        wanted = clean_tags(tags)
+        total = store.count_documents(rel, wanted)
+        docs = tuple(DocumentEntry.from_mtime(r.path, r.title, r.sections, r.tokens, r.mtime_ns, r.tags)
+                     for r in store.document_list(rel, limit, offset, wanted))
         nxt = offset + len(docs)
         message = None
-        if rel and not total:
+        if rel and not store.count_documents(rel):
             message = messages.empty_folder(self.context, rel, str(directory))
+        elif wanted and not total and store.has_documents():
+            message = messages.no_tagged_documents(self.context, wanted)
         elif total and not docs:
             message = messages.offset_past_end(offset, total)
         status = self.status()
         if status.indexing and not self.activity.indexing:  # status probed the writer lock already
             message = messages.prepend_note(messages.list_busy_elsewhere(), message)
         return DocumentList(docs, total, nxt if nxt < total else None, message, status)
+
+    def docs_map(self, max_tokens: int = DEFAULT_MAP_TOKENS, *, freshness: Freshness = Freshness.FLAG) -> DocsMap:
+        """The docs map (``reading.map``): every indexed document with its top headings and token
+        counts, as llms.txt-style Markdown within ``max_tokens`` (coarser when it must be)."""
+        self._prepare(freshness, "docs_map")
+        return build_map(self.root.name, self.store.document_headings(), max_tokens,
+                         empty_note=self.reporter.empty_index_message())
 
     def status(self) -> IndexStatus:
         """Index health (see ``models.IndexStatus``)."""

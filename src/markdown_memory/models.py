@@ -71,7 +71,8 @@ class Hit:
     (past the token budget: read it with ``read``); ``preview`` is <= 100 characters of the
     passage that matched; ``passage_lines`` its line range; ``matched_by`` the ranked lists
     that found it ("keyword", "vector", ...); ``stale`` "modified" | "missing" | "unreadable"
-    when the file changed on disk since it was indexed."""
+    when the file changed on disk since it was indexed; ``already_sent`` True for a pointer
+    whose text this MCP session already received in full (session memory)."""
 
     file_path: str
     heading_path: str
@@ -84,6 +85,7 @@ class Hit:
     passage_lines: tuple[int, int]
     matched_by: tuple[str, ...]
     stale: str | None = None
+    already_sent: bool = False
 
     def to_dict(self, *, agent: bool = False) -> dict[str, Any]:
         """``agent``: leave out ``preview`` when ``content`` already holds it."""
@@ -103,6 +105,8 @@ class Hit:
         data["matched_by"] = list(self.matched_by)
         if self.stale:
             data["stale"] = self.stale
+        if self.already_sent:
+            data["already_sent"] = True
         return data
 
 
@@ -182,11 +186,23 @@ class Outline:
     front_matter_keys: tuple[str, ...]
     preamble: Preamble | None
     headings: tuple[OutlineHeading, ...]
+    #: front matter and inline tags (``markdown/vault.py``); aliases, description and dates from
+    #: the front matter (dates ISO 8601; None when absent)
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    description: str | None = None
+    date: str | None = None
+    updated: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "file_path": self.file_path,
             "title": self.title,
+            "aliases": list(self.aliases),
+            "tags": list(self.tags),
+            "description": self.description,
+            "date": self.date,
+            "updated": self.updated,
             "front_matter_keys": list(self.front_matter_keys),
             "preamble": self.preamble.to_dict() if self.preamble else None,
             "headings": [h.to_dict() for h in self.headings],
@@ -219,21 +235,25 @@ class SectionText:
 # -- list -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class DocumentEntry:
-    """One indexed document; ``modified`` is ISO 8601 UTC of its file's mtime."""
+    """One indexed document; ``modified`` is ISO 8601 UTC of its file's mtime; ``tags`` its
+    front-matter and inline tags (``markdown/vault.py``)."""
 
     path: str
     title: str
     sections: int
     tokens: int
     modified: str
+    tags: tuple[str, ...] = ()
 
     @classmethod
-    def from_mtime(cls, path: str, title: str, sections: int, tokens: int, mtime_ns: int) -> DocumentEntry:
-        return cls(path, title, sections, tokens, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime_ns / 1e9)))
+    def from_mtime(cls, path: str, title: str, sections: int, tokens: int, mtime_ns: int,
+                   tags: tuple[str, ...] = ()) -> DocumentEntry:
+        return cls(path, title, sections, tokens, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime_ns / 1e9)),
+                   tags)
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "title": self.title, "sections": self.sections, "tokens": self.tokens,
-                "modified": self.modified}
+                "modified": self.modified, "tags": list(self.tags)}
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,18 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..errors import EmbedderUnavailableError, ModelNotInstalledError
 from ..text import short_cause
 from .base import Embedder
+from .query_cache import QueryVectorCache
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 log = logging.getLogger("markdown_memory.embed")
 
@@ -47,6 +55,7 @@ class ModelLoader:
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
+        self.query_vectors = QueryVectorCache()
         if embedder is not None or preset == "none":
             self._ready.set()
 
@@ -129,6 +138,12 @@ class ModelLoader:
         self.start()
         self._ready.wait(self.wait_seconds)
         return self._embedder
+
+    def query_vector(self, embedder: Embedder, query: str) -> np.ndarray:
+        """float32 ``[dimension]`` vector of ``query`` from ``embedder`` (the one :meth:`for_search`
+        returned), through the process's :class:`.query_cache.QueryVectorCache`: a repeated
+        query is not embedded again."""
+        return self.query_vectors.vector(embedder, query)
 
     def for_index(self, should_stop: Callable[[], bool] | None = None) -> Embedder | None:
         """The model for an index run: waits for it; None when it cannot load or when

@@ -174,6 +174,12 @@ class MiniLMEmbedder:
         )
         return rt.mean_pool(hidden, batch.attention_mask)
 
+    def sort_lengths(self, texts: Sequence[str]) -> list[int]:
+        """What the indexer orders texts by: token counts when texts are batched (padding),
+        character counts when each runs alone (int8 arithmetic: the order costs nothing, so
+        no second tokenisation)."""
+        return rt.token_lengths(self.tokenizer, texts) if self.batch_size > 1 else [len(t) for t in texts]
+
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         """float32 ``[len(texts), 384]``, unit rows, input order; texts over 256 tokens are truncated."""
         return rt.embed_batched(

@@ -146,6 +146,17 @@ def length_sorted_batches(
     return batches
 
 
+def token_lengths(tokenizer: Any, texts: Sequence[str], slice_size: int = 256) -> list[int]:
+    """Token count of each text as ``embed_batched`` will feed it (special tokens included,
+    truncation as configured), tokenised ``slice_size`` texts at a time (an encoding keeps its
+    token strings and offsets: a whole corpus at once would hold hundreds of MB)."""
+    out: list[int] = []
+    for start in range(0, len(texts), slice_size):
+        out.extend(len(e.ids) for e in tokenizer.encode_batch(list(texts[start:start + slice_size]),
+                                                              add_special_tokens=True))
+    return out
+
+
 def embed_batched(
     texts: Sequence[str],
     tokenizer: Any,

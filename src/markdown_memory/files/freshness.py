@@ -1,6 +1,7 @@
 """Answer from the files as they are now: find what changed since indexing, cheaply.
 
-``stale_paths`` costs one ``stat`` per indexed file and one per indexed folder: a file whose
+``stale_paths`` costs one ``stat`` per indexed file and one per indexed folder (about 3 us per
+file here, on ``str`` paths: pathlib's joins cost ten times the ``stat``): a file whose
 size or mtime differs, or that is gone or unreadable, is stale; a folder whose mtime differs
 from the last full walk gained, lost or renamed entries, so its Markdown files are listed
 (one ``scandir``) and the ones no index knows are new. Folders created since the last walk
@@ -25,9 +26,9 @@ def changed_documents(
     ``stat`` each: ``[{"path", "change": "modified"|"missing"|"unreadable"}]``, at most
     ``limit`` entries (all when None). Never raises."""
     out: list[dict[str, str]] = []
-    base = os.path.join(os.fspath(root), "")  # str joins: pathlib's ``/`` was 60% of the probe at 11k files
+    prefix = os.path.join(os.fspath(root), "")
     for path, (_id, _sha, signature) in known.items():
-        full = base + path
+        full = prefix + path  # a str path: pathlib's joins cost 10x the stat itself
         try:
             st = os.stat(full)
         except OSError:
@@ -53,11 +54,12 @@ def stale_paths(store: Store, root: Path, exclude: list[str] | None = None) -> l
         dirs: dict[str, int] = json.loads(raw)
     except ValueError:
         return sorted(out)
+    base = os.fspath(root)
     for rel_dir, mtime in dirs.items():
-        folder = root / rel_dir if rel_dir else root
         try:
-            if os.stat(folder).st_mtime_ns == mtime:
+            if os.stat(os.path.join(base, rel_dir) if rel_dir else base).st_mtime_ns == mtime:
                 continue
+            folder = root / rel_dir if rel_dir else root
             with os.scandir(folder) as it:
                 entries = list(it)
         except OSError:

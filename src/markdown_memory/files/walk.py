@@ -429,7 +429,12 @@ def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntr
     except OSError as exc:
         return describe_os_error(exc)
     if stat.S_ISLNK(st.st_mode):
-        return ""  # links are judged by a full walk (target inside the root, not indexed twice)
+        # Links are judged by a full walk (target inside the root, not indexed twice); a link the
+        # walk would refuse (dangling, looping, leading outside) keeps the walk's reason, so a
+        # read names it instead of "no indexed document".
+        verdict = WalkResult(root_real=os.path.realpath(root))
+        _add_link(Path(verdict.root_real), rel, path, verdict, set())
+        return verdict.problems[0][1] if verdict.problems else ""
     if not stat.S_ISREG(st.st_mode):
         return special_file_reason(st.st_mode)
     if not os.access(path, os.R_OK):

@@ -27,6 +27,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+import numpy as np
+
 from .. import messages
 from ..config import DEFAULT_MAX_FILE_MB
 from ..embed.base import Embedder
@@ -35,8 +37,9 @@ from ..files.read import FileRefused, read_entry
 from ..files.walk import WalkEntry, name_is_text, walk_markdown, walk_one
 from ..markdown import ParsedDocument, parse_document
 from ..markdown.passages import embed_body, pack_runs, run_text
+from ..markdown.vault import document_names, vault_meta
 from ..models import IndexReport
-from ..store import Store, StoredDocument, vector_blob
+from ..store import Store, StoredDocument, blob_vector, vector_blob
 from ..store.errors import is_disk_full
 from ..text import count_tokens, elide_data_uris
 
@@ -45,7 +48,7 @@ log = logging.getLogger("markdown_memory.indexer")
 MAX_FILE_BYTES = int(DEFAULT_MAX_FILE_MB * 1_000_000)
 #: Bump when parsing changes what sections or passages a file yields: the next run re-parses
 #: every file (an index built by an older parser would otherwise keep its old sections).
-PARSER_VERSION = "4"
+PARSER_VERSION = "5"
 EMBED_CHUNK = 64  # texts embedded and written per transaction (also the stop granularity: < 1 s)
 #: Chunks embedded at once (threads calling the model). With small length-sorted batches one
 #: onnxruntime call keeps ~1 of 2 cores busy; two calls in flight measured 1.15-1.5x the tokens/s
@@ -178,6 +181,8 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
         "line_count": doc.line_count,
         "tokens": count_tokens(elide_data_uris(text)),
         "indexed_at": time.time(),
+        "vault": (vault := vault_meta(doc.metadata, doc.passages)),
+        "names": document_names(doc.title, doc.metadata, vault),
     }
     keyed = list(zip(doc.passages, passage_keys(doc)))
     reused = 0
@@ -267,6 +272,10 @@ def index_tree(
     parse_interrupted = report.interrupted
     if not report.interrupted:
         gone = [(p, v.id) for p, v in known.items() if p not in seen and not _under_failed_dir(p, walk.problems)]
+        if gone and report.added and reuse:
+            # a moved or renamed file (folder): its new passages take the vectors of the old
+            # ones before those are deleted, instead of being embedded again
+            report.vectors_reused += reuse_identical_vectors(store)
         for _path, doc_id in gone:
             with store.transaction():
                 store.delete_document(doc_id)
@@ -386,6 +395,22 @@ def index_file(
         report.warnings.append({"path": entry.rel, "message": w})
 
 
+def reuse_identical_vectors(store: Store) -> int:
+    """Give every passage without a vector the stored vector of an embedded passage with the
+    same ``embed_key`` (same breadcrumb and text: a moved, renamed or copied file). Returns how
+    many passages got one. Needs the vec tables of the current model (a no-op without them)."""
+    if not (store.vec_available and store.has_vec_tables()):
+        return 0
+    reuse: dict[int, tuple[int, bytes]] = {}
+    for pid, sid, _key, blob in store.reusable_vectors():
+        reuse.setdefault(pid, (sid, blob))
+    if reuse:
+        with store.transaction():
+            store.attach_vectors([(pid, blob) for pid, (_, blob) in reuse.items()])
+            store.refresh_section_vectors({sid for sid, _ in reuse.values()})
+    return len(reuse)
+
+
 def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str] | None = None,
                   max_file_bytes: int = MAX_FILE_BYTES) -> IndexReport:
     """Re-check specific documents now (edited, deleted, unreadable or new files), keyword
@@ -400,19 +425,24 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
     known = store.documents_by_path()
     failures: list[tuple[str, str, str]] = []
     paths = [p for p in paths if name_is_text(p)]  # never indexed (walk.py); SQLite refuses them
+    gone: list[int] = []
     for rel in dict.fromkeys(paths):
         entry = walk_one(root, rel, exclude)
         old = known.get(rel)
         report.scanned += 1
         if isinstance(entry, str):
             if old is not None:
-                with store.transaction():
-                    store.delete_document(old.id)
-                report.removed += 1
+                gone.append(old.id)
             if entry:
                 failures.append((rel, "failed", entry))
             continue
         index_file(store, entry, old, report, failures, max_file_bytes=max_file_bytes)
+    if gone and report.added:
+        report.vectors_reused += reuse_identical_vectors(store)  # a move: see index_tree
+    for doc_id in gone:
+        with store.transaction():
+            store.delete_document(doc_id)
+        report.removed += 1
     with store.transaction():
         store.clear_failures(list(dict.fromkeys(paths)))
         now = time.time()
@@ -444,9 +474,9 @@ def embed_pending(
     :func:`passage_keys`; re-keyed here when a pending subset packs differently), so identical
     runs elsewhere (copied READMEs, moved files) reuse it. A section is at most
     ``passages.MAX_EMBED_TEXTS`` texts of at most ``MAX_PASSAGE_CHARS`` characters (``run_text``).
-    Texts are embedded in order of
-    length, in chunks of ``EMBED_CHUNK``, ``EMBED_WORKERS`` chunks in flight, each written in
-    its own transaction by the calling thread; ``should_stop`` is polled between chunks (a chunk
+    Texts are embedded in order of length (the model's token counts when it offers
+    ``sort_lengths``, else characters), in chunks of ``EMBED_CHUNK``, ``EMBED_WORKERS`` chunks in
+    flight, each written in its own transaction by the calling thread; ``should_stop`` is polled between chunks (a chunk
     already running finishes in the background and is dropped). Section vectors are computed
     once, when a section's last pending passage lands. The model input count is logged at INFO.
     """
@@ -494,11 +524,20 @@ def embed_pending(
     for owners in by_key.values():
         for _, sid in owners:
             remaining[sid] = remaining.get(sid, 0) + 1
+    # running sums of the vectors landing per section: its mean without reading them back
+    sums: dict[int, tuple[np.ndarray, int]] = {}
     if reuse:
+        for sid, blob in reuse.values():
+            _add(sums, sid, blob_vector(blob))
         with store.transaction():
             store.attach_vectors([(pid, blob) for pid, (_, blob) in reuse.items()])
-            store.refresh_section_vectors(_completed(remaining, [sid for sid, _ in reuse.values()]))
-    keys = sorted(texts, key=lambda k: len(texts[k]))
+            done = _completed(remaining, [sid for sid, _ in reuse.values()])
+            store.refresh_section_vectors(done, sums)
+        _forget(sums, done)
+    keys = list(texts)
+    sort_lengths = getattr(embedder, "sort_lengths", None)  # token counts, for presets that pad batches
+    lengths = sort_lengths([texts[k] for k in keys]) if sort_lengths else [len(texts[k]) for k in keys]
+    keys = [keys[i] for i in sorted(range(len(keys)), key=lengths.__getitem__)]
     total = len(keys)
     embedded = calls = 0
     chunks = iter(range(0, total, EMBED_CHUNK))
@@ -528,9 +567,12 @@ def embed_pending(
                 for pid, sid in by_key[key]:
                     pairs.append((pid, blob))
                     sids.append(sid)
+                    _add(sums, sid, vec)
             with store.transaction():
                 store.attach_vectors(pairs)
-                store.refresh_section_vectors(_completed(remaining, sids))
+                done = _completed(remaining, sids)
+                store.refresh_section_vectors(done, sums)
+            _forget(sums, done)
             calls += len(chunk)
             fresh = sum(own[k] for k in chunk)
             embedded += fresh
@@ -544,6 +586,21 @@ def embed_pending(
             pool.shutdown(wait=False, cancel_futures=True)
     log.info("embedded %d texts for %d passages (%d reused)", calls, embedded, reused)
     return embedded, reused
+
+
+def _add(sums: dict[int, tuple[np.ndarray, int]], sid: int, vec: np.ndarray) -> None:
+    """Add one passage vector to section ``sid``'s running (float32 sum, count)."""
+    held = sums.get(sid)
+    if held is None:
+        sums[sid] = (np.array(vec, dtype=np.float32), 1)
+    else:
+        np.add(held[0], vec, out=held[0])
+        sums[sid] = (held[0], held[1] + 1)
+
+
+def _forget(sums: dict[int, tuple[np.ndarray, int]], sids: list[int]) -> None:
+    for sid in sids:
+        sums.pop(sid, None)
 
 
 def _completed(remaining: dict[int, int], sids: list[int]) -> list[int]:

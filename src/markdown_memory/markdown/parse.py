@@ -51,6 +51,7 @@ class Passage:
     text: str
     start_line: int
     end_line: int
+    lang: str = ""  # a fenced code block's language (``vault.code_language``), else ""
 
 
 @dataclass
@@ -458,6 +459,6 @@ def _assign_passages(raw: list[RawPassage], sections: list[Section]) -> list[Pas
                 continue
             k = counters.get(idx, 0)
             counters[idx] = k + 1
-            out.append(Passage(idx, k, rp.kind, text, a, b))
+            out.append(Passage(idx, k, rp.kind, text, a, b, rp.lang))
     return out
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from markdown_it.token import Token
 
 from ..text import HTML_TAG
+from .vault import code_language
 
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _SCRIPT = re.compile(r"<(script|style)\b.*?</\1\s*>", re.S | re.I)
@@ -43,6 +44,7 @@ class RawPassage:
     text: str
     start_line: int  # 1-based inclusive
     end_line: int
+    lang: str = ""  # a fenced code block's language (``vault.code_language``), else ""
 
 
 def _strip_html(block: str) -> str:
@@ -179,7 +181,7 @@ def extract_passages(tokens: list[Token], lines: list[str], *, mdx: bool = False
                 first = tok.map[0] + (2 if kind == "fence" else 1)
                 last = max(first, tok.map[1] - (1 if kind == "fence" else 0))
                 last = min(last, tok.map[1])
-                out.append(RawPassage("code", body, first, last))
+                out.append(RawPassage("code", body, first, last, code_language(tok.info) if kind == "fence" else ""))
         elif kind == "html_block" and tok.map is not None:
             text = _strip_html(tok.content)
             if text:

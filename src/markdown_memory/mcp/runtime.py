@@ -7,6 +7,11 @@ model. Each tool body runs in a worker thread; the engine keeps one SQLite conne
 thread. The engine runs in background mode (model warm-up in a thread, passage vectors in
 memory, catch-up indexing when auto-index is on); its freshness policy is ``REFRESH`` with
 auto-index on, ``FLAG`` (stale hits flagged) with it off.
+
+Session memory: a stdio server lives as long as one agent session, so :class:`SessionMemory`
+remembers which section texts ``search_docs`` already sent in full; later searches send those
+as pointers marked ``already_sent`` (``resend=True`` turns it off for one call).
+``read_section`` always returns the text. The CLI has no session and no memory.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
@@ -25,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from mcp_types import CallToolResult
 
     from ..engine import Engine
-    from ..models import Freshness
+    from ..models import Freshness, Hit
 
 log = logging.getLogger("markdown_memory.server")
 
@@ -81,6 +87,43 @@ class ToolProgress:
         self._last_value, self._last_time = value, now
 
 
+#: SessionMemory keeps at most this many section texts (the oldest are forgotten first)
+SESSION_MEMORY_MAX = 10_000
+
+
+class SessionMemory:
+    """The section texts this server's session already received in full, as
+    ``search.section_key`` strings (file, breadcrumb, hash of the text: an unchanged section
+    keeps its key across re-indexing, an edited one gets a new key and is sent again).
+    Bounded (:data:`SESSION_MEMORY_MAX`, oldest first out) and thread-safe: tool bodies run in
+    worker threads. ``key in memory`` is what the packer asks."""
+
+    def __init__(self, limit: int = SESSION_MEMORY_MAX) -> None:
+        self._keys: OrderedDict[str, None] = OrderedDict()
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._keys
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._keys)
+
+    def remember(self, hits: Iterable[Hit]) -> None:
+        """Record every hit that carries its text (``content`` not None)."""
+        from ..search import section_key
+
+        keys = [section_key(h.file_path, h.heading_path, h.content) for h in hits if h.content is not None]
+        with self._lock:
+            for key in keys:
+                self._keys[key] = None
+                self._keys.move_to_end(key)
+            while len(self._keys) > self._limit:
+                self._keys.popitem(last=False)
+
+
 def dumps(data: Any) -> str:
     """Compact JSON (no spaces, UTF-8 kept): the text of every tool result."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -96,6 +139,8 @@ class Runtime:
         self.startup_error = startup_error
         self._engine: Engine | None = None
         self._engine_lock = threading.Lock()
+        #: section texts search_docs already sent in full in this session
+        self.memory = SessionMemory()
 
     @property
     def freshness(self) -> Freshness:
@@ -149,9 +194,14 @@ class Runtime:
         return self._engine.shutdown(timeout) if self._engine is not None else True
 
     # -- tools ------------------------------------------------------------------------------
-    def search_docs(self, query: str, top_k: int, path_prefix: str | None, max_tokens: int) -> dict[str, Any]:
+    def search_docs(self, query: str, top_k: int, path_prefix: str | None, max_tokens: int, *,
+                    tags: list[str] | None = None, tags_mode: str = "any", kind: str | None = None,
+                    lang: str | None = None, resend: bool = False) -> dict[str, Any]:
+        """Texts already sent in this session come as ``already_sent`` pointers unless ``resend``."""
         answer = self.engine.search(query, top_k=top_k, path_prefix=path_prefix, max_tokens=max_tokens,
-                                    freshness=self.freshness)
+                                    freshness=self.freshness, tags=tags, tags_mode=tags_mode, kind=kind, lang=lang,
+                                    already_sent=None if resend else self.memory)
+        self.memory.remember(answer.results)
         return answer.to_dict(agent=True)
 
     def read_section(self, file_path: str, heading_path: str, include_subsections: bool,
@@ -162,9 +212,22 @@ class Runtime:
     def outline(self, file_path: str, max_depth: int | None) -> dict[str, Any]:
         return self.engine.outline(file_path, max_depth, freshness=self.freshness).to_dict()
 
-    def list_documents(self, directory: str | None, offset: int) -> dict[str, Any]:
-        return self.engine.list_documents(directory, offset=offset, limit=LIST_PAGE,
-                                          freshness=self.freshness).to_dict(agent=True)
+    def list_documents(self, directory: str | None, offset: int, tags: list[str] | None = None) -> dict[str, Any]:
+        return self.engine.list_documents(directory, offset=offset, limit=LIST_PAGE, freshness=self.freshness,
+                                          tags=tags).to_dict(agent=True)
+
+    def docs_map(self) -> str:
+        """The text of the ``docs://map`` resource: the docs map, or the sentence saying why there
+        is none (a refused docs root, an unreadable index); never raises."""
+        from .. import messages
+
+        try:
+            return self.engine.docs_map(freshness=self.freshness).text
+        except Exception as exc:  # noqa: BLE001 - a resource read answers with the reason
+            report = describe_error(exc)
+            if not report.expected:
+                log.error("docs://map failed", exc_info=exc)
+            return messages.map_unavailable(str(exc) if report.expected else None)
 
     def index_directory(self, directory: str | None, force: bool,
                         progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:

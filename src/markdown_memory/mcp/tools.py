@@ -16,7 +16,7 @@ cursors go up to ``COUNT_MAX``.
 
 # No ``from __future__ import annotations``: the SDK reads the tool functions' annotations at
 # run time, and they name objects imported inside tool_set.
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 if TYPE_CHECKING:  # pragma: no cover
     from mcp.server.mcpserver import MCPServer
@@ -98,8 +98,21 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
                                                  description="Only documents under this folder or path, relative to the docs root.")] = None,
         max_tokens: Annotated[int, Field(ge=200, le=20_000,
                                          description="Budget for section text in the answer (200-20000 tokens).")] = 2000,
+        tags: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(
+            max_length=32, description="Only documents carrying these tags (front matter or inline #tags); "
+                                       "a tag also matches its nested tags ('project' matches 'project/alpha').")] = None,
+        tags_mode: Annotated[Literal["any", "all"], Field(
+            description="'any': a document with one of the tags; 'all': with every one.")] = "any",
+        kind: Annotated[Literal["code", "table", "list", "prose"] | None, Field(
+            description="Only sections holding a block of this kind; the preview shows that block.")] = None,
+        lang: Annotated[str | None, Field(max_length=50, description=(
+            "Only sections holding a fenced code block in this language ('bash' also matches sh, shell, "
+            "console); implies kind 'code'."))] = None,
+        resend: Annotated[bool, Field(description="Send the text of sections already sent in full earlier in this session again (default false: they come as pointers with already_sent=true).")] = False,
     ) -> CallToolResult:
-        return await runtime.call("search_docs", lambda: runtime.search_docs(query, top_k, path_prefix, max_tokens))
+        return await runtime.call("search_docs", lambda: runtime.search_docs(
+            query, top_k, path_prefix, max_tokens, tags=tags, tags_mode=tags_mode, kind=kind, lang=lang,
+            resend=resend))
 
     async def read_section(
         file_path: Annotated[str, Field(min_length=1, max_length=_PATH_MAX,
@@ -123,8 +136,10 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         directory: Annotated[str | None, Field(max_length=_PATH_MAX,
                                                description="Only documents under this folder, relative to the docs root.")] = None,
         offset: Annotated[int, Field(ge=0, le=COUNT_MAX, description="Skip this many documents (use next_offset from the previous page).")] = 0,
+        tags: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(
+            max_length=32, description="Only documents carrying one of these tags (or a tag nested in one).")] = None,
     ) -> CallToolResult:
-        return await runtime.call("list_documents", lambda: runtime.list_documents(directory, offset))
+        return await runtime.call("list_documents", lambda: runtime.list_documents(directory, offset, tags))
 
     async def index_directory(
         ctx: Context,  # injected by the SDK, not in the schema
@@ -147,9 +162,12 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         search_docs, name="search_docs", title="Search project docs", annotations=reader, structured_output=False,
         description=(
             "Search the project's Markdown docs (keyword + semantic) and get the best matching sections. "
-            "Use this first, before opening any .md file. Each hit has file_path, heading_path, start_line, "
+            "Use this first, before opening any .md file. Filters (tags, kind, lang, path_prefix) apply before "
+            "ranking, e.g. kind='code' with lang='bash' for a shell snippet. Each hit has file_path, heading_path, start_line, "
             "end_line, tokens, score and content (the verbatim section text) while the total stays within "
             "max_tokens; hits past the budget are pointers with a short preview: fetch one with read_section. "
+            "A pointer with already_sent=true is a section whose text this session already received in full "
+            "(pass resend=true to get such texts again). "
             "confidence 'none' means nothing clearly matched. A hit with stale (modified/missing/unreadable) comes "
             "from a file changed since it was indexed: its text may be outdated and message says how to refresh. "
             "index_status.keyword_only=true: prefer exact terms; index_status.message says how to fix the index."
@@ -171,7 +189,7 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
             "List the heading tree of one Markdown document (no bodies): each heading's heading_path, level, "
             "start_line, end_line and tokens of its own text (the lines read_section returns), and "
             "end_line_with_children and tokens_with_children including its subsections (what read_section with "
-            "include_subsections returns), plus the title and front-matter keys. Use it to pick the one section "
+            "include_subsections returns), plus the title, aliases, tags, description, dates and front-matter keys. Use it to pick the one section "
             "to read_section instead of reading the file."
         ),
     )
@@ -179,8 +197,8 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         list_documents, name="list_documents", title="List indexed documents", annotations=reader,
         structured_output=False,
         description=(
-            "List indexed Markdown documents (optionally under a folder): path, title, sections, tokens, "
-            "modified; 200 per page, continue with offset=next_offset. Also returns index_status."
+            "List indexed Markdown documents (optionally under a folder or with given tags): path, title, sections, "
+            "tokens, modified, tags; 200 per page, continue with offset=next_offset. Also returns index_status."
         ),
     )
     tool(

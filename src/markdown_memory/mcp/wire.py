@@ -33,6 +33,7 @@ log = logging.getLogger("markdown_memory.server")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 
 # One escape token, scanned left to right: an escaped backslash (kept, so the text after it is
 # never read as an escape), a surrogate pair (kept), or a lone high or low surrogate (replaced).
@@ -107,6 +108,35 @@ def invalid_id_reply(line: str) -> dict[str, Any] | None:
                                  "send requests with a string or integer id, or no id for a notification"}}
 
 
+def tool_arguments_reply(line: str) -> dict[str, Any] | None:
+    """The -32602 error answering a ``tools/call`` request whose ``arguments`` is present but
+    not a JSON object (a string, a list, a number), naming what was sent and the expected
+    shape; None for any other line. The SDK's own answer says only "Invalid request
+    parameters", which an agent cannot act on."""
+    if '"tools/call"' not in line or '"arguments"' not in line:
+        return None  # cheap pre-check
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("method") != "tools/call" or not _valid_id(data.get("id")):
+        return None
+    params = data.get("params")
+    if not isinstance(params, dict) or "arguments" not in params or params["arguments"] is None:
+        return None
+    arguments = params["arguments"]
+    if isinstance(arguments, dict):
+        return None
+    kind = {str: "a string", list: "an array", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(arguments), "a value")
+    tool = params.get("name") if isinstance(params.get("name"), str) else "the tool"
+    return {"jsonrpc": "2.0", "id": data["id"],
+            "error": {"code": INVALID_PARAMS,
+                      "message": f"Invalid params: the arguments of {tool} must be a JSON object of its "
+                                 f"parameters (got {kind}), for example {{\"query\": \"install on linux\"}}; "
+                                 "call tools/list for each tool's parameters"}}
+
+
 class WireLines:
     """Async iteration over the protocol's input lines, as the SDK's ``stdio_server`` reads them.
 
@@ -139,6 +169,12 @@ class WireLines:
                                 answer["error"]["message"] if answer else exc)
                     if answer is not None:
                         await self._reply(answer)
+                    continue
+                answer = tool_arguments_reply(fixed)
+                if answer is not None:
+                    log.warning("tools/call with non-object arguments %r: answered with an error",
+                                fixed.rstrip("\r\n")[:200])
+                    await self._reply(answer)
                     continue
                 if isinstance(message, JSONRPCNotification):
                     answer = invalid_id_reply(fixed)

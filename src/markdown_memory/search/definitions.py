@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ..store import Store
+from ..store.scope import Scope
 from ..text import match_form
 from .query import AnalysedQuery, looks_like_identifier
 
@@ -91,7 +92,7 @@ def definable(raw: str) -> bool:
     return bool(_DEFINABLE.search(raw.strip(_TITLE_TRIM)))
 
 
-def definitions(store: Store, query: AnalysedQuery, path_prefix: str | None) -> dict[int, int]:
+def definitions(store: Store, query: AnalysedQuery, path_prefix: Scope | str | None) -> dict[int, int]:
     """``{section id: identifier neighbours}`` for the sections defining an identifier of the
     query by their heading (module docstring). The count of identifier-titled siblings tells a
     reference list from a lone mention; only definitions with at least

@@ -13,11 +13,18 @@ section's parent or direct child already carries its content, the section comes 
 (an agent reads it, or the parent with ``include_subsections``, with ``read_section``). A hit
 whose line range overlaps one already chosen in the same file is dropped. Token counts use
 ``markdown_memory.tokens.count_tokens``.
+
+Session memory (the MCP server): a hit whose :func:`section_key` is in ``sent`` (its text went
+out in full earlier in the session) comes as a pointer marked ``already_sent`` and costs only
+its pointer, so the budget goes to the next hits; it neither ends the run of hits carrying
+content nor keeps its parent or child from carrying theirs (the agent asked something new).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Container
 from dataclasses import replace
 from typing import Any
 
@@ -36,11 +43,22 @@ def entry_cost(hit: dict[str, Any]) -> int:
     return POINTER_TOKENS + count_tokens(f"{hit['file_path']} {hit['heading_path']} {hit.get('preview', '')}")
 
 
-def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int) -> list[dict[str, Any]]:
+def section_key(file_path: str, heading_path: str, content: str) -> str:
+    """The identity of a section's text as sent to an agent: its file, breadcrumb and a hash of
+    its text. It survives re-indexing of an unchanged file (and moved line numbers); an edit
+    of the section's own text gives a new key."""
+    digest = hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+    return f"{file_path}\x00{heading_path}\x00{digest}"
+
+
+def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
+              sent: Container[str] | None = None) -> list[dict[str, Any]]:
     """Choose up to ``top_k`` hits and decide which carry content. Private ``_`` keys are
     removed from the returned dicts. A hit whose lines overlap a better hit's in the same file
     is skipped. A section whose parent or direct child already carries content comes as a
-    pointer (each hit carries its ``_doc_id``, ``_ordinal`` and ``_parent`` ordinal)."""
+    pointer (each hit carries its ``_doc_id``, ``_ordinal`` and ``_parent`` ordinal). A hit
+    whose :func:`section_key` is in ``sent`` comes as a pointer with ``already_sent: True``
+    (see module docstring)."""
     chosen: list[dict[str, Any]] = []
     spans: dict[str, list[tuple[int, int]]] = {}
     for hit in hits:
@@ -65,6 +83,12 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int) -> lis
     with_content: list[tuple[tuple[object, object], tuple[object, object]]] = []
     for hit in chosen:
         item = {k: v for k, v in hit.items() if not k.startswith("_")}
+        if sent is not None and "content" in item and section_key(
+                item["file_path"], item["heading_path"], item["content"]) in sent:
+            item.pop("content")
+            item["already_sent"] = True
+            out.append(item)
+            continue
         extra = int(item["tokens"])
         key = (hit.get("_doc_id"), hit.get("_ordinal"))
         parent = (hit.get("_doc_id"), hit.get("_parent"))
@@ -95,7 +119,8 @@ def fit_answer(answer: SearchAnswer, max_tokens: int, *, agent: bool = True) -> 
     """The answer trimmed until its whole JSON fits ``max_tokens``: the packer plans with
     estimated entry costs and knows nothing of the message and index status, so the last
     pointers go first, then the last hit carrying content becomes a pointer; one hit always
-    stays (as a pointer when even its content does not fit)."""
+    stays (as a pointer when even its content does not fit; an ``already_sent`` pointer then
+    gives up its preview too)."""
     hits = list(answer.results)
     trimmed = answer
     while answer_tokens(trimmed, agent=agent) > max_tokens and hits:
@@ -104,6 +129,8 @@ def fit_answer(answer: SearchAnswer, max_tokens: int, *, agent: bool = True) -> 
             hits.pop()  # a pointer past the last text: the cheapest loss
         elif last_content >= 0:
             hits[last_content] = replace(hits[last_content], content=None)
+        elif hits[0].already_sent and hits[0].preview:
+            hits[0] = replace(hits[0], preview="")  # the agent has its text: the preview goes last
         else:
             break  # one pointer left: nothing more to give up
         trimmed = replace(answer, results=tuple(hits))

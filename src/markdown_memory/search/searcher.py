@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..store import PassageSpan, Store, VectorCache
+from ..store.scope import Scope
 from ..text import HTML_TAG, WORD, fts_text
 from .query import AnalysedQuery
 from .rank import rank
@@ -64,19 +65,22 @@ def search_sections(
     *,
     embedder_name: str | None,
     top_k: int = 5,
-    path_prefix: str | None = None,
+    path_prefix: Scope | str | None = None,
     vector_cache: VectorCache | None = None,
 ) -> SearchOutcome:
     """Ranked hits for an analysed query (``qvec`` None = keyword-only). Returns at most
     ``top_k * 3`` hits so the packer can drop nested duplicates and still fill ``top_k``.
     ``vector_cache``: the process's ``store.VectorCache`` for this database (None: KNN through
-    vec0). Raises QueryNotParsedError when the keyword index rejects the query."""
+    vec0). ``path_prefix``: the filters (a ``store.scope.Scope``, or a path prefix); with a block
+    filter the preview is a passage of that kind. Raises QueryNotParsedError when the keyword
+    index rejects the query."""
     ranking = rank(store, query, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=path_prefix,
                    vector_cache=vector_cache)
     cands, confidence = ranking.candidates, ranking.confidence
     if not cands:
         return SearchOutcome([], "none", ranking.absent)
-    by_section = store.passages_of_sections([c.section_id for c in cands])
+    scope = path_prefix if isinstance(path_prefix, Scope) and path_prefix.blocks else None
+    by_section = store.passages_of_sections([c.section_id for c in cands], scope)
     hits = []
     for c in cands:
         row = c.row

@@ -32,7 +32,7 @@ unpack them, a frozen dataclass (or ``TypedDict`` for search's row dicts) where 
 from __future__ import annotations
 
 from .connection import BUSY_TIMEOUT_MS, Store
-from .documents import DocumentHeader, DocumentListRow, Signature, StoredDocument
+from .documents import DocumentHeader, DocumentListRow, HeadingRow, Signature, StoredDocument
 from .driver import Driver, pick_driver, reset_driver_cache
 from .errors import (
     QueryNotParsedError,
@@ -57,6 +57,7 @@ __all__ = [
     "DocumentListRow",
     "Driver",
     "FailureRecord",
+    "HeadingRow",
     "KeywordMatch",
     "PassageSpan",
     "PendingPassage",

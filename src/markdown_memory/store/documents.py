@@ -9,12 +9,13 @@ Paths are POSIX paths relative to the docs root (``docs/guide.md``). A stat sign
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import passages, sections
+from . import passages, sections, tags
 from .common import bound_chunks, delete_rowids, like_under, marks
+from .scope import Scope, document_clause
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -44,13 +45,14 @@ class DocumentHeader:
 @dataclass(frozen=True)
 class DocumentListRow:
     """One ``list_documents`` entry: ``tokens`` of the whole file, ``mtime_ns`` when it was
-    indexed, ``sections`` stored for it."""
+    indexed, ``sections`` stored for it, ``tags`` it carries (``tags.tags_of``)."""
 
     path: str
     title: str
     tokens: int
     mtime_ns: int
     sections: int
+    tags: tuple[str, ...] = ()
 
 
 # -- reads ----------------------------------------------------------------------------------
@@ -58,8 +60,8 @@ def documents_by_path(store: Store, paths: list[str] | None = None) -> dict[str,
     """``{path: StoredDocument(id, sha256, (size, mtime_ns, ctime_ns))}`` for every indexed
     document, or only for those of ``paths`` (unknown ones are left out)."""
     sql = "SELECT path, id, sha256, size, mtime_ns, ctime_ns FROM documents"
-    if paths is None:
-        rows = store.conn.execute(sql).fetchall()
+    if paths is None:  # every freshness probe reads the whole table: reused until it changes
+        rows = store.versioned("documents_by_path", lambda: store.conn.execute(sql).fetchall())
     else:
         rows = []
         for chunk in bound_chunks(list(dict.fromkeys(paths))):
@@ -113,30 +115,63 @@ def document_warnings(store: Store, path: str) -> list[str]:
     return list(json.loads(row[0])) if row and row[0] != "[]" else []
 
 
-def _under(prefix: str | None) -> tuple[str, list[Any]]:
-    """``list_documents``' folder filter: paths below ``prefix/`` (not ``prefix`` itself)."""
-    if prefix is None:
-        return "", []
-    return "WHERE d.path LIKE ? ESCAPE '\\'", [like_under(prefix)]
+def _under(prefix: str | None, tagged: Sequence[str] = ()) -> tuple[str, list[Any]]:
+    """``list_documents``' filters: paths below ``prefix/`` (not ``prefix`` itself), and
+    documents carrying one of ``tagged`` (or a tag nested in one, see ``scope.Scope``)."""
+    where, params = ("WHERE 1 = 1", []) if prefix is None else ("WHERE d.path LIKE ? ESCAPE '\\'", [like_under(prefix)])
+    if tagged:
+        clause, more = document_clause(Scope(tags=tuple(tagged)))
+        where += clause
+        params += more
+    return ("", []) if where == "WHERE 1 = 1" else (where, params)
 
 
-def count_documents(store: Store, prefix: str | None = None) -> int:
+def count_documents(store: Store, prefix: str | None = None, tagged: Sequence[str] = ()) -> int:
     """How many documents are indexed, or how many below the folder ``prefix`` (a path
-    relative to the root without the trailing ``/``; the folder itself is not a document)."""
-    where, params = _under(prefix)
+    relative to the root without the trailing ``/``; the folder itself is not a document),
+    carrying one of the tags ``tagged`` when given."""
+    where, params = _under(prefix, tagged)
     return int(store.conn.execute(f"SELECT count(*) FROM documents d {where}", params).fetchone()[0])
 
 
-def document_list(store: Store, prefix: str | None, limit: int, offset: int) -> list[DocumentListRow]:
-    """At most ``limit`` documents (all of them, or those below the folder ``prefix``, as
-    ``count_documents`` counts them) from position ``offset`` (negative = 0), ordered by path."""
-    where, params = _under(prefix)
+def document_list(store: Store, prefix: str | None, limit: int, offset: int,
+                  tagged: Sequence[str] = ()) -> list[DocumentListRow]:
+    """At most ``limit`` documents (all of them, or those below the folder ``prefix`` and
+    carrying one of ``tagged``, as ``count_documents`` counts them) from position ``offset``
+    (negative = 0), ordered by path; each with its tags."""
+    where, params = _under(prefix, tagged)
     rows = store.conn.execute(
-        "SELECT d.path, d.title, d.tokens, d.mtime_ns, (SELECT count(*) FROM sections s WHERE s.doc_id = d.id) "
+        "SELECT d.path, d.title, d.tokens, d.mtime_ns, (SELECT count(*) FROM sections s WHERE s.doc_id = d.id), d.id "
         f"FROM documents d {where} ORDER BY d.path LIMIT ? OFFSET ?",
         [*params, limit, max(0, int(offset))],
     ).fetchall()
-    return [DocumentListRow(*r) for r in rows]
+    labels = tags.tags_of(store, [r[5] for r in rows])
+    return [DocumentListRow(r[0], r[1], r[2], r[3], r[4], tuple(labels.get(r[5], ()))) for r in rows]
+
+
+class HeadingRow(NamedTuple):
+    """One row of the docs map: a document (``path``, ``title``, whole-file ``tokens``) and one of
+    its headings (``level`` 1-6 and plain ``heading`` text; both None for a document with no
+    heading), in file order."""
+
+    path: str
+    title: str
+    tokens: int
+    level: int | None
+    heading: str | None
+
+
+def document_headings(store: Store, max_level: int = 4) -> list[HeadingRow]:
+    """Every document by path with its headings of ``#`` level <= ``max_level`` in file order
+    (the first piece of a section stored in ``(Part n)`` pieces only); a document without such
+    headings comes once, with ``level`` and ``heading`` None."""
+    rows = store.conn.execute(
+        "SELECT d.path, d.title, d.tokens, s.level, s.title FROM documents d "
+        "LEFT JOIN sections s ON s.doc_id = d.id AND s.part <= 1 AND s.level BETWEEN 1 AND ? "
+        "ORDER BY d.path, s.ordinal",
+        (int(max_level),),
+    ).fetchall()
+    return [HeadingRow(*r) for r in rows]
 
 
 def document_sample(store: Store, limit: int) -> list[tuple[str, int]]:
@@ -158,6 +193,7 @@ def delete_document(store: Store, doc_id: int) -> None:
         delete_rowids(store, "vec_passages", passages.embedded_passage_ids(store, doc_id))
         delete_rowids(store, "vec_sections", section_ids)
     delete_rowids(store, "sections_fts", section_ids)
+    tags.delete_vault(store, doc_id)
     store.conn.execute("DELETE FROM passages WHERE doc_id = ?", (doc_id,))
     store.conn.execute("DELETE FROM sections WHERE doc_id = ?", (doc_id,))
     store.conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
@@ -169,7 +205,8 @@ def insert_document(store: Store, record: dict[str, Any], parsed_sections: Itera
     rows and its passages. Returns the new document id. Call inside a transaction.
 
     ``record``: path, sha256, size, mtime_ns, title, and optionally ctime_ns, metadata (dict),
-    warnings (list), line_count, tokens, indexed_at; ``parsed_sections``: parse.Section objects
+    warnings (list), line_count, tokens, indexed_at, vault (``vault.VaultMeta``: its tags are
+    stored) and names (``[(name, "title" | "alias")]``, see ``tags.insert_vault``); ``parsed_sections``: parse.Section objects
     in order; ``keyed_passages``: (Passage, embed_key) pairs.
     """
     cur = store.conn.execute(
@@ -193,4 +230,7 @@ def insert_document(store: Store, record: dict[str, Any], parsed_sections: Itera
     section_ids = sections.insert_sections(store, doc_id, record["title"], record.get("metadata") or {},
                                            parsed_sections)
     passages.insert_passages(store, doc_id, section_ids, keyed_passages)
+    vault = record.get("vault")
+    if vault is not None:
+        tags.insert_vault(store, doc_id, section_ids, record.get("names", ()), vault.tags)
     return doc_id

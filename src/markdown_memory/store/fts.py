@@ -1,5 +1,5 @@
 """The keyword index: ``sections_fts`` (FTS5, rowid = section id; ``heading`` = document title
-+ breadcrumb + front-matter title, ``body`` = section text + front-matter description, both
++ breadcrumb + front-matter title and aliases, ``body`` = section text + front-matter description, both
 through ``fts_text``) and its ``sections_vocab`` (section frequency per term).
 
 The queries search runs: BM25-ranked matches (``keyword_matches``), match counts and
@@ -15,9 +15,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..markdown.vault import aliases
 from ..text import fts_text, match_form
-from .common import path_clause
 from .errors import QueryNotParsedError, disk_full_error, is_disk_full, is_query_rejection
+from .scope import Scope, section_clause
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -32,13 +33,19 @@ class KeywordMatch(NamedTuple):
 
 def front_matter_keywords(title: str, metadata: dict[str, Any]) -> tuple[str, str]:
     """Front-matter text the keyword index adds to a document's first section: its ``title``
-    when it differs from the document title (the H1), and its ``description``/``summary``, each
-    as ``(" " + heading words, " " + body words)``; empty strings when there is none. The title
-    shown stays the H1: a page is found by either name."""
+    when it differs from the document title (the H1) and its ``aliases`` (``vault.aliases``) as
+    heading words, its ``description``/``summary`` as body words, as ``(" " + heading words,
+    " " + body words)``; empty strings when there is none. The title shown stays the H1: a page
+    is found by any of its names."""
     extra_title = metadata.get("title")
+    names = [extra_title.strip()] if isinstance(extra_title, str) and extra_title.strip() else []
+    names += aliases(metadata)
+    known = {match_form(title.strip())}
     heading = ""
-    if isinstance(extra_title, str) and extra_title.strip() and match_form(extra_title.strip()) != match_form(title.strip()):
-        heading = " " + extra_title.strip()
+    for name in names:
+        if match_form(name) not in known:
+            known.add(match_form(name))
+            heading += " " + name
     body = " ".join(str(metadata[k]).strip() for k in ("description", "summary")
                     if isinstance(metadata.get(k), str) and metadata[k].strip())
     return heading, (" " + body if body else "")
@@ -93,12 +100,12 @@ def _match(store: Store, expression: str) -> Iterator[None]:
         raise
 
 
-def keyword_matches(store: Store, expression: str, path_prefix: str | None, limit: int,
+def keyword_matches(store: Store, expression: str, scope: Scope | str | None, limit: int,
                     heading_weight: float) -> list[KeywordMatch]:
     """The ``limit`` best sections for the FTS5 ``expression``, best first, by BM25 with the
-    heading column weighted ``heading_weight`` times the body; only documents that are the file
-    or under the folder ``path_prefix`` when given. Raises QueryNotParsedError."""
-    clause, params = path_clause(path_prefix)
+    heading column weighted ``heading_weight`` times the body; only sections inside ``scope``
+    (a ``scope.Scope``, or a path prefix: the file or the folder). Raises QueryNotParsedError."""
+    clause, params = section_clause(scope)
     sql = (
         f"SELECT f.rowid, bm25(sections_fts, {heading_weight}, 1.0) AS r FROM sections_fts f "
         "JOIN sections s ON s.id = f.rowid JOIN documents d ON d.id = s.doc_id "
@@ -108,13 +115,13 @@ def keyword_matches(store: Store, expression: str, path_prefix: str | None, limi
         return [KeywordMatch(int(r[0]), float(r[1])) for r in store.conn.execute(sql, [expression, *params, limit])]
 
 
-def heading_matches(store: Store, expression: str, path_prefix: str | None,
+def heading_matches(store: Store, expression: str, scope: Scope | str | None,
                     limit: int) -> list[tuple[int, str, bool]]:
     """``[(section_id, title, nested)]`` of up to ``limit`` sections whose heading column
-    (document title and breadcrumb) matches the FTS5 ``expression``; only under ``path_prefix``
-    when given; ``nested`` is False for a top-level section. The caller judges the section's own
+    (document title and breadcrumb) matches the FTS5 ``expression``; only inside ``scope``
+    (as ``keyword_matches``); ``nested`` is False for a top-level section. The caller judges the section's own
     ``title``. Raises QueryNotParsedError."""
-    clause, params = path_clause(path_prefix)
+    clause, params = section_clause(scope)
     sql = (
         "SELECT s.id, s.title, s.parent_ordinal IS NOT NULL FROM sections_fts f JOIN sections s ON s.id = f.rowid "
         f"JOIN documents d ON d.id = s.doc_id WHERE sections_fts MATCH ?{clause} LIMIT ?"

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .common import marks, path_clause
+from .common import marks
+from .scope import Scope, passage_clause
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -44,10 +45,11 @@ def insert_passages(store: Store, doc_id: int, section_ids: Sequence[int], keyed
     ``section_ids[p.section]`` is each passage's section. Call inside a transaction."""
     rows = []
     for p, key in keyed:
-        rows.append((section_ids[p.section], doc_id, p.ordinal, p.kind, p.text, p.start_line, p.end_line, key))
+        rows.append((section_ids[p.section], doc_id, p.ordinal, p.kind, p.text, p.start_line, p.end_line, key,
+                     getattr(p, "lang", "")))
     store.conn.executemany(
-        "INSERT INTO passages(section_id, doc_id, ordinal, kind, text, start_line, end_line, embed_key) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO passages(section_id, doc_id, ordinal, kind, text, start_line, end_line, embed_key, lang) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
 
@@ -62,25 +64,28 @@ def embedded_passage_ids(store: Store, doc_id: int) -> list[int]:
     return [r[0] for r in store.conn.execute("SELECT id FROM passages WHERE doc_id = ? AND has_vector = 1", (doc_id,))]
 
 
-def passages_of_sections(store: Store, section_ids: list[int]) -> dict[int, list[PassageSpan]]:
+def passages_of_sections(store: Store, section_ids: list[int],
+                         scope: Scope | None = None) -> dict[int, list[PassageSpan]]:
     """``{section id: [PassageSpan]}`` in passage order, for the given sections (one query;
-    a section without passages is left out)."""
+    a section without passages is left out); with a block filter in ``scope``, only the
+    passages of that kind and language."""
     by_section: dict[int, list[PassageSpan]] = {}
     if not section_ids:
         return by_section
+    clause, params = passage_clause(Scope(kind=scope.kind, lang=scope.lang) if scope is not None else None)
     for pid, sid, text, a, b in store.conn.execute(
-        f"SELECT id, section_id, text, start_line, end_line FROM passages WHERE section_id IN ({marks(len(section_ids))}) "
-        "ORDER BY ordinal",
-        section_ids,
+        f"SELECT p.id, p.section_id, p.text, p.start_line, p.end_line FROM passages p "
+        f"WHERE p.section_id IN ({marks(len(section_ids))}){clause} ORDER BY p.ordinal",
+        [*section_ids, *params],
     ):
         by_section.setdefault(sid, []).append(PassageSpan(pid, text, a, b))
     return by_section
 
 
-def passage_sections(store: Store, passage_ids: list[int], path_prefix: str | None = None) -> dict[int, int]:
-    """``{passage id: section id}`` for those of ``passage_ids`` whose document is the file or
-    under the folder ``path_prefix`` (every one without a prefix); one query."""
-    clause, params = path_clause(path_prefix)
+def passage_sections(store: Store, passage_ids: list[int], scope: Scope | str | None = None) -> dict[int, int]:
+    """``{passage id: section id}`` for those of ``passage_ids`` inside ``scope`` (a
+    ``scope.Scope`` or a path prefix; every one without); one query."""
+    clause, params = passage_clause(scope)
     rows = store.conn.execute(
         f"SELECT p.id, p.section_id FROM passages p JOIN documents d ON d.id = p.doc_id "
         f"WHERE p.id IN ({marks(len(passage_ids))}){clause}",

@@ -3,7 +3,8 @@
 The schema version lives in ``PRAGMA user_version``. ``migrate`` creates a new database and
 moves an older schema forward (v1 -> v2: ``documents.ctime_ns``; v2 -> v3: the keyword index
 is rebuilt in place from the stored sections, because its text rule changed to
-``text.match_form``); a newer one is refused with SchemaError. A change of ``text.fts_text``
+``text.match_form``; v3 -> v4: ``passages.lang``, the vault tables ``tags`` and ``doc_names``
+(``store/tags.py``), and the keyword index rebuilt with front-matter aliases); a newer one is refused with SchemaError. A change of ``text.fts_text``
 is a schema change: bump the version and rebuild (``fts.rebuild``). The vector tables (``vec_passages``, ``vec_sections``: vec0, cosine distance) are
 not part of the fixed schema: ``create_vector_tables`` makes them when the first embedder
 writes, sized to its dimension (``vectors.ensure_vector_space``).
@@ -11,7 +12,7 @@ writes, sized to its dimension (``vectors.ensure_vector_space``).
 Tables: ``meta(key, value)``; ``documents`` (one row per indexed file: path, sha256, stat
 signature, title, front matter as JSON, warnings as JSON, token count); ``sections`` (one row
 per section of a document, by ``ordinal``); ``passages`` (the embedded pieces of a section,
-``embed_key`` = what was embedded, ``has_vector``); ``sections_fts`` (FTS5: ``heading`` =
+``embed_key`` = what was embedded, ``has_vector``, ``lang`` = a fence's code language); ``sections_fts`` (FTS5: ``heading`` =
 document title + breadcrumb, ``body`` = section text; rowid = section id) with its
 ``sections_vocab`` (fts5vocab row table: section frequency per term); ``failures`` (files
 that could not be indexed, and warnings).
@@ -22,12 +23,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import SchemaError
-from . import fts
+from . import fts, tags
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -71,7 +72,8 @@ CREATE TABLE IF NOT EXISTS passages(
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     embed_key TEXT NOT NULL,
-    has_vector INTEGER NOT NULL DEFAULT 0
+    has_vector INTEGER NOT NULL DEFAULT 0,
+    lang TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id);
 CREATE INDEX IF NOT EXISTS passages_section ON passages(section_id);
@@ -113,7 +115,11 @@ def migrate(store: Store) -> None:
                     store.conn.execute(statement)
         if 0 < version < 2:  # v2: ctime_ns, so a rewrite that restores size and mtime is seen
             store.conn.execute("ALTER TABLE documents ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0")
-        if 0 < version < 3:  # v3: keyword rows in text.match_form (NFKC, no invisible characters)
+        columns = {row[1] for row in store.conn.execute("PRAGMA table_info(passages)")}
+        if 0 < version < 4 and "lang" not in columns:  # v4: passages.lang (a fence's code language)
+            store.conn.execute("ALTER TABLE passages ADD COLUMN lang TEXT NOT NULL DEFAULT ''")
+        tags.create_tables(store)  # v4: the vault tables (store/tags.py), filled as documents are re-parsed
+        if 0 < version < 4:  # v3: keyword rows in text.match_form (NFKC, no invisible characters); v4: aliases
             fts.rebuild(store)
         store.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 

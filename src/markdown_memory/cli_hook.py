@@ -1,0 +1,65 @@
+"""``markdown-memory hook``: the prompt hook of Claude Code and Codex (``UserPromptSubmit``).
+
+Reads the hook's JSON from stdin and prints nothing, or the one JSON answer that adds the
+sections answering the prompt (:mod:`.hook`). The exit status is 0 whatever happens (exit 2
+would block the user's prompt): a bad payload, a missing index, a locked database or a bad
+option of this command leave stdout empty and say why in at most one stderr line.
+
+Imported by ``cli.py`` at start-up; the hook itself (and the engine, only when a prompt is
+searched) is imported when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+
+def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Register ``hook`` on the subcommand parsers ``sub``. Its own usage errors exit 0 with one
+    stderr line (never 2: that blocks the prompt)."""
+    p = sub.add_parser("hook", help="prompt hook for Claude Code / Codex: reads the hook JSON on stdin, "
+                       "prints the sections that answer the prompt (docs/prompt-hook.md)")
+    add_docs_dir(p)
+    p.add_argument("--max-tokens", type=int, default=None, metavar="N",
+                   help="budget of the added text in tokens, 100-20000 (default 800)")
+
+    def quiet_error(message: str) -> NoReturn:
+        from .messages import hook_usage
+
+        sys.stderr.write(hook_usage(message) + "\n")
+        raise SystemExit(0)
+
+    p.error = quiet_error
+
+
+def run(args: argparse.Namespace) -> int:
+    """Answer one hook call: read stdin, write the answer (if any) to stdout; always 0."""
+    from .hook import DEFAULT_MAX_TOKENS, respond
+
+    logger = logging.getLogger("markdown_memory")
+    level = logger.level
+    if args.log_level is None and not os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "").strip():
+        logger.setLevel(logging.CRITICAL)  # stderr: our one line at most (restored: cli.main runs in tests)
+    budget = DEFAULT_MAX_TOKENS if args.max_tokens is None else max(100, min(int(args.max_tokens), 20000))
+    try:
+        try:
+            stdin = sys.stdin.read() if sys.stdin is not None else ""
+        except (OSError, UnicodeDecodeError) as exc:
+            from .messages import hook_stdin
+
+            sys.stderr.write(hook_stdin(exc) + "\n")
+            return 0
+        out, err = respond(stdin, docs_dir=args.docs_dir, db=args.db, max_tokens=budget)
+    finally:
+        logger.setLevel(level)
+    if err:
+        sys.stderr.write(err.replace("\n", " ") + "\n")
+    if out:
+        sys.stdout.write(out + "\n")
+        sys.stdout.flush()
+    return 0

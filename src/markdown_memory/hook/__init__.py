@@ -1,0 +1,109 @@
+"""``markdown-memory hook``: add the sections that answer a prompt to it, as a prompt hook.
+
+:func:`respond` takes the hook's stdin (see :mod:`.payload` for Claude Code's and Codex's
+``UserPromptSubmit`` JSON) and returns ``(stdout, stderr)``: the one answer line or None, and
+one line for stderr or None. It never raises and never indexes; the steps, cheapest first:
+
+1. the payload is parsed and the prompt judged by :func:`.gate.asks_docs` (no database, no
+   model, not even the engine imported: most prompts stop here within a few milliseconds);
+2. the docs root is ``docs_dir``, else ``MARKDOWN_MEMORY_DOCS_DIR``, else ``CLAUDE_PROJECT_DIR``
+   (what Claude Code gives its hooks and servers: the project, even when the session's working
+   directory is a subfolder of it), else the payload's ``cwd``, and
+   its database as for every command (``--db``, ``MARKDOWN_MEMORY_DB``, the per-root default);
+   no database file there means nothing to say;
+3. one keyword search through the engine façade (``Freshness.FLAG``: the index as it stands;
+   the hook searches keywords only, since loading an embedding model takes longer than a
+   prompt may wait: docs/prompt-hook.md has the figures);
+4. :func:`.gate.select` keeps the hits that answer the prompt, :mod:`.seen` drops those
+   already injected in this session, and :func:`render` fits them into ``max_tokens``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import messages
+from . import gate
+from .payload import Payload, PayloadError, answer, parse
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..models import Hit
+
+DEFAULT_MAX_TOKENS = 800
+#: hits asked of the search: the gate and the session memory choose among them
+TOP_K = 5
+
+__all__ = ["DEFAULT_MAX_TOKENS", "Payload", "PayloadError", "answer", "parse", "render", "respond"]
+
+
+def respond(stdin: str, *, docs_dir: str | None = None, db: str | None = None,
+            max_tokens: int = DEFAULT_MAX_TOKENS) -> tuple[str | None, str | None]:
+    """(stdout line or None, stderr line or None) for one hook call (see module docstring)."""
+    try:
+        payload = parse(stdin)
+    except PayloadError as exc:
+        return None, str(exc)
+    if not gate.asks_docs(payload.prompt):
+        return None, None
+    try:
+        return _search(payload, docs_dir, db, max_tokens)
+    except Exception as exc:  # a locked, damaged or foreign database: the prompt goes on without us
+        return None, messages.hook_failed(str(exc) or type(exc).__name__)
+
+
+def _search(payload: Payload, docs_dir: str | None, db: str | None, max_tokens: int) -> tuple[str | None, str | None]:
+    from ..config import Settings
+    from ..engine import Engine
+    from ..models import Freshness
+    from .seen import SessionMemory
+
+    root = (docs_dir or os.environ.get("MARKDOWN_MEMORY_DOCS_DIR") or os.environ.get("CLAUDE_PROJECT_DIR")
+            or payload.cwd)
+    settings = Settings.load(root, db, "none")
+    if not settings.db_path.is_file():
+        return None, messages.hook_no_index(settings.docs_root, settings.db_path)
+    engine = Engine(settings)
+    try:
+        found = engine.search(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000),
+                              freshness=Freshness.FLAG)
+    finally:
+        engine.close()
+    picked = gate.select(payload.prompt, found.results, found.confidence)
+    if not picked:
+        return None, None
+    memory = SessionMemory(settings.db_path, payload.session_id)
+    seen = memory.seen()
+    fresh = [h for h in picked if (h.file_path, h.heading_path) not in seen]
+    text, used = render(settings.docs_root, fresh, max_tokens)
+    if not used:
+        return None, None
+    memory.add((h.file_path, h.heading_path) for h in used)
+    return answer(text), None
+
+
+def render(root: Path, hits: list[Hit], max_tokens: int) -> tuple[str, list[Hit]]:
+    """The injected text: the lead line naming ``root``, then per hit a header (path,
+    breadcrumb, lines) and its text, in order while the whole stays within ``max_tokens``
+    (``text.count_tokens``); the first hit is cut by lines to fit when it alone is too long.
+    Returns (text, the hits it holds); ("", []) when none fits."""
+    from ..text import count_tokens
+
+    parts = [messages.hook_lead(root)]
+    used: list[Hit] = []
+    for hit in hits:
+        header = f"\n## {hit.file_path} · {hit.heading_path} (lines {hit.start_line}-{hit.end_line})"
+        body = (hit.content or "").strip("\n")
+        block = f"{header}\n{body}"
+        if count_tokens("\n".join([*parts, block])) <= max_tokens:
+            parts.append(block)
+            used.append(hit)
+        elif not used:
+            lines = body.split("\n")
+            while lines and count_tokens("\n".join([*parts, header, *lines, messages.HOOK_CUT])) > max_tokens:
+                lines.pop()
+            if lines:
+                parts.append("\n".join([header, *lines, messages.HOOK_CUT]))
+                used.append(hit)
+    return ("\n".join(parts), used) if used else ("", [])

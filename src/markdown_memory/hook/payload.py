@@ -1,0 +1,69 @@
+"""The hook's wire format: the JSON an agent writes on the hook's stdin, and the one answer.
+
+Claude Code runs a ``UserPromptSubmit`` command hook with one JSON object on stdin:
+``session_id``, ``transcript_path``, ``cwd``, ``permission_mode``, ``hook_event_name``
+(``"UserPromptSubmit"``) and ``prompt``. Codex CLI (0.117 and later) runs its
+``UserPromptSubmit`` hooks with the same fields plus ``turn_id`` and ``model``, and reads the
+same answer. The answer that adds context is one JSON object on stdout,
+``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": TEXT}}``;
+an empty stdout (exit status 0) adds nothing in both. Exit status 2 would block the prompt, so
+the hook never uses it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .. import messages
+
+EVENT = "UserPromptSubmit"
+#: a prompt is cut to this many characters before it is searched (a pasted log can be huge)
+MAX_PROMPT_CHARS = 4_000
+
+
+@dataclass(frozen=True)
+class Payload:
+    """One prompt: ``prompt`` (cut to MAX_PROMPT_CHARS), ``session_id`` ("" when absent),
+    ``cwd`` (None when absent), ``client`` ``"codex"`` (the payload carries Codex's
+    ``turn_id``) or ``"claude-code"``."""
+
+    prompt: str
+    session_id: str
+    cwd: str | None
+    client: str
+
+
+class PayloadError(ValueError):
+    """The hook input is not a UserPromptSubmit payload; the message is one sentence."""
+
+
+def parse(text: str) -> Payload:
+    """The payload in ``text`` (the hook's whole stdin). Raises PayloadError for text that is
+    not a JSON object, another hook event, or a prompt that is not a string."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise PayloadError(messages.hook_bad_payload("it is not JSON")) from exc
+    if not isinstance(data, dict):
+        raise PayloadError(messages.hook_bad_payload("it is not a JSON object"))
+    event = data.get("hook_event_name", EVENT)
+    if event != EVENT:
+        raise PayloadError(messages.hook_bad_payload(f"it is a {str(event)[:40]!r} event, not {EVENT}"))
+    prompt = data.get("prompt")
+    if not isinstance(prompt, str):
+        raise PayloadError(messages.hook_bad_payload('it has no "prompt" string'))
+    session = data.get("session_id")
+    cwd = data.get("cwd")
+    return Payload(
+        prompt=prompt[:MAX_PROMPT_CHARS],
+        session_id=session if isinstance(session, str) else "",
+        cwd=cwd if isinstance(cwd, str) and cwd.strip() else None,
+        client="codex" if "turn_id" in data else "claude-code",
+    )
+
+
+def answer(context: str) -> str:
+    """The stdout line that adds ``context`` to the prompt (the same form for both clients)."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": context}},
+                      ensure_ascii=False)

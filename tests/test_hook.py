@@ -1,0 +1,226 @@
+"""``markdown-memory hook``, run as Claude Code and Codex run a ``UserPromptSubmit`` hook: a
+process with the hook JSON on stdin, whose stdout is empty or exactly the one answer object,
+exit status 0 whatever happens (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import indexed_engine
+
+HOOK = [sys.executable, "-m", "markdown_memory.cli", "hook"]
+TIMEOUT_QUESTION = "How long does the client wait for a server to answer before it gives up on the connection?"
+
+
+@pytest.fixture
+def indexed(docs_root: Path, minilm) -> tuple[Path, Path]:
+    """(docs root, database) of tests/fixtures/guide indexed with the session's MiniLM."""
+    indexed_engine(docs_root, "minilm", minilm).close()
+    return docs_root, docs_root.parent / "index.db"
+
+
+def payload(prompt: str, cwd: Path, session: str = "session-1", **extra: str) -> str:
+    return json.dumps({"session_id": session, "transcript_path": str(cwd / "t.jsonl"), "cwd": str(cwd),
+                       "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt, **extra})
+
+
+def run_hook(stdin: str, db: Path | None, *args: str, env_extra: dict[str, str] | None = None) -> tuple[dict | None, str]:
+    """Run the hook process; returns (the answer object or None, stderr). Asserts exit 0 and
+    that stdout is empty or exactly one JSON line of the documented form."""
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"} | (env_extra or {})
+    if db is not None:
+        env["MARKDOWN_MEMORY_DB"] = str(db)
+    done = subprocess.run([*HOOK, *args], input=stdin, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.splitlines()) <= 1, done.stderr
+    if not done.stdout:
+        return None, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1, done.stdout
+    answer = json.loads(lines[0])
+    assert list(answer) == ["hookSpecificOutput"]
+    assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert set(answer["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    return answer, done.stderr
+
+
+def context(answer: dict | None) -> str:
+    assert answer is not None, "the hook added nothing"
+    return str(answer["hookSpecificOutput"]["additionalContext"])
+
+
+def test_a_docs_question_gets_its_section_with_path_and_breadcrumb_then_not_again_in_that_session(indexed):
+    root, db = indexed
+    first, _ = run_hook(payload(TIMEOUT_QUESTION, root), db)
+    text = context(first)
+    assert text.startswith(f"markdown-memory found these sections in its index of {root}")
+    assert "## configuration.md · Configuration > Network timeouts (lines 18-21)" in text
+    assert "The client waits 30 seconds" in text  # the section's own text
+    # the same session asks again: that section is not injected twice
+    again, _ = run_hook(payload(TIMEOUT_QUESTION, root), db)
+    assert again is None or "Network timeouts" not in context(again)
+    # another session on the same root gets it
+    other, _ = run_hook(payload(TIMEOUT_QUESTION, root, session="session-2"), db)
+    assert "Configuration > Network timeouts" in context(other)
+    # the session memory lives beside the database, never in the docs root
+    state = db.parent / "index.db.hook-sessions"
+    assert len(list(state.glob("*.json"))) == 2
+    assert not any("hook" in p.name for p in root.rglob("*"))
+
+
+def test_codex_payload_gets_the_same_answer_form(indexed):
+    root, db = indexed
+    answer, _ = run_hook(payload("Why does the server not start? The log shows EADDRINUSE", root,
+                                 turn_id="turn-1", model="gpt-5"), db)
+    assert "## ops/troubleshooting.md · Troubleshooting > The server does not start" in context(answer)
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"hook_event_name": "Stop", "prompt": "hi"}',
+                                   '{"session_id": "s", "prompt": 42}'])
+def test_a_broken_or_foreign_payload_prints_nothing_and_exits_0(stdin, indexed):
+    answer, err = run_hook(stdin, indexed[1])
+    assert answer is None
+    assert err.startswith("markdown-memory hook: ignored the hook input")
+
+
+def test_quiet_prompts_get_nothing(indexed, cli_main, monkeypatch):
+    """Tasks, chores and chatter: nothing is added even when their words are in the docs
+    ("run", "server", "logs", "upload" are)."""
+    root, db = indexed
+    quiet = ["run the tests", "please fix the failing build", "can you restart the server and check the logs?",
+             "thanks!", "/compact", "refactor the upload retry loop into its own function", "git status",
+             "commit this with a good message"]
+    for prompt in quiet:
+        monkeypatch.setattr(sys, "stdin", _Stdin(payload(prompt, root)))
+        res = cli_main("hook", env={"MARKDOWN_MEMORY_DB": str(db)})
+        assert res.returncode == 0 and res.stdout == "", (prompt, res.stdout)
+    answer, _ = run_hook(payload("run the tests", root), db)
+    assert answer is None
+
+
+def test_no_index_answers_nothing_and_creates_nothing(docs_root, tmp_path):
+    db = tmp_path / "none-yet" / "index.db"
+    answer, err = run_hook(payload(TIMEOUT_QUESTION, docs_root), db)
+    assert answer is None
+    assert "no index for" in err and "markdown-memory index" in err
+    assert not db.parent.exists()
+
+
+def test_docs_dir_flag_wins_over_the_payload_cwd_and_budget_is_kept(indexed, tmp_path):
+    root, db = indexed
+    answer, _ = run_hook(payload(TIMEOUT_QUESTION, tmp_path), db, "--docs-dir", str(root), "--max-tokens", "100")
+    text = context(answer)
+    from markdown_memory.text import count_tokens
+
+    assert count_tokens(text) <= 100
+    assert "Configuration > Network timeouts" in text
+
+
+def test_claude_project_dir_wins_over_a_subfolder_cwd(indexed):
+    """Claude Code gives hooks CLAUDE_PROJECT_DIR; a session whose working directory is a
+    subfolder must search the project's index (the one its MCP server built), not look for one
+    of the subfolder."""
+    root, db = indexed
+    sub = root / "ops"
+    assert sub.is_dir()
+    answer, err = run_hook(payload(TIMEOUT_QUESTION, sub), db, env_extra={"CLAUDE_PROJECT_DIR": str(root)})
+    assert "Configuration > Network timeouts" in context(answer), err
+
+
+def test_a_bad_option_still_exits_0(indexed):
+    root, db = indexed
+    answer, err = run_hook(payload(TIMEOUT_QUESTION, root), db, "--max-tokens", "lots")
+    assert answer is None and "--max-tokens" in err
+
+
+def test_a_database_of_another_root_answers_nothing(indexed, tmp_path):
+    _root, db = indexed
+    other = tmp_path / "other"
+    other.mkdir()
+    answer, err = run_hook(payload(TIMEOUT_QUESTION, other), db)
+    assert answer is None and err.startswith("markdown-memory hook: added nothing")
+
+
+def test_session_files_older_than_a_day_are_removed(tmp_path):
+    from markdown_memory.hook.seen import MAX_AGE_SECONDS, SessionMemory, state_dir
+
+    db = tmp_path / "index.db"
+    old = SessionMemory(db, "old-session")
+    old.add([("a.md", "A")])
+    assert old.seen() == {("a.md", "A")}
+    assert old.path is not None
+    stale = time.time() - MAX_AGE_SECONDS - 60
+    os.utime(old.path, (stale, stale))
+    SessionMemory(db, "new-session").add([("b.md", "B")])
+    assert not old.path.exists()
+    assert [p.name for p in state_dir(db).glob("*.json")] == [SessionMemory(db, "new-session").path.name]  # type: ignore[union-attr]
+
+
+class _Stdin:
+    """A stand-in for sys.stdin holding ``text``."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def read(self) -> str:
+        return self.text
+
+
+def test_bench_hook_prints_every_figure(tmp_path, capsys):
+    """scripts/bench_hook.py end to end on the guide fixture (keyword-only index built by it)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("markdown_memory_bench_hook", Path(__file__).resolve().parents[1]
+                                                  / "scripts" / "bench_hook.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    guide = Path(__file__).parent / "fixtures" / "guide"
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"query": TIMEOUT_QUESTION, "expect": [{"path": "configuration.md", "line": 20}]})
+                         + "\n" + json.dumps({"query": "How do I export tasks to a calendar?", "expect": []}) + "\n")
+    out = tmp_path / "bench.json"
+    assert bench.main(["--set", f"guide={guide}:{questions}", "--db-dir", str(tmp_path / "db"),
+                       "--latency-runs", "2", "--json-out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "hit 100.0% of 1 questions" in printed and "quiet injected" in printed and "p95" in printed
+    figures = json.loads(out.read_text())["sets"]["guide"]
+    assert figures["quality"]["hit"] == 1.0 and figures["quality"]["quiet"] >= 40
+    assert {"questions", "quiet", "all"} <= set(figures["latency"])
+
+
+def test_concurrent_hooks_of_one_session_lose_no_section(tmp_path):
+    """Two hooks of one session at once (Codex launches matching hooks concurrently): each
+    write is kept, under the session's lock."""
+    import threading
+
+    from markdown_memory.hook.seen import SessionMemory
+
+    db = tmp_path / "index.db"
+    threads = [threading.Thread(target=SessionMemory(db, "same").add, args=([(f"{i}.md", "H")],)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert SessionMemory(db, "same").seen() == {(f"{i}.md", "H") for i in range(8)}
+    assert SessionMemory(db, "other").seen() == set()
+
+
+def test_the_hook_leaves_the_library_log_level_as_it_was(indexed, cli_main, monkeypatch):
+    """The hook quiets the library's logs for its own run only: a command run after it in the
+    same process (tests, library use) still logs warnings."""
+    import logging
+
+    logger = logging.getLogger("markdown_memory")
+    before = logger.level
+    monkeypatch.setattr(sys, "stdin", _Stdin(payload(TIMEOUT_QUESTION, indexed[0])))
+    assert cli_main("hook", env={"MARKDOWN_MEMORY_DB": str(indexed[1])}).returncode == 0
+    assert logger.level == before
