@@ -52,10 +52,16 @@ from markdown_memory.evaluation import (  # noqa: F401  (re-exported: tests/test
 )
 
 
-def open_engine(corpus: Path, db: Path, embedder: str, folders: list[str] | None = None) -> Engine:
+def open_engine(corpus: Path, db: Path, embedder: str, folders: list[str] | None = None,
+                vector_cache: bool = False) -> Engine:
     """An engine over ``corpus`` with database ``db``, indexed (only ``folders`` when given)
-    when the database has no documents yet."""
+    when the database has no documents yet; ``vector_cache``: KNN through the MCP server's
+    in-memory quantized vectors (``store.VectorCache``) instead of sqlite-vec's exact scan."""
     engine = Engine(Settings.load(corpus, db, embedder))
+    if vector_cache:
+        from markdown_memory.store import VectorCache
+
+        engine.vector_cache = VectorCache()
     if not engine.status().counts.documents:
         started = time.monotonic()
         for folder in folders or [None]:
@@ -78,7 +84,7 @@ def score_set(name: str, corpus: Path, queries_path: Path, db: Path, args: argpa
     folders = [f.strip() for f in args.folders.split(",")] if args.folders else None
     ids = args.ids.split(",") if args.ids else None
     queries = load_queries(queries_path, ids, args.limit, folders)
-    engine = open_engine(corpus.resolve(), db, args.embedder, folders)
+    engine = open_engine(corpus.resolve(), db, args.embedder, folders, args.vector_cache)
     try:
         results = run_queries(engine, queries)
         status = engine.status()
@@ -152,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline-out", type=Path, help="write a baseline file (summary + per-query ranks)")
     ap.add_argument("--compare", type=Path, metavar="BASELINE", help="exit 1 when a metric drops beyond noise")
     ap.add_argument("--margin", type=float, default=0.0, help="extra allowed drop for --compare (fraction)")
+    ap.add_argument("--vector-cache", action="store_true",
+                    help="KNN through the server's in-memory quantized vectors (default: sqlite-vec's exact scan)")
     ap.add_argument("--show-misses", action="store_true", help="print each miss with what came first")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")

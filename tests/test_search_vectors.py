@@ -26,9 +26,10 @@ def test_matrix_knn_matches_vec0(engine, minilm):
     cache = VectorCache()
     mem = knn(engine.store, q, 10, cache)
     assert cache.matrix(engine.store) is not None  # the answer came from the matrix
-    # same distances in the same order (packed passages share a vector: ties may swap ids)
-    assert np.allclose([d for _, d in mem], [d for _, d in sql], atol=1e-4)
-    cutoff = sql[-1][1] - 1e-4
+    # the same neighbours with the same distances, up to the int8 codes' rounding (packed
+    # passages share a vector, and near-ties may swap ids)
+    assert np.allclose([d for _, d in mem], [d for _, d in sql], atol=2e-3)
+    cutoff = sql[-1][1] - 4e-3
     assert {p for p, d in mem if d < cutoff} == {p for p, d in sql if d < cutoff}
 
 

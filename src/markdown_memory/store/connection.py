@@ -191,8 +191,10 @@ class Store:
         docs = c.execute("SELECT count(*) FROM documents").fetchone()[0]
         secs = c.execute("SELECT count(*) FROM sections").fetchone()[0]
         pas = c.execute("SELECT count(*) FROM passages").fetchone()[0]
-        vecs = c.execute("SELECT count(*) FROM passages WHERE has_vector = 1").fetchone()[0]
-        return {"documents": docs, "sections": secs, "passages": pas, "vectors": vecs, "pending_vectors": pas - vecs}
+        # the pending ones through their partial index (has_vector = 1 would scan every passage:
+        # ~0.1 s per status at 16x the eval corpus)
+        pending = c.execute("SELECT count(*) FROM passages WHERE has_vector = 0").fetchone()[0]
+        return {"documents": docs, "sections": secs, "passages": pas, "vectors": pas - pending, "pending_vectors": pending}
 
     # -- the table modules' functions as methods (first argument: this Store) -------------
     # documents.py

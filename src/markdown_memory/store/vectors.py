@@ -7,10 +7,12 @@ Writes: ``ensure_vector_space`` (drops vectors of another model), ``attach_vecto
 reuse queries of the indexer (``old_vectors``, ``reusable_vectors``).
 
 KNN (``knn``): sqlite-vec's ``vec0`` scan, or a ``VectorCache``. ``vec0`` answers a KNN by
-scanning every stored vector inside SQLite: ~20 ms for 38k 384-d vectors here. A process that
-answers many queries (the MCP server) can instead keep the same vectors as one float32 matrix
-and score them with a single matrix-vector product (~1-2 ms; the matrix costs ``rows x
-dimension x 4`` bytes of memory, 59 MB for that corpus, and ~0.3 s to load). The ``vec0``
+scanning every stored vector inside SQLite: ~20 ms for 38k 384-d vectors here, ~0.3 s for
+612k (16x the eval corpus). A process that answers many queries (the MCP server) instead keeps
+the vectors quantized in memory (``quantized.QuantizedVectors``: int8 codes and sign bits,
+``cache_bytes`` = rows x (dimension + dimension / 8 + 12) bytes: 17 MB for the eval corpus,
+272 MB at 16x, instead of 59 MB / 940 MB as float32) and answers from them in a few ms, with
+cosines within ~0.002 of exact. The ``vec0``
 table stays the source of truth: the matrix is reloaded when the stored vectors change
 (checked per query with one cheap query), at most every ``RELOAD_SECONDS`` while an index run
 keeps changing them; in between, queries fall back to ``vec0``.
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -28,6 +30,7 @@ import numpy as np
 
 from . import schema
 from .common import bound_chunks, delete_rowids, marks
+from .quantized import QuantizedVectors
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -180,9 +183,13 @@ def refresh_section_vectors(store: Store, section_ids: Iterable[int],
 @dataclass
 class _Matrix:
     token: tuple[object, ...]
-    ids: np.ndarray  # int64 [n] passage ids
-    vectors: np.ndarray  # float32 [n, d], L2-normalised
+    vectors: QuantizedVectors  # int8 codes + sign bits of the passage vectors (see quantized.py)
     loaded_at: float
+
+    @property
+    def ids(self) -> np.ndarray:
+        """int64 [n] passage ids, in row order."""
+        return self.vectors.ids
 
 
 def vector_token(store: Store) -> tuple[object, ...]:
@@ -193,8 +200,73 @@ def vector_token(store: Store) -> tuple[object, ...]:
     return (str(store.path), store.get_meta("weights_id"), count, top)
 
 
+def cache_bytes(count: int, dimension: int) -> int:
+    """Bytes a ``VectorCache`` holds for ``count`` vectors of ``dimension`` (see quantized.py)."""
+    return count * (dimension + (dimension + 63) // 64 * 8 + 12)
+
+
+#: Vectors read per batch while loading a cache (bounds the float32 copy alive at once).
+LOAD_BATCH = 8192
+
+
+def _stored_batches(store: Store, dim: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``(ids int64 [m], vectors float32 [m, d])`` batches of every stored passage vector,
+    through ``vec0``'s own query (~25 us a vector)."""
+    cur = store.conn.execute("SELECT rowid, embedding FROM vec_passages")
+    while rows := cur.fetchmany(LOAD_BATCH):
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
+
+
+#: The chunk tables' rows, in storage order (see ``_chunk_batches`` for why unordered).
+CHUNKS_SQL = ("SELECT c.size, c.validity, c.rowids, v.vectors FROM vec_passages_chunks c "
+              "JOIN vec_passages_vector_chunks00 v ON v.rowid = c.chunk_id")
+
+
+def _chunk_batches(store: Store, dim: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The same batches read from sqlite-vec's chunk tables (one row per 1,024 vectors: ~10x
+    faster than ``_stored_batches``): ``validity`` bitmap (bit i, least significant first), ``rowids``
+    int64 [size] and ``vectors`` float32 [size x d] of each chunk. Raises ValueError when a
+    chunk does not have that layout (another sqlite-vec version): the caller falls back. No
+    ORDER BY: SQLite sorted the joined rows in a temporary b-tree holding every blob (1,060 MB
+    peak, ~470 MB kept by the loading thread's allocator, at 16x the eval corpus; 420 MB without)."""
+    rows = store.conn.execute(CHUNKS_SQL)
+    for size, validity, rowids, blob in rows:
+        if len(rowids) != size * 8 or len(blob) != size * dim * 4 or len(validity) * 8 < size:
+            raise ValueError("unexpected vec0 chunk layout")
+        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size].astype(bool)
+        if valid.any():
+            ids = np.frombuffer(rowids, dtype="<i8")[valid]
+            yield ids, np.frombuffer(blob, dtype="<f4").reshape(size, dim)[valid]
+
+
+def load_quantized(store: Store, dim: int, count: int) -> QuantizedVectors:
+    """Every stored passage vector, quantized (``count``: how many ``vector_token`` saw; the
+    result has as many rows as were read). Reads the chunk tables, or ``vec0`` when their layout
+    is not the expected one or their vectors do not add up to ``count``."""
+    for batches in (_chunk_batches, _stored_batches):
+        out = QuantizedVectors.empty(count, dim)
+        filled = 0
+        try:
+            for ids, vectors in batches(store, dim):
+                if filled + len(ids) > count:
+                    raise ValueError("more vectors than counted")
+                out.put(filled, ids, vectors)
+                filled += len(ids)
+        except (ValueError, store.driver.module.OperationalError):
+            if batches is _stored_batches:
+                raise
+            del out  # freed before the next attempt allocates its arrays
+            continue
+        if filled == count or batches is _stored_batches:
+            return out.truncate(filled)
+        del out
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 class VectorCache:
-    """One database's passage vectors as an in-memory float32 matrix, for ``knn`` in a
+    """One database's passage vectors held quantized in memory (``quantized.QuantizedVectors``:
+    int8 codes + sign bits, ``cache_bytes`` = n x (d + d/8 + 12) bytes), for ``knn`` in a
     long-lived process (the MCP server); a one-shot CLI query is faster through ``vec0`` than
     loading the matrix, so it passes no cache. Thread-safe: the connections of several
     threads to the same database may share one cache. Reloaded (from any of them) when the
@@ -223,19 +295,17 @@ class VectorCache:
                 if (matrix is not None and matrix.token[0] == token[0]
                         and time.monotonic() - matrix.loaded_at < self.reload_seconds):
                     return None  # still changing: vec0 answers until the next reload is due
+                self._matrix = None  # the old one is freed before the new one is built
                 matrix = self._load(store, token)
                 self._matrix = matrix
             return matrix
 
     def _load(self, store: Store, token: tuple[object, ...]) -> _Matrix | None:
         dim = store.get_meta("dimension")
-        count = token[2]
-        if not dim or not count or int(count) * int(dim) * 4 > self.max_bytes:  # type: ignore[call-overload]
+        count = int(token[2] or 0)  # type: ignore[call-overload]
+        if not dim or not count or cache_bytes(count, int(dim)) > self.max_bytes:
             return None
-        rows = store.conn.execute("SELECT rowid, embedding FROM vec_passages").fetchall()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), int(dim))
-        return _Matrix(token, ids, vectors, time.monotonic())
+        return _Matrix(token, load_quantized(store, int(dim), count), time.monotonic())
 
 
 def _vec0_knn(store: Store, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -279,26 +349,24 @@ def _allowed_vectors(store: Store, allowed: np.ndarray) -> tuple[np.ndarray, np.
 def knn(store: Store, qvec: np.ndarray, k: int, cache: VectorCache | None = None,
         allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
     """The ``k`` nearest passage vectors to ``qvec`` (float32 [d], L2-normalised) as
-    ``[(passage_id, cosine distance)]``, nearest first: through ``cache``'s matrix when it has
-    one for these vectors, else sqlite-vec's ``vec0`` scan. ``allowed`` (int64 passage ids, a
-    search filter's candidate set, ``scope.allowed_passages``): only those passages compete,
-    so a filter never empties the top ``k``. Requires the vec tables."""
+    ``[(passage_id, cosine distance)]``, nearest first: through ``cache``'s quantized vectors
+    when it has them for these vectors (cosines within ~0.002 of exact, see quantized.py), else
+    sqlite-vec's exact ``vec0`` scan. ``allowed`` (int64 passage ids, a search filter's
+    candidate set, ``scope.allowed_passages``): only those passages compete, so a filter never
+    empties the top ``k`` (over the cache a row mask of the quantized search). Requires the
+    vec tables."""
     matrix = cache.matrix(store) if cache is not None else None
-    if allowed is not None:
-        if matrix is not None and len(matrix.ids):
-            mask = np.isin(matrix.ids, allowed)
-            ids, vectors = matrix.ids[mask], matrix.vectors[mask]
-        else:
-            if len(allowed) == 0 or k <= 0:
-                return []
-            found = _vec0_knn_among(store, qvec, k, allowed)
-            if found is not None:
-                return found
-            ids, vectors = _allowed_vectors(store, allowed)
-    elif matrix is None or len(matrix.ids) == 0:
+    if matrix is not None and len(matrix.ids):
+        mask = None if allowed is None else np.isin(matrix.ids, allowed)
+        return matrix.vectors.search(qvec, k, mask)
+    if allowed is None:
         return _vec0_knn(store, qvec, k)
-    else:
-        ids, vectors = matrix.ids, matrix.vectors
+    if len(allowed) == 0 or k <= 0:
+        return []
+    found = _vec0_knn_among(store, qvec, k, allowed)
+    if found is not None:
+        return found
+    ids, vectors = _allowed_vectors(store, allowed)
     if len(ids) == 0 or k <= 0:
         return []
     sims = vectors @ np.asarray(qvec, dtype=np.float32)
