@@ -13,7 +13,7 @@ import pytest
 from conftest import requires_minilm
 from markdown_memory.embed.minilm import load_minilm
 from markdown_memory.embed.query_cache import QueryVectorCache
-from markdown_memory.index.indexer import embed_key
+from markdown_memory.index.embedding import embed_key
 
 pytestmark = requires_minilm
 

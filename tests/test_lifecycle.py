@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from markdown_memory.errors import DocumentNotFoundError
-from markdown_memory.index import indexer
+from markdown_memory.index import embedding, indexer
 from markdown_memory.index.scheduler import BackgroundIndexer
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
@@ -143,7 +143,7 @@ def test_search_during_embedding_uses_vectors_where_present_and_keywords_elsewhe
                                                                                    monkeypatch):
     root = tmp_path / "docs"
     write_docs(root, 40)
-    monkeypatch.setattr(indexer, "EMBED_CHUNK", 16)
+    monkeypatch.setattr(embedding, "EMBED_CHUNK", 16)
     engine = make_engine(root, "minilm")
     embedded_once = []
     report = engine.index(progress=lambda phase, done, total: embedded_once.append(done) if phase == "embed" else None,

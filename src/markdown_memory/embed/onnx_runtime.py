@@ -39,7 +39,7 @@ DEFAULT_BATCH_SIZE = 32
 DEFAULT_MAX_BATCH_TOKENS = 2048
 
 
-#: onnxruntime calls the indexer keeps in flight (``indexer.EMBED_WORKERS`` is this value).
+#: onnxruntime calls the indexer keeps in flight (``index.embedding.EMBED_WORKERS`` is this value).
 CALLS_IN_FLIGHT = 2
 
 

@@ -2,7 +2,7 @@
 
 Phase 1 writes each changed document (sections, passages, FTS rows) in its own transaction,
 so keyword search sees documents one by one and a killed run leaves whole documents only.
-Phase 2 embeds passages that have no vector yet in length-sorted batches across documents
+Phase 2 (``embedding.py``) embeds passages that have no vector yet in length-sorted batches across documents
 (less padding), reusing stored vectors for identical (breadcrumb, text) pairs, and writes them
 batch by batch. Unchanged files (same size and mtime) are only ``stat``-ed.
 
@@ -19,29 +19,23 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-
-import numpy as np
 
 from .. import messages
 from ..config import DEFAULT_MAX_FILE_MB
 from ..embed.base import Embedder
-from ..embed.onnx_runtime import CALLS_IN_FLIGHT
 from ..files.read import FileRefused, read_entry
 from ..files.walk import WalkEntry, name_is_text, walk_markdown, walk_one
-from ..markdown import ParsedDocument, parse_document
-from ..markdown.passages import embed_body, pack_runs, run_text
+from ..markdown import parse_document
 from ..markdown.vault import document_names, vault_meta
 from ..models import IndexReport
-from ..store import Store, StoredDocument, blob_vector, vector_blob
+from ..store import Store, StoredDocument
 from ..store.errors import is_disk_full
 from ..text import count_tokens, elide_data_uris
+from .embedding import Progress, embed_pending, passage_keys, reuse_identical_vectors
 
 log = logging.getLogger("markdown_memory.indexer")
 
@@ -49,13 +43,7 @@ MAX_FILE_BYTES = int(DEFAULT_MAX_FILE_MB * 1_000_000)
 #: Bump when parsing changes what sections or passages a file yields: the next run re-parses
 #: every file (an index built by an older parser would otherwise keep its old sections).
 PARSER_VERSION = "5"
-EMBED_CHUNK = 64  # texts embedded and written per transaction (also the stop granularity: < 1 s)
-#: Chunks embedded at once (threads calling the model). With small length-sorted batches one
-#: onnxruntime call keeps ~1 of 2 cores busy; two calls in flight measured 1.15-1.5x the tokens/s
-#: on 2 cores (README.md, "Performance"). The main thread writes while the model runs.
-EMBED_WORKERS = CALLS_IN_FLIGHT  # 2
 
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
 @dataclass
@@ -121,44 +109,6 @@ def read_markdown(entry: WalkEntry, max_bytes: int = MAX_FILE_BYTES) -> tuple[by
         raise FileRefused(messages.file_too_large(max(entry.size, len(data)), max_bytes))
     text, warning = decode_markdown(data)
     return data, text, warning
-
-
-def embed_key(title: str, text: str) -> str:
-    """Identity of what gets embedded for a passage: sha256 of (embedding title, text)."""
-    return hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()[:32]
-
-
-def embedding_title(doc_title: str, base_path: str, level: int) -> str:
-    """The breadcrumb put in front of each passage when embedding: the document title, then
-    the section breadcrumb (``"Title > Install > Linux"``), the title given once when the
-    breadcrumb already starts with it (an H1 that is the title). The preamble / a heading-less
-    file gets the document title alone."""
-    if level == 0 or not base_path:
-        return doc_title
-    if not doc_title or base_path == doc_title or base_path.startswith(doc_title + " > "):
-        return base_path
-    return f"{doc_title} > {base_path}"
-
-
-def passage_keys(doc: ParsedDocument) -> list[str]:
-    """``embed_key`` of each passage of a parsed document, in order: the key of its own text, or
-    for a member of a packed run (``passages.pack_runs``: adjacent small list items / table rows
-    of one section) the key of the run's joined text, which all members share and embed once."""
-    keys: list[str] = []
-    passages = doc.passages
-    start = 0
-    while start < len(passages):
-        end = start
-        while end < len(passages) and passages[end].section == passages[start].section:
-            end += 1
-        sec = doc.sections[passages[start].section]
-        title = embedding_title(doc.title, sec.base_path, sec.level)
-        run = passages[start:end]
-        for group in pack_runs([(p.kind, p.text, p.start_line, p.end_line) for p in run]):
-            key = embed_key(title, run_text([embed_body(run[i].kind, run[i].text) for i in group]))
-            keys.extend([key] * len(group))
-        start = end
-    return keys
 
 
 def write_document(store: Store, rel: str, data: bytes, text: str, signature: tuple[int, int, int],
@@ -395,22 +345,6 @@ def index_file(
         report.warnings.append({"path": entry.rel, "message": w})
 
 
-def reuse_identical_vectors(store: Store) -> int:
-    """Give every passage without a vector the stored vector of an embedded passage with the
-    same ``embed_key`` (same breadcrumb and text: a moved, renamed or copied file). Returns how
-    many passages got one. Needs the vec tables of the current model (a no-op without them)."""
-    if not (store.vec_available and store.has_vec_tables()):
-        return 0
-    reuse: dict[int, tuple[int, bytes]] = {}
-    for pid, sid, _key, blob in store.reusable_vectors():
-        reuse.setdefault(pid, (sid, blob))
-    if reuse:
-        with store.transaction():
-            store.attach_vectors([(pid, blob) for pid, (_, blob) in reuse.items()])
-            store.refresh_section_vectors({sid for sid, _ in reuse.values()})
-    return len(reuse)
-
-
 def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str] | None = None,
                   max_file_bytes: int = MAX_FILE_BYTES) -> IndexReport:
     """Re-check specific documents now (edited, deleted, unreadable or new files), keyword
@@ -458,158 +392,3 @@ def _under_failed_dir(path: str, problems: list[tuple[str, str]]) -> bool:
     return any(path.startswith(rel + "/") for rel, _ in problems)
 
 
-def embed_pending(
-    store: Store,
-    embedder: Embedder,
-    *,
-    progress: Progress | None = None,
-    should_stop: Callable[[], bool] | None = None,
-) -> tuple[int, int]:
-    """Embed every passage without a vector. Returns (passages given a freshly computed vector,
-    passages given the stored vector of an identical key elsewhere).
-
-    Runs of adjacent small passages of one section (``passages.pack_runs``) are embedded as one
-    text, ``"{breadcrumb}\n{part}\n{part}..."`` (code by its head, ``passages.embed_body``), and
-    every member gets that vector; their ``embed_key`` is the key of the run's text (see
-    :func:`passage_keys`; re-keyed here when a pending subset packs differently), so identical
-    runs elsewhere (copied READMEs, moved files) reuse it. A section is at most
-    ``passages.MAX_EMBED_TEXTS`` texts of at most ``MAX_PASSAGE_CHARS`` characters (``run_text``).
-    Texts are embedded in order of length (the model's token counts when it offers
-    ``sort_lengths``, else characters), in chunks of ``EMBED_CHUNK``, ``EMBED_WORKERS`` chunks in
-    flight, each written in its own transaction by the calling thread; ``should_stop`` is polled between chunks (a chunk
-    already running finishes in the background and is dropped). Section vectors are computed
-    once, when a section's last pending passage lands. The model input count is logged at INFO.
-    """
-    stop = should_stop or (lambda: False)
-    with store.transaction():
-        store.ensure_vector_space(embedder.weights_id, embedder.dimension)
-    rows = store.pending_passages()
-    by_key: dict[str, list[tuple[int, int]]] = {}
-    texts: dict[str, str] = {}
-    own: dict[str, int] = {}  # passages of the first run with a key: fresh vectors, not reuse
-    rekey: list[tuple[str, int]] = []
-    start = 0
-    while start < len(rows):
-        end = start
-        while end < len(rows) and rows[end].section_id == rows[start].section_id:
-            end += 1
-        section = rows[start:end]
-        first = section[0]
-        sid = first.section_id
-        title = embedding_title(first.doc_title, first.base_path, first.level)
-        for group in pack_runs([(r.kind, r.text, r.start_line, r.end_line) for r in section]):
-            members = [section[i] for i in group]
-            text = run_text([embed_body(r.kind, r.text) for r in members])
-            key = embed_key(title, text)
-            for r in members:
-                by_key.setdefault(key, []).append((r.id, sid))
-                if r.embed_key != key:
-                    rekey.append((key, r.id))
-            if key not in texts:
-                texts[key] = embedder.document_text(title, text)
-                own[key] = len(members)
-        start = end
-    del rows
-    if rekey:
-        with store.transaction():
-            store.set_embed_keys(rekey)
-    # Reuse vectors of identical keys already embedded elsewhere.
-    reuse: dict[int, tuple[int, bytes]] = {}
-    for pid, sid, key, blob in store.reusable_vectors():
-        reuse.setdefault(pid, (sid, blob))
-        texts.pop(key, None)
-    reused = len(reuse)
-    # Pending passages per section: a section vector is computed once, when its last one lands.
-    remaining: dict[int, int] = {}
-    for owners in by_key.values():
-        for _, sid in owners:
-            remaining[sid] = remaining.get(sid, 0) + 1
-    # running sums of the vectors landing per section: its mean without reading them back
-    sums: dict[int, tuple[np.ndarray, int]] = {}
-    if reuse:
-        for sid, blob in reuse.values():
-            _add(sums, sid, blob_vector(blob))
-        with store.transaction():
-            store.attach_vectors([(pid, blob) for pid, (_, blob) in reuse.items()])
-            done = _completed(remaining, [sid for sid, _ in reuse.values()])
-            store.refresh_section_vectors(done, sums)
-        _forget(sums, done)
-    keys = list(texts)
-    sort_lengths = getattr(embedder, "sort_lengths", None)  # token counts, for presets that pad batches
-    lengths = sort_lengths([texts[k] for k in keys]) if sort_lengths else [len(texts[k]) for k in keys]
-    keys = [keys[i] for i in sorted(range(len(keys)), key=lengths.__getitem__)]
-    total = len(keys)
-    embedded = calls = 0
-    chunks = iter(range(0, total, EMBED_CHUNK))
-    workers = max(1, min(EMBED_WORKERS, os.cpu_count() or 1))
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="embed") if workers > 1 else None
-    inflight: deque[tuple[int, list[str], Future | None]] = deque()
-
-    def submit() -> None:
-        start = next(chunks, None)
-        if start is None or stop():
-            return
-        chunk = keys[start : start + EMBED_CHUNK]
-        batch = [texts[k] for k in chunk]
-        inflight.append((start, chunk, pool.submit(embedder.embed_texts, batch) if pool else None))
-
-    try:
-        for _ in range(workers):
-            submit()
-        while inflight:
-            start, chunk, future = inflight.popleft()
-            vectors = future.result() if future else embedder.embed_texts([texts[k] for k in chunk])
-            submit()  # keep the model busy while this chunk is written
-            pairs: list[tuple[int, bytes]] = []
-            sids: list[int] = []
-            for key, vec in zip(chunk, vectors):
-                blob = vector_blob(vec)
-                for pid, sid in by_key[key]:
-                    pairs.append((pid, blob))
-                    sids.append(sid)
-                    _add(sums, sid, vec)
-            with store.transaction():
-                store.attach_vectors(pairs)
-                done = _completed(remaining, sids)
-                store.refresh_section_vectors(done, sums)
-            _forget(sums, done)
-            calls += len(chunk)
-            fresh = sum(own[k] for k in chunk)
-            embedded += fresh
-            reused += len(pairs) - fresh
-            if progress:
-                progress("embed", min(start + EMBED_CHUNK, total), total)
-            if stop():
-                break
-    finally:
-        if pool:
-            pool.shutdown(wait=False, cancel_futures=True)
-    log.info("embedded %d texts for %d passages (%d reused)", calls, embedded, reused)
-    return embedded, reused
-
-
-def _add(sums: dict[int, tuple[np.ndarray, int]], sid: int, vec: np.ndarray) -> None:
-    """Add one passage vector to section ``sid``'s running (float32 sum, count)."""
-    held = sums.get(sid)
-    if held is None:
-        sums[sid] = (np.array(vec, dtype=np.float32), 1)
-    else:
-        np.add(held[0], vec, out=held[0])
-        sums[sid] = (held[0], held[1] + 1)
-
-
-def _forget(sums: dict[int, tuple[np.ndarray, int]], sids: list[int]) -> None:
-    for sid in sids:
-        sums.pop(sid, None)
-
-
-def _completed(remaining: dict[int, int], sids: list[int]) -> list[int]:
-    """Count one landed passage vector per entry of ``sids`` (section ids) against
-    ``remaining``; returns the sections that now have no pending passage left."""
-    done = []
-    for sid in sids:
-        left = remaining.get(sid, 0) - 1
-        remaining[sid] = left
-        if left == 0:
-            done.append(sid)
-    return done

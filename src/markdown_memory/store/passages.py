@@ -1,6 +1,6 @@
 """The ``passages`` table: the pieces of a section that get embedded (paragraphs, list items,
 code blocks, table rows), with ``embed_key`` (identity of the text embedded for it, see
-``indexer.passage_keys``) and ``has_vector`` (0 = pending). Their vectors are in ``vectors``.
+``index.embedding.passage_keys``) and ``has_vector`` (0 = pending). Their vectors are in ``vectors``.
 """
 
 from __future__ import annotations
