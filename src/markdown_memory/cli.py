@@ -106,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("read", help="print one section verbatim")
-    p.add_argument("file")
-    p.add_argument("heading_path")
+    p.add_argument("file", help="document path, or a link target such as 'note#Heading' or '[[note#Heading]]'")
+    p.add_argument("heading_path", nargs="?", default="")
     _add_docs_dir(p)
     p.add_argument("--include-subsections", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_eval import add_parser as add_eval_parser
 
     add_eval_parser(sub, _add_docs_dir)
+    from .cli_links import add_parser as add_links_parser
+
+    add_links_parser(sub, _add_docs_dir)
     return parser
 
 
@@ -436,6 +439,10 @@ def _run_command(args: argparse.Namespace) -> int:
             from .cli_eval import run as run_eval
 
             return run_eval(engine, args, Progress())
+        elif args.command == "links":
+            from .cli_links import run as run_links
+
+            return run_links(engine, args)
         else:
             return 2
     finally:

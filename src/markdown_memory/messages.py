@@ -337,3 +337,17 @@ def query_after_dashes(words: list[str]) -> str:
 def tool_progress(phase: str, done: int, total: int) -> str:
     """The ``message`` of an MCP progress notification of index_directory."""
     return f"parsed {done} of {total} files" if phase == "parse" else f"embedded {done} of {total} passages"
+
+
+# -- links ------------------------------------------------------------------------------------
+def link_ambiguous(written: str, count: int) -> str:
+    return f"link target {written!r} names {count} documents; pass one of the candidate paths instead"
+
+
+def link_not_found(written: str) -> str:
+    return (f"no indexed document is named by the link target {written!r}; pass a path relative to the docs root "
+            "or a note name (list the indexed paths with list_documents, CLI: markdown-memory list)")
+
+
+def links_unresolved(count: int) -> str:
+    return f"{count} link(s) of this document lead to no indexed document or heading (status other than 'resolved')"

@@ -36,6 +36,7 @@ from ..files.walk import WalkEntry, name_is_text, walk_markdown, walk_one
 from ..markdown import ParsedDocument, parse_document
 from ..markdown.passages import embed_body, pack_runs, run_text
 from ..models import IndexReport
+from ..reading.links import relink
 from ..store import Store, StoredDocument, vector_blob
 from ..store.errors import is_disk_full
 from ..text import count_tokens, elide_data_uris
@@ -45,7 +46,7 @@ log = logging.getLogger("markdown_memory.indexer")
 MAX_FILE_BYTES = int(DEFAULT_MAX_FILE_MB * 1_000_000)
 #: Bump when parsing changes what sections or passages a file yields: the next run re-parses
 #: every file (an index built by an older parser would otherwise keep its old sections).
-PARSER_VERSION = "4"
+PARSER_VERSION = "5"  # 5: links and block ids (markdown/links.py)
 EMBED_CHUNK = 64  # texts embedded and written per transaction (also the stop granularity: < 1 s)
 #: Chunks embedded at once (threads calling the model). With small length-sorted batches one
 #: onnxruntime call keeps ~1 of 2 cores busy; two calls in flight measured 1.15-1.5x the tokens/s
@@ -189,7 +190,7 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
         if old_id is not None:
             old_vectors = store.old_vectors(old_id) if reuse_vectors else {}
             store.delete_document(old_id)
-        doc_id = store.insert_document(record, doc.sections, keyed)
+        doc_id = store.insert_document(record, doc.sections, keyed, doc.links, doc.block_ids)
         if old_vectors:
             pairs = [(pid, old_vectors[key]) for pid, key in store.passage_embed_keys(doc_id) if key in old_vectors]
             store.attach_vectors(pairs)
@@ -271,6 +272,8 @@ def index_tree(
             with store.transaction():
                 store.delete_document(doc_id)
             report.removed += 1
+    if report.added or report.updated or report.removed:
+        relink(store)  # links to notes created, renamed or deleted in this run
     # Record failures and walk facts, writing only what differs: a run that found nothing new
     # leaves the database untouched (no write transaction, no WAL growth).
     stored_failures = {(f.path, f.kind, f.reason) for f in store.all_failures() if f.path.startswith(prefix)}
@@ -413,6 +416,8 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
                 failures.append((rel, "failed", entry))
             continue
         index_file(store, entry, old, report, failures, max_file_bytes=max_file_bytes)
+    if report.added or report.updated or report.removed:
+        relink(store)
     with store.transaction():
         store.clear_failures(list(dict.fromkeys(paths)))
         now = time.time()

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import passages, sections
+from . import links, passages, sections
 from .common import bound_chunks, delete_rowids, like_under, marks
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -158,19 +158,22 @@ def delete_document(store: Store, doc_id: int) -> None:
         delete_rowids(store, "vec_passages", passages.embedded_passage_ids(store, doc_id))
         delete_rowids(store, "vec_sections", section_ids)
     delete_rowids(store, "sections_fts", section_ids)
+    links.delete_links(store, doc_id)
     store.conn.execute("DELETE FROM passages WHERE doc_id = ?", (doc_id,))
     store.conn.execute("DELETE FROM sections WHERE doc_id = ?", (doc_id,))
     store.conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
 
 def insert_document(store: Store, record: dict[str, Any], parsed_sections: Iterable[Any],
-                    keyed_passages: Iterable[Any]) -> int:
+                    keyed_passages: Iterable[Any], parsed_links: Iterable[Any] = (),
+                    block_ids: Iterable[tuple[int, str]] = ()) -> int:
     """Insert a parsed document (see indexer.write_document) with its sections, their keyword
     rows and its passages. Returns the new document id. Call inside a transaction.
 
     ``record``: path, sha256, size, mtime_ns, title, and optionally ctime_ns, metadata (dict),
     warnings (list), line_count, tokens, indexed_at; ``parsed_sections``: parse.Section objects
-    in order; ``keyed_passages``: (Passage, embed_key) pairs.
+    in order; ``keyed_passages``: (Passage, embed_key) pairs; ``parsed_links`` / ``block_ids``: the
+    document's links and block ids (``links.insert_links``).
     """
     cur = store.conn.execute(
         "INSERT INTO documents(path, sha256, size, mtime_ns, ctime_ns, title, metadata, warnings, line_count, "
@@ -193,4 +196,5 @@ def insert_document(store: Store, record: dict[str, Any], parsed_sections: Itera
     section_ids = sections.insert_sections(store, doc_id, record["title"], record.get("metadata") or {},
                                            parsed_sections)
     passages.insert_passages(store, doc_id, section_ids, keyed_passages)
+    links.insert_links(store, doc_id, section_ids, parsed_links, block_ids)
     return doc_id

@@ -14,7 +14,8 @@ per section of a document, by ``ordinal``); ``passages`` (the embedded pieces of
 ``embed_key`` = what was embedded, ``has_vector``); ``sections_fts`` (FTS5: ``heading`` =
 document title + breadcrumb, ``body`` = section text; rowid = section id) with its
 ``sections_vocab`` (fts5vocab row table: section frequency per term); ``failures`` (files
-that could not be indexed, and warnings).
+that could not be indexed, and warnings); ``links`` and ``block_ids`` (``links.py``: the links of each
+section and where they lead; v3 -> v4 adds them, the parser version bump re-parses every file).
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import SchemaError
-from . import fts
+from . import fts, links
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -111,6 +112,8 @@ def migrate(store: Store) -> None:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     store.conn.execute(statement)
+        if version < 4:  # v4: the links tables (new databases too)
+            links.ensure_tables(store)
         if 0 < version < 2:  # v2: ctime_ns, so a rewrite that restores size and mtime is seen
             store.conn.execute("ALTER TABLE documents ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0")
         if 0 < version < 3:  # v3: keyword rows in text.match_form (NFKC, no invisible characters)
