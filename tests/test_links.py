@@ -243,3 +243,10 @@ def test_property_stored_links_sit_in_their_section_and_lead_to_what_exists(tmp_
                     assert link["target_heading_path"] in headings or link["target_heading_path"].startswith("(")
     finally:
         engine.close()
+
+
+def test_vaults_page_shows_what_links_prints(vault: Path, cli_main) -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "vaults.md").read_text(encoding="utf-8")
+    shown = page.split("```text\n", 1)[1].split("```", 1)[0].rstrip("\n")
+    run = cli_main("links", "Setup Guide.md", "--docs-dir", str(vault), env=_env(str(vault.parent / "i.db")))
+    assert run.stdout.rstrip("\n") == shown

@@ -427,7 +427,8 @@ def _run_command(args: argparse.Namespace) -> int:
             _emit(outline) if args.json else print(_render_outline(outline))
         elif args.command == "read":
             section = engine.read(args.file, args.heading_path, include_subsections=args.include_subsections,
-                                  page_tokens=10**9).to_dict()
+                                  page_tokens=10**9,  # a link target is resolved against the whole, current index
+                                  freshness=Freshness.FLAG if args.heading_path else Freshness.INDEX).to_dict()
             _emit(section) if args.json else print(section["content"])
         elif args.command == "status":
             status = engine.status().to_dict()

@@ -49,7 +49,11 @@ def render(data: dict[str, Any]) -> str:
 
 def run(engine: Any, args: argparse.Namespace) -> int:
     """Print the links of ``args.file``."""
-    data = engine.links(args.file, offset=max(0, args.offset), limit=max(1, min(args.limit, 1000))).to_dict()
+    from .models import Freshness
+
+    # backlinks come from every document: the index is brought up to date first (as search does)
+    data = engine.links(args.file, offset=max(0, args.offset), limit=max(1, min(args.limit, 1000)),
+                        freshness=Freshness.INDEX).to_dict()
     if args.json:
         sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
     else:

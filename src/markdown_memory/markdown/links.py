@@ -154,7 +154,7 @@ def extract_links(tokens: list[Token], section_starts: list[int], lines: list[st
                 m = _BLOCK_ID.search(text_line)
                 if m:
                     blocks.append((section, m.group(1)))
-        if "[" not in content:
+        if "[[" not in content and "](" not in content:  # no wikilink, no inline link: skip the inline parse
             continue
         children: list[Token] = []
         _MD.inline.parse(content, _MD, dict(env or {}), children)
