@@ -102,13 +102,9 @@ def _from_tokens(children: list[Token], content: str, section: int, line: int, o
     for tok in children:
         if tok.type == "wikilink":
             inner = tok.meta["inner"]
-            if _TABLE_PIPE in inner:
-                first, _, second = inner.partition(_TABLE_PIPE)
-            else:
-                first, sep, second = inner.partition("|")
-                second = second if sep else None  # type: ignore[assignment]
+            first, sep, rest = inner.partition(_TABLE_PIPE if _TABLE_PIPE in inner else "|")
             out.append(RawLink("embed" if tok.meta["embed"] else "wikilink", tok.content, first.strip(),
-                               second.strip() if second is not None else None, section, line))
+                               rest.strip() if sep else None, section, line))
         elif tok.type in ("link_open", "image"):
             dest = str(tok.attrs.get("href" if tok.type == "link_open" else "src") or "")
             if not is_document_destination(dest):

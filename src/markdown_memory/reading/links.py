@@ -32,8 +32,8 @@ from urllib.parse import unquote
 from .. import messages
 from ..errors import DocumentNotFoundError
 from ..markdown.frontmatter import front_matter_aliases
-from ..store import Store
 from ..models import Link, Links
+from ..store import Store
 from ..store.links import DocumentName, HeadingRow, LinkRow, LinkTarget, LinkView
 from ..text import heading_slug, match_form
 
