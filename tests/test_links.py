@@ -250,3 +250,18 @@ def test_vaults_page_shows_what_links_prints(vault: Path, cli_main) -> None:
     shown = page.split("```text\n", 1)[1].split("```", 1)[0].rstrip("\n")
     run = cli_main("links", "Setup Guide.md", "--docs-dir", str(vault), env=_env(str(vault.parent / "i.db")))
     assert run.stdout.rstrip("\n") == shown
+
+
+def test_site_paths_trailing_slashes_and_picture_embeds(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    (root / "site" / "docs" / "api").mkdir(parents=True)
+    (root / "site" / "docs" / "api" / "routing.md").write_text("# Routing\n\n## Regexp\n\nPatterns.\n", encoding="utf-8")
+    (root / "site" / "docs" / "index.md").write_text(
+        "# Home\n\nSee [routing](/docs/api/routing#regexp), [again](api/routing.md/#regexp) "
+        "and ![[diagram.png]] and [[routing]].\n", encoding="utf-8")
+    engine = indexed_engine(root, "none")
+    assert _outgoing(engine, "site/docs/index.md") == {
+        "/docs/api/routing#regexp": ("resolved", "site/docs/api/routing.md", "Routing > Regexp"),
+        "api/routing.md/#regexp": ("resolved", "site/docs/api/routing.md", "Routing > Regexp"),
+        "[[routing]]": ("resolved", "site/docs/api/routing.md", None),
+    }

@@ -36,6 +36,8 @@ from .nesting import MAX_NESTING
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _MARKDOWN_EXT = re.compile(r"\.(?:md|markdown|mdx)$", re.I)
 _OTHER_EXT = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+#: Files a wikilink embeds that are not notes (``![[diagram.png]]``): not links between documents.
+_ASSET_EXT = re.compile(r"\.(?:png|jpe?g|gif|svg|webp|bmp|avif|ico|pdf|mp3|mp4|m4a|wav|ogg|webm|mov|mkv)$", re.I)
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9][A-Za-z0-9_-]*)\s*$")
 _TABLE_PIPE = "\\|"  # a pipe inside a table cell is written escaped: [[note\|label]]
 
@@ -103,6 +105,8 @@ def _from_tokens(children: list[Token], content: str, section: int, line: int, o
         if tok.type == "wikilink":
             inner = tok.meta["inner"]
             first, sep, rest = inner.partition(_TABLE_PIPE if _TABLE_PIPE in inner else "|")
+            if _ASSET_EXT.search(first.split("#", 1)[0].strip()):
+                continue
             out.append(RawLink("embed" if tok.meta["embed"] else "wikilink", tok.content, first.strip(),
                                rest.strip() if sep else None, section, line))
         elif tok.type in ("link_open", "image"):

@@ -13,7 +13,9 @@ writes ``[[label|note]]``).
 
 A Markdown link destination is a path relative to the linking file (``/x.md``: to the root),
 tried as written and percent-decoded (case 031), then case-insensitively; one without an
-extension also as ``x.md``, ``x/index.md``, ``x/README.md``, ``x/_index.md``.
+extension also as ``x.md``, ``x/index.md``, ``x/README.md``, ``x/_index.md``; ``x.md/`` as
+``x.md``. A ``/``-rooted path found nowhere under the root is tried as the end of one document's
+path (a root holding several sites: ``/docs/api/routing`` in ``hono/docs/api/routing.md``).
 
 Sections, for the fragment after ``#``: ``^id`` is the section holding the block that ends in
 `` ^id``; otherwise ``Heading`` or ``Heading#Sub`` (Sub under Heading) matches a heading by its
@@ -133,11 +135,17 @@ class Vault:
             if rel == ".." or rel.startswith("../"):
                 continue
             stem = rel.rstrip("/")
-            variants = (rel,) if _MARKDOWN_EXT.search(rel) else tuple(stem + s for s in _FOLDER_PAGES)
+            variants = (stem,) if _MARKDOWN_EXT.search(stem) else tuple(stem + s for s in _FOLDER_PAGES)
             for variant in variants:
                 doc = self.by_path.get(variant) or self.by_path_form.get(match_form(variant))
                 if doc is not None:
                     return Outcome(RESOLVED, doc)
+        if text.startswith("/"):  # site-absolute (``/docs/api/routing``) in a root holding several sites
+            suffix = unquote(text).strip("/")
+            for key in (_key(suffix), _key(suffix + "/index")):
+                ends = self.by_suffix.get(key, []) if "/" in key else []
+                if len(ends) == 1:
+                    return Outcome(RESOLVED, ends[0])
         return Outcome(UNRESOLVED)
 
     # -- sections ---------------------------------------------------------------------
