@@ -76,7 +76,8 @@ class Vault:
     by_alias: dict[str, list[DocumentName]] = field(default_factory=dict)
     by_path: dict[str, DocumentName] = field(default_factory=dict)
     by_path_form: dict[str, DocumentName] = field(default_factory=dict)
-    _headings: dict[int, list[HeadingRow]] = field(default_factory=dict)
+    _headings: dict[int, list[tuple[int, frozenset[str], list[frozenset[str]]]]] = field(default_factory=dict)
+    _found: dict[tuple[int, str], int | None] = field(default_factory=dict)
     _blocks: dict[int, dict[str, int]] = field(default_factory=dict)
 
     @classmethod
@@ -169,26 +170,15 @@ class Vault:
     def _heading(self, doc: DocumentName, parts: list[str]) -> int | None:
         if not parts or not parts[-1].strip():
             return None
-        if doc.id not in self._headings:
-            self._headings[doc.id] = self.store.headings_of(doc.id)
-        rows = self._headings[doc.id]
-        by_ordinal = {r.ordinal: r for r in rows}
-
-        def same(part: str, title: str) -> bool:
-            return bool({match_form(part.strip()), heading_slug(part)} & {match_form(title), heading_slug(title)})
-
-        for row in rows:
-            if not same(parts[-1], row.title):
-                continue
-            ancestors: list[str] = []
-            parent = row.parent_ordinal
-            while parent is not None and parent in by_ordinal:
-                ancestors.insert(0, by_ordinal[parent].title)
-                parent = by_ordinal[parent].parent_ordinal
-            wanted = iter(ancestors)
-            if all(any(same(p, a) for a in wanted) for p in parts[:-1]):
-                return row.id
-        return None
+        memo = (doc.id, "#".join(parts))
+        if memo not in self._found:
+            if doc.id not in self._headings:
+                self._headings[doc.id] = _heading_keys(self.store.headings_of(doc.id))
+            wanted = [_names(p) for p in parts]
+            self._found[memo] = next(
+                (sid for sid, own, ancestors in self._headings[doc.id]
+                 if own & wanted[-1] and _in_order(wanted[:-1], ancestors)), None)
+        return self._found[memo]
 
     # -- links ------------------------------------------------------------------------
     def resolve(self, kind: str, target: str, source: str) -> Outcome:
@@ -214,6 +204,32 @@ class Vault:
         if second.doc is not None or (_looks_like_name(row.second) and not _looks_like_name(row.first)):
             return row.second, second
         return row.first, first
+
+
+def _names(title: str) -> frozenset[str]:
+    """The forms a heading title is named by in a fragment: its text and its slug."""
+    return frozenset((match_form(title.strip()), heading_slug(title)))
+
+
+def _heading_keys(rows: list[HeadingRow]) -> list[tuple[int, frozenset[str], list[frozenset[str]]]]:
+    """(section id, names of its title, names of each ancestor's title from the top) per heading."""
+    by_ordinal = {r.ordinal: r for r in rows}
+    names = {r.ordinal: _names(r.title) for r in rows}
+    out = []
+    for row in rows:
+        ancestors: list[frozenset[str]] = []
+        parent = row.parent_ordinal
+        while parent is not None and parent in by_ordinal:
+            ancestors.insert(0, names[parent])
+            parent = by_ordinal[parent].parent_ordinal
+        out.append((row.id, names[row.ordinal], ancestors))
+    return out
+
+
+def _in_order(wanted: list[frozenset[str]], ancestors: list[frozenset[str]]) -> bool:
+    """Each of ``wanted`` names one of ``ancestors``, in order (a subsequence)."""
+    rest = iter(ancestors)
+    return all(any(w & a for a in rest) for w in wanted)
 
 
 def _looks_like_name(text: str) -> bool:
