@@ -265,3 +265,12 @@ def test_site_paths_trailing_slashes_and_picture_embeds(tmp_path: Path) -> None:
         "api/routing.md/#regexp": ("resolved", "site/docs/api/routing.md", "Routing > Regexp"),
         "[[routing]]": ("resolved", "site/docs/api/routing.md", None),
     }
+
+
+def test_an_ambiguous_name_with_a_label_still_lists_its_candidates(vault: Path) -> None:
+    from markdown_memory.errors import DocumentNotFoundError
+
+    engine = indexed_engine(vault, "none")
+    with pytest.raises(DocumentNotFoundError) as caught:
+        engine.read("[[readme|the readme]]", "")
+    assert caught.value.candidates == ["alpha/readme.md", "beta/readme.md"]

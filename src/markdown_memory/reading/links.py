@@ -272,11 +272,12 @@ def link_address(written: str, heading_path: str, store: Store) -> tuple[str, st
     outcome = Outcome(UNRESOLVED)
     target = sides[0]
     for side in sides:
-        outcome = vault.resolve("wikilink", side, "")
-        if outcome.doc is None and not m:
-            outcome = vault.resolve("markdown", side, "")
-        if outcome.doc is not None:
-            target = side
+        found = vault.resolve("wikilink", side, "")
+        if found.doc is None and not m:
+            found = vault.resolve("markdown", side, "")
+        if found.doc is not None or outcome.status == UNRESOLVED:  # the first ambiguity is kept
+            outcome, target = found, side
+        if found.doc is not None:
             break
     if outcome.status == AMBIGUOUS:
         raise DocumentNotFoundError(messages.link_ambiguous(written, len(outcome.candidates)),
