@@ -9,7 +9,7 @@ this checkout's CLI (a wrapper around this Python), serving a tiny docs folder.
 Claude Code: ``claude mcp add ...``, then ``claude mcp get`` / ``claude mcp list`` must report the
 server connected (Claude Code starts it and does the MCP handshake). Codex: ``codex mcp add ...``,
 then ``codex mcp list --json`` must hold the command and environment, and that command, started
-as Codex would, must answer the MCP handshake with the five tools. The desktop clients' JSON
+as Codex would, must answer the MCP handshake with the six tools. The desktop clients' JSON
 block is started the same way. Skipped, saying why, when npm is missing or cannot install.
 """
 
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.agent_clis
 NAME = "markdown-memory"
 PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex")
 README = [REPO / "README.md", REPO / "docs" / "agents.md"]
-TOOLS = {"search_docs", "read_section", "get_document_outline", "list_documents", "index_directory"}
+TOOLS = {"search_docs", "read_section", "get_document_outline", "get_links", "list_documents", "index_directory"}
 #: placeholders of the docs' lines and what they stand for here
 DOCS_PLACEHOLDERS = ("/absolute/path/to/docs", "/path/to/docs")
 

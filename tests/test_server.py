@@ -20,7 +20,7 @@ import pytest
 from conftest import link_derived
 
 FIXTURES = Path(__file__).parent / "fixtures"
-TOOLS = {"search_docs", "read_section", "get_document_outline", "list_documents", "index_directory"}
+TOOLS = {"search_docs", "read_section", "get_document_outline", "get_links", "list_documents", "index_directory"}
 
 
 def server_env(root: Path, db: Path, home: Path, embedder: str, **extra: str) -> dict[str, str]:
@@ -106,7 +106,7 @@ def _lines(root: Path, rel: str, start: int, end: int) -> str:
     return "\n".join(root.joinpath(rel).read_text(encoding="utf-8").split("\n")[start - 1 : end])
 
 
-def test_five_tools_with_titles_bounds_and_annotations(served) -> None:
+def test_six_tools_with_titles_bounds_and_annotations(served) -> None:
     client, _root, _ = served
     tools = {t.name: t for t in client.list_tools()}
     assert set(tools) == TOOLS

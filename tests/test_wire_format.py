@@ -252,6 +252,8 @@ def test_cli_none(cli_env, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     cli("outline front matter", "outline", "configuration.md", *d, "--json")
     cli("outline max-depth 1", "outline", "configuration.md", *d, "--max-depth", "1", "--json")
     cli("outline suffix", "outline", "troubleshooting.md", *d, "--json")
+    cli("links", "links", "install.md", *d, "--json")
+    cli("read by note name", "read", "install#linux", *d, "--json")
 
     cli("read section", "read", "install.md", "Installation Guide > Linux", *d, "--json")
     cli("read with subsections", "read", "install.md", "Installation Guide", *d, "--include-subsections", "--json")
@@ -455,6 +457,8 @@ def test_mcp_none_manual(tmp_path: Path) -> None:
         s.call("outline", "get_document_outline", {"file_path": "install.md"})
         s.call("outline max_depth 1", "get_document_outline", {"file_path": "configuration.md", "max_depth": 1})
         s.call("outline suffix", "get_document_outline", {"file_path": "troubleshooting.md"})
+        s.call("links", "get_links", {"file_path": "install.md"})
+        s.call("read by link target", "read_section", {"file_path": "[[install#Linux]]"})
 
         s.call("read section", "read_section", {"file_path": "install.md", "heading_path": "Installation Guide > Linux"})
         s.call("read with subsections", "read_section", {"file_path": "install.md", "heading_path": "Installation Guide",

@@ -112,8 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("read", help="print one section verbatim")
-    p.add_argument("file")
-    p.add_argument("heading_path")
+    p.add_argument("file", help="document path, or a link target such as 'note#Heading' or '[[note#Heading]]'")
+    p.add_argument("heading_path", nargs="?", default="")
     _add_docs_dir(p)
     p.add_argument("--include-subsections", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -142,6 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_hook import add_parser as add_hook_parser
 
     add_hook_parser(sub, _add_docs_dir)
+
+    from .cli_links import add_parser as add_links_parser
+
+    add_links_parser(sub, _add_docs_dir)
     return parser
 
 
@@ -452,7 +456,8 @@ def _run_command(args: argparse.Namespace) -> int:
             _emit(outline) if args.json else print(_render_outline(outline))
         elif args.command == "read":
             section = engine.read(args.file, args.heading_path, include_subsections=args.include_subsections,
-                                  page_tokens=10**9).to_dict()
+                                  page_tokens=10**9,  # a link target is resolved against the whole, current index
+                                  freshness=Freshness.FLAG if args.heading_path else Freshness.INDEX).to_dict()
             _emit(section) if args.json else print(section["content"])
         elif args.command == "status":
             status = engine.status().to_dict()
@@ -468,6 +473,11 @@ def _run_command(args: argparse.Namespace) -> int:
             from .cli_setup import run_map
 
             return run_map(engine, args)
+
+        elif args.command == "links":
+            from .cli_links import run as run_links
+
+            return run_links(engine, args)
         else:
             return 2
     finally:

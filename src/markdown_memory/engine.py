@@ -1,6 +1,6 @@
 """The engine: one façade per docs root, shared by the CLI and the MCP server.
 
-``Engine(settings)`` -> ``index()``, ``search()``, ``outline()``, ``read()``,
+``Engine(settings)`` -> ``index()``, ``search()``, ``outline()``, ``read()``, ``links()``,
 ``list_documents()``, ``status()``, each returning a typed model (:mod:`.models`). Nothing heavy
 happens in the constructor: the database opens on first use and the embedding model loads on
 the first call that needs a vector. ``background=True`` (the MCP server) loads the model in a
@@ -36,12 +36,14 @@ from .models import (
     Hit,
     IndexReport,
     IndexStatus,
+    Links,
     Outline,
     OutlineHeading,
     Preamble,
     SearchAnswer,
     SectionText,
 )
+from .reading.links import LINKS_PAGE, is_wikilink, link_address, links_answer
 from .reading.map import DEFAULT_MAP_TOKENS, DocsMap, build_map
 from .reading.resolve import disk_spelling, normalise_request_path, resolve_document
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
@@ -371,6 +373,12 @@ class Engine:
         DocumentNotFoundError, SectionNotFoundError (with candidates), PathOutsideRootError,
         and QueryError for a cursor outside the text (the message gives the valid range)."""
         self._prepare(freshness, "read_section")
+        if not heading_path.strip() or is_wikilink(file_path):  # a link target: note#Heading, [[note#Heading]]
+            try:
+                file_path, heading_path = link_address(file_path, heading_path, self.store)
+            except DocumentNotFoundError:
+                if is_wikilink(file_path):
+                    raise
         doc_id, rel, _title, _meta = self._document(file_path)
         wanted, picked = pick_sections(self.store.sections_of(doc_id), heading_path, rel, include_subsections)
         lines = verbatim_lines(picked)
@@ -380,6 +388,14 @@ class Engine:
         content, first, last, next_cursor = page(lines, cursor, page_tokens, what)
         return SectionText(rel, wanted, start_line + first, start_line + last, picked[-1].end_line,
                            count_tokens(content), content, next_cursor)
+
+    def links(self, file_path: str, *, offset: int = 0, limit: int = LINKS_PAGE,
+              freshness: Freshness = Freshness.FLAG) -> Links:
+        """Outgoing links and backlinks of one document (``reading/links.py``), ``limit`` of
+        each from ``offset``. Raises DocumentNotFoundError and PathOutsideRootError."""
+        self._prepare(freshness, "get_links")
+        doc_id, rel, title, _meta = self._document(file_path)
+        return links_answer(self.store, doc_id, rel, title, max(0, min(int(offset), MAX_OFFSET)), max(1, int(limit)))
 
     def list_documents(self, directory: str | None = None, *, offset: int = 0, limit: int = MAX_LIST_LIMIT,
                        freshness: Freshness = Freshness.FLAG, tags: Sequence[str] | str | None = None) -> DocumentList:

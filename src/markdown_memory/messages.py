@@ -557,3 +557,17 @@ def hook_usage(problem: str) -> str:
 def hook_stdin(exc: BaseException) -> str:
     """The hook's stderr line when its stdin cannot be read."""
     return f"markdown-memory hook: could not read the hook input on stdin: {exc}"
+
+
+# -- links ------------------------------------------------------------------------------------
+def link_ambiguous(written: str, count: int) -> str:
+    return f"link target {written!r} names {count} documents; pass one of the candidate paths instead"
+
+
+def link_not_found(written: str) -> str:
+    return (f"no indexed document is named by the link target {written!r}; pass a path relative to the docs root "
+            "or a note name (list the indexed paths with list_documents, CLI: markdown-memory list)")
+
+
+def links_unresolved(count: int) -> str:
+    return f"{count} link(s) of this document lead to no indexed document or heading (status other than 'resolved')"

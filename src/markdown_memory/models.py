@@ -31,6 +31,8 @@ __all__ = [
     "IndexReport",
     "IndexStatus",
     "LastRun",
+    "Link",
+    "Links",
     "Outline",
     "OutlineHeading",
     "Preamble",
@@ -229,6 +231,59 @@ class SectionText:
             "file_path": self.file_path, "heading_path": self.heading_path, "start_line": self.start_line,
             "end_line": self.end_line, "section_end_line": self.section_end_line, "tokens": self.tokens,
             "content": self.content, "next_cursor": self.next_cursor,
+        }
+
+
+# -- links ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Link:
+    """One link: the section it sits in (``file_path``, ``heading_path``, ``line``), what was
+    written (``kind``: wikilink / embed / markdown, ``raw``, ``target``: the side read as the
+    target) and where it leads (``status``: resolved / no_heading / ambiguous / unresolved;
+    ``target_path`` and ``target_heading_path``, None when not found or for a whole note)."""
+
+    file_path: str
+    heading_path: str
+    line: int
+    kind: str
+    raw: str
+    target: str
+    status: str
+    target_path: str | None
+    target_heading_path: str | None
+
+    def to_dict(self, *, backlink: bool = False) -> dict[str, Any]:
+        if backlink:  # the target is the document asked about
+            return {"file_path": self.file_path, "heading_path": self.heading_path, "line": self.line,
+                    "kind": self.kind, "raw": self.raw, "target_heading_path": self.target_heading_path}
+        return {"heading_path": self.heading_path, "line": self.line, "kind": self.kind, "raw": self.raw,
+                "target": self.target, "status": self.status, "target_path": self.target_path,
+                "target_heading_path": self.target_heading_path}
+
+
+@dataclass(frozen=True)
+class Links:
+    """A document's outgoing links (file order) and backlinks (by source path), one page of
+    each from the same ``offset``; ``next_offset`` is set while either list has more;
+    ``unresolved``: outgoing links whose status is not ``resolved`` (all pages)."""
+
+    file_path: str
+    title: str
+    outgoing: tuple[Link, ...]
+    outgoing_total: int
+    unresolved: int
+    backlinks: tuple[Link, ...]
+    backlinks_total: int
+    next_offset: int | None
+    message: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file_path": self.file_path, "title": self.title,
+            "outgoing": [k.to_dict() for k in self.outgoing], "outgoing_total": self.outgoing_total,
+            "unresolved": self.unresolved,
+            "backlinks": [k.to_dict(backlink=True) for k in self.backlinks], "backlinks_total": self.backlinks_total,
+            "next_offset": self.next_offset, "message": self.message,
         }
 
 

@@ -38,6 +38,8 @@
   keyword rows, passages and ``read`` answers carry ``data:image/png;base64,…`` instead: the one
   place where stored text is not the verbatim source. Line breaks are never touched, so line
   numbers stay those of the file.
+* Heading slugs (:func:`heading_slug`): the anchor a heading gets in GitHub, Obsidian's and
+  Dendron's links (``## Hook Create!`` -> ``hook-create``), how links name headings.
 * SQL ``LIKE`` patterns for path prefixes (:func:`like_prefix`), and the one-clause cause of
   a long error message (:func:`short_cause`).
 """
@@ -56,6 +58,7 @@ __all__ = [
     "elide_data_uris",
     "count_tokens",
     "fts_text",
+    "heading_slug",
     "is_cjk",
     "like_escape",
     "like_prefix",
@@ -139,6 +142,15 @@ def count_tokens(text: str) -> int:
     wide = len(WIDE.findall(text))
     rest = len(text) - wide
     return wide + (rest + 3) // 4
+
+
+_SLUG_DROP = re.compile(r"[^\w\- ]")
+
+
+def heading_slug(text: str) -> str:
+    """GitHub's anchor for a heading titled ``text``, in ``match_form``: punctuation other than
+    ``-`` and ``_`` dropped, each space a ``-`` (``Hook Create!`` -> ``hook-create``)."""
+    return _SLUG_DROP.sub("", match_form(text).strip()).replace(" ", "-")
 
 
 def like_escape(text: str) -> str:

@@ -22,6 +22,8 @@ RULES = """<!-- agent-rules:start -->
    no bodies).
 3. Read one section with `read_section(file_path, heading_path)`; pass `cursor=next_cursor`
    when the answer says there is more. Use `include_subsections` only when you need the children.
+   A link target copied from a note (`note#Heading`, `[[note#Heading]]`) works as `file_path` alone.
+   `get_links(file_path)` lists a document's outgoing links and backlinks, each with its section.
 4. Never read or `cat` whole Markdown files under the docs root; the index exists so you read
    one section instead.
 5. Check `index_status` in search answers: `keyword_only: true` means search on exact words;

@@ -32,6 +32,7 @@ from ..files.walk import WalkEntry, name_is_text, walk_markdown, walk_one
 from ..markdown import parse_document
 from ..markdown.vault import document_names, vault_meta
 from ..models import IndexReport
+from ..reading.links import relink
 from ..store import Store, StoredDocument
 from ..store.errors import is_disk_full
 from ..text import count_tokens, elide_data_uris
@@ -42,7 +43,7 @@ log = logging.getLogger("markdown_memory.indexer")
 MAX_FILE_BYTES = int(DEFAULT_MAX_FILE_MB * 1_000_000)
 #: Bump when parsing changes what sections or passages a file yields: the next run re-parses
 #: every file (an index built by an older parser would otherwise keep its old sections).
-PARSER_VERSION = "5"
+PARSER_VERSION = "6"  # 5: tags, names, code languages (markdown/vault.py); 6: links and block ids (markdown/links.py)
 
 
 
@@ -144,7 +145,7 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
         if old_id is not None:
             old_vectors = store.old_vectors(old_id) if reuse_vectors else {}
             store.delete_document(old_id)
-        doc_id = store.insert_document(record, doc.sections, keyed)
+        doc_id = store.insert_document(record, doc.sections, keyed, doc.links, doc.block_ids)
         if old_vectors:
             pairs = [(pid, old_vectors[key]) for pid, key in store.passage_embed_keys(doc_id) if key in old_vectors]
             store.attach_vectors(pairs)
@@ -230,6 +231,8 @@ def index_tree(
             with store.transaction():
                 store.delete_document(doc_id)
             report.removed += 1
+    if report.added or report.updated or report.removed:
+        relink(store)  # links to notes created, renamed or deleted in this run
     # Record failures and walk facts, writing only what differs: a run that found nothing new
     # leaves the database untouched (no write transaction, no WAL growth).
     stored_failures = {(f.path, f.kind, f.reason) for f in store.all_failures() if f.path.startswith(prefix)}
@@ -377,6 +380,8 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
         with store.transaction():
             store.delete_document(doc_id)
         report.removed += 1
+    if report.added or report.updated or report.removed:
+        relink(store)
     with store.transaction():
         store.clear_failures(list(dict.fromkeys(paths)))
         now = time.time()

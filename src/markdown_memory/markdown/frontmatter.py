@@ -60,3 +60,11 @@ def detect_front_matter(lines: list[str]) -> FrontMatter:
     if _KEY_LINE.match(lines[1]):
         return FrontMatter(end_line=close + 1, warning="front matter is not a YAML mapping")
     return FrontMatter()
+
+
+def front_matter_aliases(metadata: dict[str, Any]) -> list[str]:
+    """The other names a note's front matter gives it (``aliases`` or ``alias``: a list, or one
+    string of comma-separated names), stripped, empty ones dropped."""
+    value = metadata.get("aliases", metadata.get("alias"))
+    items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else []
+    return [str(v).strip() for v in items if isinstance(v, (str, int, float)) and str(v).strip()]

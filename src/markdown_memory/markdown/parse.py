@@ -25,6 +25,7 @@ from markdown_it.token import Token
 from ..text import count_tokens, elide_data_uris, match_form
 from .frontmatter import detect_front_matter
 from .inline import html_plain_text, inline_plain_text
+from .links import RawLink, extract_links
 from .nesting import MAX_NESTING, parse_without_cuts, record_cuts
 from .passages import MAX_PASSAGE_CHARS, RawPassage, esm_lines, extract_passages, group_long_runs, split_window
 
@@ -88,6 +89,8 @@ class ParsedDocument:
     sections: list[Section]
     passages: list[Passage]
     warnings: list[str] = field(default_factory=list)
+    links: list[RawLink] = field(default_factory=list)  # links.py: wikilinks and relative Markdown links
+    block_ids: list[tuple[int, str]] = field(default_factory=list)  # (section index, ``^id``)
 
 
 def _markdown() -> MarkdownIt:
@@ -319,6 +322,7 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
         raw_passages = sorted(raw_passages + deep, key=lambda p: p.start_line)
     passages = _assign_passages(raw_passages, sections)
     title = _document_title(headings, fm.title, path)
+    links, block_ids = extract_links(tokens, [s.start_line for s in sections], lines)
     return ParsedDocument(
         title=title,
         metadata=fm.metadata,
@@ -327,6 +331,8 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
         sections=sections,
         passages=passages,
         warnings=warnings,
+        links=links,
+        block_ids=block_ids,
     )
 
 

@@ -212,6 +212,9 @@ class Runtime:
     def outline(self, file_path: str, max_depth: int | None) -> dict[str, Any]:
         return self.engine.outline(file_path, max_depth, freshness=self.freshness).to_dict()
 
+    def get_links(self, file_path: str, offset: int) -> dict[str, Any]:
+        return self.engine.links(file_path, offset=offset, freshness=self.freshness).to_dict()
+
     def list_documents(self, directory: str | None, offset: int, tags: list[str] | None = None) -> dict[str, Any]:
         return self.engine.list_documents(directory, offset=offset, limit=LIST_PAGE, freshness=self.freshness,
                                           tags=tags).to_dict(agent=True)

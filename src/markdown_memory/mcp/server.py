@@ -1,4 +1,4 @@
-"""MCP server over stdio: five tools and the docs map resource (``docs://map``) on one docs root
+"""MCP server over stdio: six tools and the docs map resource (``docs://map``) on one docs root
 (``markdown-memory`` with no command).
 
 Start-up does no model load, no database work and no indexing: the engine is created on the
@@ -37,6 +37,7 @@ INSTRUCTIONS = (
     "1) search_docs(query) first; hits carry file_path, heading_path and the section text "
     "(later hits are pointers). 2) get_document_outline(file_path) to see a document's headings. "
     "3) read_section(file_path, heading_path) to read one section. "
+    "get_links(file_path) lists a document's links and backlinks, with the section each sits in. "
     "Every search answer has index_status: keyword_only=true means semantic search is off "
     "(use exact words); indexing=true means results may be incomplete; message, when set, "
     "says what to do (e.g. call index_directory). "
@@ -46,7 +47,8 @@ INSTRUCTIONS = (
 #: the docs map resource (reading/map.py)
 MAP_URI = "docs://map"
 
-TOOL_NAMES = ("search_docs", "read_section", "get_document_outline", "list_documents", "index_directory")
+TOOL_NAMES = ("search_docs", "read_section", "get_document_outline", "get_links", "list_documents",
+              "index_directory")
 
 
 
@@ -156,7 +158,7 @@ async def _serve(server: Any, wire_in: BinaryIO, wire_out: BinaryIO, on_eof: Cal
 
 
 def build_server(runtime: "Runtime") -> Any:
-    """The low-level MCP ``Server`` serving the five tools bound to ``runtime`` (see module
+    """The low-level MCP ``Server`` serving the six tools bound to ``runtime`` (see module
     docstring): argument problems answer one compact sentence instead of pydantic's report,
     and unknown tools or arguments are refused by name."""
     import mcp_types as types

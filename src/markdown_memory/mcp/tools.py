@@ -1,4 +1,4 @@
-"""The five MCP tools: their signatures (the JSON schemas agents see), descriptions and
+"""The six MCP tools: their signatures (the JSON schemas agents see), descriptions and
 annotations, each bound to one :class:`~markdown_memory.mcp.runtime.Runtime` method.
 
 Built with the SDK's public ``Tool.from_function`` and handed to ``MCPServer(tools=...)``;
@@ -118,7 +118,7 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         file_path: Annotated[str, Field(min_length=1, max_length=_PATH_MAX,
                                         description="Document path relative to the docs root (or a unique suffix such as 'install.md').")],
         heading_path: Annotated[str, Field(max_length=_HEADING_MAX,
-                                           description="Breadcrumb such as 'Guide > Install > Linux', as returned by search_docs or get_document_outline; a unique trailing part or a close spelling also works.")],
+                                           description="Breadcrumb such as 'Guide > Install > Linux', as returned by search_docs or get_document_outline; a unique trailing part or a close spelling also works. May be omitted when file_path is a link target such as 'note#Heading' or '[[note#Heading]]'.")] = "",
         include_subsections: Annotated[bool, Field(description="Also return the text of every subsection below it.")] = False,
         cursor: Annotated[int | None, Field(ge=0, le=COUNT_MAX, description="next_cursor from a previous read_section answer, to continue a long section.")] = None,
     ) -> CallToolResult:
@@ -131,6 +131,13 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         max_depth: Annotated[int | None, Field(ge=1, le=6, description="Deepest heading level to list (1-6); all levels when omitted.")] = None,
     ) -> CallToolResult:
         return await runtime.call("get_document_outline", lambda: runtime.outline(file_path, max_depth))
+
+    async def get_links(
+        file_path: Annotated[str, Field(min_length=1, max_length=_PATH_MAX,
+                                        description="Document path relative to the docs root (or a unique suffix, or a note name).")],
+        offset: Annotated[int, Field(ge=0, le=COUNT_MAX, description="Skip this many links of each list (use next_offset from the previous page).")] = 0,
+    ) -> CallToolResult:
+        return await runtime.call("get_links", lambda: runtime.get_links(file_path, offset))
 
     async def list_documents(
         directory: Annotated[str | None, Field(max_length=_PATH_MAX,
@@ -177,7 +184,7 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         read_section, name="read_section", title="Read one doc section", annotations=reader, structured_output=False,
         description=(
             "Read one section of a Markdown document verbatim, by file_path and heading_path (from search_docs or "
-            "get_document_outline). Returns content with start_line/end_line and tokens. When next_cursor is "
+            "get_document_outline), or by a link target as file_path alone ('note#Heading', '[[note#Heading]]'). Returns content with start_line/end_line and tokens. When next_cursor is "
             "not null, call again with cursor=next_cursor for the rest (a cursor past the section's last line is "
             "an error). A heading that does not resolve lists candidates: retry with one of them."
         ),
@@ -191,6 +198,17 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
             "end_line_with_children and tokens_with_children including its subsections (what read_section with "
             "include_subsections returns), plus the title, aliases, tags, description, dates and front-matter keys. Use it to pick the one section "
             "to read_section instead of reading the file."
+        ),
+    )
+    tool(
+        get_links, name="get_links", title="Links and backlinks of one document", annotations=reader,
+        structured_output=False,
+        description=(
+            "List one Markdown document's outgoing links (wikilinks, embeds, relative Markdown links) and its "
+            "backlinks (links in other documents that lead to it), each with the section it sits in "
+            "(heading_path, line). An outgoing link has status resolved / no_heading / ambiguous / unresolved and, "
+            "when found, target_path and target_heading_path to pass to read_section. 50 of each per page; "
+            "continue with offset=next_offset."
         ),
     )
     tool(

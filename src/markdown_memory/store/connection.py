@@ -17,7 +17,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from . import documents, fts, passages, schema, scope, sections, tags, vectors
+from . import documents, fts, links, passages, schema, scope, sections, tags, vectors
 from . import failures as failure_log  # not ``failures``: that name is also a method below
 from .driver import load_vec, pick_driver
 from .errors import disk_full_error, is_disk_full, is_readonly, is_transient, readonly_as_user_error, readonly_error
@@ -248,6 +248,14 @@ class Store:
     attach_vectors = vectors.attach_vectors
     refresh_section_vectors = vectors.refresh_section_vectors
     knn = vectors.knn
+    # links.py
+    all_links = links.all_links
+    document_names = links.document_names
+    headings_of = links.headings_of
+    block_ids_of = links.block_ids_of
+    set_link_targets = links.set_link_targets
+    outgoing_links = links.outgoing
+    incoming_links = links.incoming
     # failures.py
     record_failure = failure_log.record_failure
     clear_failures = failure_log.clear_failures

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import passages, sections, tags
+from . import links, passages, sections, tags
 from .common import bound_chunks, delete_rowids, like_under, marks
 from .scope import Scope, document_clause
 
@@ -194,20 +194,23 @@ def delete_document(store: Store, doc_id: int) -> None:
         delete_rowids(store, "vec_sections", section_ids)
     delete_rowids(store, "sections_fts", section_ids)
     tags.delete_vault(store, doc_id)
+    links.delete_links(store, doc_id)
     store.conn.execute("DELETE FROM passages WHERE doc_id = ?", (doc_id,))
     store.conn.execute("DELETE FROM sections WHERE doc_id = ?", (doc_id,))
     store.conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
 
 def insert_document(store: Store, record: dict[str, Any], parsed_sections: Iterable[Any],
-                    keyed_passages: Iterable[Any]) -> int:
+                    keyed_passages: Iterable[Any], parsed_links: Iterable[Any] = (),
+                    block_ids: Iterable[tuple[int, str]] = ()) -> int:
     """Insert a parsed document (see indexer.write_document) with its sections, their keyword
     rows and its passages. Returns the new document id. Call inside a transaction.
 
     ``record``: path, sha256, size, mtime_ns, title, and optionally ctime_ns, metadata (dict),
     warnings (list), line_count, tokens, indexed_at, vault (``vault.VaultMeta``: its tags are
     stored) and names (``[(name, "title" | "alias")]``, see ``tags.insert_vault``); ``parsed_sections``: parse.Section objects
-    in order; ``keyed_passages``: (Passage, embed_key) pairs.
+    in order; ``keyed_passages``: (Passage, embed_key) pairs; ``parsed_links`` / ``block_ids``: the
+    document's links and block ids (``links.insert_links``).
     """
     cur = store.conn.execute(
         "INSERT INTO documents(path, sha256, size, mtime_ns, ctime_ns, title, metadata, warnings, line_count, "
@@ -233,4 +236,5 @@ def insert_document(store: Store, record: dict[str, Any], parsed_sections: Itera
     vault = record.get("vault")
     if vault is not None:
         tags.insert_vault(store, doc_id, section_ids, record.get("names", ()), vault.tags)
+    links.insert_links(store, doc_id, section_ids, parsed_links, block_ids)
     return doc_id

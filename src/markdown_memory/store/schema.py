@@ -4,7 +4,8 @@ The schema version lives in ``PRAGMA user_version``. ``migrate`` creates a new d
 moves an older schema forward (v1 -> v2: ``documents.ctime_ns``; v2 -> v3: the keyword index
 is rebuilt in place from the stored sections, because its text rule changed to
 ``text.match_form``; v3 -> v4: ``passages.lang``, the vault tables ``tags`` and ``doc_names``
-(``store/tags.py``), and the keyword index rebuilt with front-matter aliases); a newer one is refused with SchemaError. A change of ``text.fts_text``
+(``store/tags.py``), and the keyword index rebuilt with front-matter aliases); v4 -> v5: the
+``links`` and ``block_ids`` tables; a newer one is refused with SchemaError. A change of ``text.fts_text``
 is a schema change: bump the version and rebuild (``fts.rebuild``). The vector tables (``vec_passages``, ``vec_sections``: vec0, cosine distance) are
 not part of the fixed schema: ``create_vector_tables`` makes them when the first embedder
 writes, sized to its dimension (``vectors.ensure_vector_space``).
@@ -15,7 +16,8 @@ per section of a document, by ``ordinal``); ``passages`` (the embedded pieces of
 ``embed_key`` = what was embedded, ``has_vector``, ``lang`` = a fence's code language); ``sections_fts`` (FTS5: ``heading`` =
 document title + breadcrumb, ``body`` = section text; rowid = section id) with its
 ``sections_vocab`` (fts5vocab row table: section frequency per term); ``failures`` (files
-that could not be indexed, and warnings).
+that could not be indexed, and warnings); ``links`` and ``block_ids`` (``links.py``: the links of each
+section and where they lead; v3 -> v4 adds them, the parser version bump re-parses every file).
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import SchemaError
-from . import fts, tags
+from . import fts, links, tags
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -113,6 +115,8 @@ def migrate(store: Store) -> None:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     store.conn.execute(statement)
+        if version < 5:  # v5: the links tables (new databases too)
+            links.ensure_tables(store)
         if 0 < version < 2:  # v2: ctime_ns, so a rewrite that restores size and mtime is seen
             store.conn.execute("ALTER TABLE documents ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0")
         columns = {row[1] for row in store.conn.execute("PRAGMA table_info(passages)")}

@@ -1,0 +1,61 @@
+"""``markdown-memory links FILE``: a document's outgoing links and backlinks, each with the
+section it sits in (``Engine.links``; the MCP tool ``get_links`` answers the same JSON).
+
+Printed for a person: one line per link, ``LINE  SECTION  ->  TARGET`` (the target's path and
+breadcrumb, or its status when it leads nowhere), then the backlinks as ``PATH:LINE  SECTION``;
+``--json`` prints the answer object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Register ``links`` on the subcommand parsers ``sub``."""
+    p = sub.add_parser("links", help="outgoing links and backlinks of one document")
+    p.add_argument("file", help="document path relative to the docs root (or a unique suffix, or a note name)")
+    add_docs_dir(p)
+    p.add_argument("--offset", type=int, default=0, help="skip this many links of each list (default 0)")
+    p.add_argument("--limit", type=int, default=200, help="links per list, 1-1000 (default 200)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def render(data: dict[str, Any]) -> str:
+    """The answer of ``Engine.links(...).to_dict()`` as lines for a person."""
+    out = [f"{data['file_path']}: {data['outgoing_total']} outgoing link(s), {data['unresolved']} not resolved; "
+           f"{data['backlinks_total']} backlink(s)"]
+    for link in data["outgoing"]:
+        if link["target_path"]:
+            where = link["target_path"] + (f" > {link['target_heading_path']}" if link["target_heading_path"] else "")
+            if link["status"] != "resolved":
+                where += f" ({link['status']}: {link['target']})"
+        else:
+            where = f"({link['status']}: {link['target']})"
+        out.append(f"  {link['line']:>5}  {link['heading_path']}  ->  {where}")
+    if data["backlinks"]:
+        out.append("backlinks:")
+    for link in data["backlinks"]:
+        to = f"  ->  {link['target_heading_path']}" if link["target_heading_path"] else ""
+        out.append(f"  {link['file_path']}:{link['line']}  {link['heading_path']}{to}")
+    if data["next_offset"] is not None:
+        out.append(f"more: --offset {data['next_offset']}")
+    return "\n".join(out)
+
+
+def run(engine: Any, args: argparse.Namespace) -> int:
+    """Print the links of ``args.file``."""
+    from .models import Freshness
+
+    # backlinks come from every document: the index is brought up to date first (as search does)
+    data = engine.links(args.file, offset=max(0, args.offset), limit=max(1, min(args.limit, 1000)),
+                        freshness=Freshness.INDEX).to_dict()
+    if args.json:
+        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    else:
+        print(render(data))
+    return 0

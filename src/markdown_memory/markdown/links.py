@@ -1,0 +1,166 @@
+"""The links a document's sections hold, found with markdown-it's inline parser.
+
+Forms: wikilinks ``[[note]]``, ``[[note|label]]`` (Dendron writes ``[[label|note]]``: which
+side is the target is decided when links are resolved, ``reading/links.py``),
+``[[note#Heading#Sub]]``, ``[[note#^block-id]]``, embeds ``![[note]]``, and Markdown links
+``[text](dest)`` / ``![alt](dest.md)`` whose destination is a relative path (or only a
+``#fragment``): ``http:``, ``mailto:`` and other schemes, and images of non-Markdown files,
+are not links between documents. Reference-style links (``[t][ref]``) are not read.
+
+Only inline text is looked at (paragraphs, headings, table cells, list items, quotes), so code
+spans, fenced and indented code, and HTML blocks never yield a link: markdown-it's own code-span
+rule runs before the wikilink rule at every position. A wikilink never spans lines or holds
+``[``.
+
+Block ids: a line of inline text ending in `` ^id`` (Obsidian's block reference target) names
+that block; ``[[note#^id]]`` resolves to the section holding it.
+
+Every link keeps ``raw``, the text as written in the section (``[[a#b|c]]``; for a Markdown
+link its destination as markdown-it reads it, without ``<…>``), and the 1-based line of the
+block it sits in.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+
+from .nesting import MAX_NESTING
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_MARKDOWN_EXT = re.compile(r"\.(?:md|markdown|mdx)$", re.I)
+_OTHER_EXT = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+#: Files a wikilink embeds that are not notes (``![[diagram.png]]``): not links between documents.
+_ASSET_EXT = re.compile(r"\.(?:png|jpe?g|gif|svg|webp|bmp|avif|ico|pdf|mp3|mp4|m4a|wav|ogg|webm|mov|mkv)$", re.I)
+_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9][A-Za-z0-9_-]*)\s*$")
+_TABLE_PIPE = "\\|"  # a pipe inside a table cell is written escaped: [[note\|label]]
+
+
+@dataclass(frozen=True)
+class RawLink:
+    """One link as written. ``kind``: ``wikilink`` | ``embed`` | ``markdown``; ``first`` the
+    text before ``|`` (a Markdown link's destination), ``second`` the text after it or None;
+    ``section``: index into ``ParsedDocument.sections``; ``line``: 1-based."""
+
+    kind: str
+    raw: str
+    first: str
+    second: str | None
+    section: int
+    line: int
+
+
+def _wikilink(state: StateInline, silent: bool) -> bool:
+    """markdown-it inline rule: ``[[...]]`` or ``![[...]]`` on one line -> a ``wikilink`` token
+    (``meta``: inner text, embed flag)."""
+    src, pos = state.src, state.pos
+    embed = src.startswith("![[", pos)
+    start = pos + 1 if embed else pos
+    if not src.startswith("[[", start):
+        return False
+    end = src.find("]]", start + 2)
+    if end < 0:
+        return False
+    inner = src[start + 2 : end]
+    if not inner.strip() or "\n" in inner or "[" in inner:
+        return False
+    if not silent:
+        token = state.push("wikilink", "", 0)
+        token.content = src[pos : end + 2]
+        token.meta = {"inner": inner, "embed": embed}
+    state.pos = end + 2
+    return True
+
+
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": True, "maxNesting": MAX_NESTING}).enable(["table", "strikethrough"])
+    md.inline.ruler.before("link", "wikilink", _wikilink)
+    md.normalizeLink = lambda url: url  # type: ignore[method-assign]  # keep the destination as written
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
+    return md
+
+
+_MD = _markdown()
+
+
+def is_document_destination(dest: str) -> bool:
+    """A Markdown link destination that may name a document of the root: relative, no URL
+    scheme, not protocol-relative, and a Markdown file, a name without extension or only a
+    ``#fragment``."""
+    text = dest.strip()
+    if not text or text.startswith("//") or _SCHEME.match(text):
+        return False
+    path = text.split("#", 1)[0].split("?", 1)[0].rstrip("/")
+    return not path or bool(_MARKDOWN_EXT.search(path)) or not _OTHER_EXT.search(path)
+
+
+def _from_tokens(children: list[Token], content: str, section: int, line: int, out: list[RawLink]) -> None:
+    for tok in children:
+        if tok.type == "wikilink":
+            inner = tok.meta["inner"]
+            first, sep, rest = inner.partition(_TABLE_PIPE if _TABLE_PIPE in inner else "|")
+            if _ASSET_EXT.search(first.split("#", 1)[0].strip()):
+                continue
+            out.append(RawLink("embed" if tok.meta["embed"] else "wikilink", tok.content, first.strip(),
+                               rest.strip() if sep else None, section, line))
+        elif tok.type in ("link_open", "image"):
+            dest = str(tok.attrs.get("href" if tok.type == "link_open" else "src") or "")
+            if not is_document_destination(dest):
+                continue
+            if tok.type == "image" and not _MARKDOWN_EXT.search(dest.split("#", 1)[0]):
+                continue
+            raw = dest if dest in content else dest.strip()
+            out.append(RawLink("embed" if tok.type == "image" else "markdown", raw, dest, None, section, line))
+        if tok.children:
+            _from_tokens(tok.children, content, section, line, out)
+
+
+def _as_written(link: RawLink, source: str, seen: dict[str, int]) -> RawLink:
+    """``link`` with ``raw`` spelled as in ``source`` (the block's lines from ``link.line``;
+    markdown-it reads a table cell's ``\\|`` as ``|``) and ``line`` the line it is on.
+    ``seen``: where the search for each spelling goes on (a link written twice in a block)."""
+    raw = link.raw if link.raw in source else link.raw.replace("|", _TABLE_PIPE)
+    at = source.find(raw, seen.get(raw, 0))
+    if at < 0:
+        return link
+    seen[raw] = at + len(raw)
+    return RawLink(link.kind, raw, link.first, link.second, link.section, link.line + source.count("\n", 0, at))
+
+
+def extract_links(tokens: list[Token], section_starts: list[int], lines: list[str],
+                  env: dict[str, Any] | None = None) -> tuple[list[RawLink], list[tuple[int, str]]]:
+    """(links, block ids) of a parsed document. ``tokens``: its block tokens (inline tokens
+    carry ``content``, children need not be parsed); ``section_starts``: each section's 1-based
+    first line, in order; ``lines``: the file's lines. Block ids are ``(section index, id)``.
+    Never raises on any input."""
+    links: list[RawLink] = []
+    blocks: list[tuple[int, str]] = []
+    for tok in tokens:
+        if tok.type != "inline" or tok.map is None or not tok.content:
+            continue
+        line = tok.map[0] + 1
+        section = bisect_right(section_starts, line) - 1
+        if section < 0:
+            continue  # front matter
+        content = tok.content
+        if "^" in content:
+            for text_line in content.split("\n"):
+                m = _BLOCK_ID.search(text_line)
+                if m:
+                    blocks.append((section, m.group(1)))
+        if "[[" not in content and "](" not in content:  # no wikilink, no inline link: skip the inline parse
+            continue
+        children: list[Token] = []
+        _MD.inline.parse(content, _MD, dict(env or {}), children)
+        found: list[RawLink] = []
+        _from_tokens(children, content, section, line, found)
+        source = "\n".join(lines[tok.map[0] : tok.map[1]])
+        seen: dict[str, int] = {}
+        links.extend(_as_written(link, source, seen) for link in found)
+    return links, blocks

@@ -1,0 +1,319 @@
+"""Where links lead: the vault rules that turn a written link into a document and a section.
+
+Documents, for a wikilink target ``name`` (``[[name]]``, ``[[name#Heading]]``; a Dendron
+``dendron://vault/`` prefix is dropped): ``.md`` / ``.markdown`` / ``.mdx`` may be left out and
+names compare in ``text.match_form`` (case-insensitive, as Obsidian does); ``name`` matches
+every document whose path without extension is ``name`` or ends with ``/name`` (Obsidian's
+shortest unique path: ``[[note]]``, ``[[folder/note]]``; Dendron's ``[[a.b.c]]`` names the file
+``a.b.c.md``); ``./`` and ``../`` names are relative to the linking file; a name no path matches
+is tried as a front-matter alias (``aliases``). Several matches: the one in the linking file's
+folder, else the one nearest the root when only one is; otherwise ``ambiguous``.
+``[[a|b]]``: ``a`` is the target (Obsidian) unless only ``b`` leads to a document (Dendron
+writes ``[[label|note]]``).
+
+A Markdown link destination is a path relative to the linking file (``/x.md``: to the root),
+tried as written and percent-decoded (case 031), then case-insensitively; one without an
+extension also as ``x.md``, ``x/index.md``, ``x/README.md``, ``x/_index.md``; ``x.md/`` as
+``x.md``. A ``/``-rooted path found nowhere under the root is tried as the end of one document's
+path (a root holding several sites: ``/docs/api/routing`` in ``hono/docs/api/routing.md``).
+
+Sections, for the fragment after ``#``: ``^id`` is the section holding the block that ends in
+`` ^id``; otherwise ``Heading`` or ``Heading#Sub`` (Sub under Heading) matches a heading by its
+plain text in ``match_form`` or by its slug (``text.heading_slug``: ``#hook-create``), the first
+in file order; a Dendron range (``#summary,1:#*``) by the heading before the ``,``. A fragment
+that matches nothing leaves the link on the document with status ``no_heading``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+from .. import messages
+from ..errors import DocumentNotFoundError
+from ..markdown.frontmatter import front_matter_aliases
+from ..models import Link, Links
+from ..store import Store
+from ..store.links import DocumentName, HeadingRow, LinkRow, LinkTarget, LinkView
+from ..text import heading_slug, match_form
+
+_MARKDOWN_EXT = re.compile(r"\.(?:md|markdown|mdx)$", re.I)
+_DENDRON_VAULT = re.compile(r"^dendron://[^/]*/")
+_WIKILINK = re.compile(r"^!?\[\[(.*)\]\]$", re.S)
+_FOLDER_PAGES = (".md", "/index.md", "/README.md", "/_index.md")
+
+RESOLVED, NO_HEADING, AMBIGUOUS, UNRESOLVED = "resolved", "no_heading", "ambiguous", "unresolved"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Where one link leads: ``status`` (module constants), the document and section found
+    (None when not), ``candidates``: the paths of an ambiguous name."""
+
+    status: str
+    doc: DocumentName | None = None
+    section_id: int | None = None
+    candidates: tuple[str, ...] = ()
+
+
+def _key(name: str) -> str:
+    return match_form(_MARKDOWN_EXT.sub("", name.strip().strip("/")))
+
+
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+@dataclass
+class Vault:
+    """The documents of one root as links name them, read once per resolution pass."""
+
+    store: Store
+    docs: list[DocumentName]
+    by_suffix: dict[str, list[DocumentName]] = field(default_factory=dict)
+    by_alias: dict[str, list[DocumentName]] = field(default_factory=dict)
+    by_path: dict[str, DocumentName] = field(default_factory=dict)
+    by_path_form: dict[str, DocumentName] = field(default_factory=dict)
+    _headings: dict[int, list[tuple[int, frozenset[str], list[frozenset[str]]]]] = field(default_factory=dict)
+    _found: dict[tuple[int, str], int | None] = field(default_factory=dict)
+    _blocks: dict[int, dict[str, int]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, store: Store) -> Vault:
+        vault = cls(store, store.document_names())
+        for doc in vault.docs:
+            vault.by_path[doc.path] = doc
+            vault.by_path_form.setdefault(match_form(doc.path), doc)
+            parts = _key(doc.path).split("/")
+            for i in range(len(parts)):
+                vault.by_suffix.setdefault("/".join(parts[i:]), []).append(doc)
+            for alias in front_matter_aliases(doc.metadata):
+                vault.by_alias.setdefault(_key(alias), []).append(doc)
+        return vault
+
+    # -- documents ----------------------------------------------------------------------
+    def _pick(self, found: list[DocumentName], source: str) -> Outcome:
+        unique = list({d.id: d for d in found}.values())
+        if len(unique) == 1:
+            return Outcome(RESOLVED, unique[0])
+        if not unique:
+            return Outcome(UNRESOLVED)
+        here = [d for d in unique if _folder(d.path) == _folder(source)]
+        if len(here) == 1:
+            return Outcome(RESOLVED, here[0])
+        depth = min(d.path.count("/") for d in unique)
+        nearest = [d for d in unique if d.path.count("/") == depth]
+        if len(nearest) == 1:
+            return Outcome(RESOLVED, nearest[0])
+        return Outcome(AMBIGUOUS, candidates=tuple(sorted(d.path for d in unique)))
+
+    def wiki_document(self, name: str, source: str) -> Outcome:
+        """The document a wikilink's name (without fragment) leads to from document ``source``."""
+        name = _DENDRON_VAULT.sub("", name.strip())
+        if not name:
+            return Outcome(RESOLVED, self.by_path.get(source)) if source in self.by_path else Outcome(UNRESOLVED)
+        if name.startswith(("./", "../")):
+            rel = _key(posixpath.normpath(posixpath.join(_folder(source), name)))
+            return self._pick([d for d in self.by_suffix.get(rel, []) if _key(d.path) == rel], source)
+        key = _key(name)
+        found = self._pick(self.by_suffix.get(key, []), source)
+        if found.status == UNRESOLVED:
+            found = self._pick(self.by_alias.get(key, []), source)
+        return found
+
+    def path_document(self, dest: str, source: str) -> Outcome:
+        """The document a Markdown link destination's path part leads to from ``source``."""
+        text = dest.strip()
+        if text.startswith("<") and text.endswith(">"):
+            text = text[1:-1]
+        if not text:
+            return Outcome(RESOLVED, self.by_path[source]) if source in self.by_path else Outcome(UNRESOLVED)
+        base = "" if text.startswith("/") else _folder(source)
+        for written in dict.fromkeys((text, unquote(text))):
+            rel = posixpath.normpath(posixpath.join(base, written.lstrip("/")))
+            if rel == ".." or rel.startswith("../"):
+                continue
+            stem = rel.rstrip("/")
+            variants = (stem,) if _MARKDOWN_EXT.search(stem) else tuple(stem + s for s in _FOLDER_PAGES)
+            for variant in variants:
+                doc = self.by_path.get(variant) or self.by_path_form.get(match_form(variant))
+                if doc is not None:
+                    return Outcome(RESOLVED, doc)
+        if text.startswith("/"):  # site-absolute (``/docs/api/routing``) in a root holding several sites
+            suffix = unquote(text).strip("/")
+            for key in (_key(suffix), _key(suffix + "/index")):
+                ends = self.by_suffix.get(key, []) if "/" in key else []
+                if len(ends) == 1:
+                    return Outcome(RESOLVED, ends[0])
+        return Outcome(UNRESOLVED)
+
+    # -- sections ---------------------------------------------------------------------
+    def section(self, doc: DocumentName, fragment: str) -> int | None:
+        """The section id of ``doc`` that ``fragment`` (text after the first ``#``) names, or None."""
+        fragment = fragment.strip()
+        found = self._fragment(doc, fragment)
+        if found is None and re.search(r"[,:]", fragment):  # a Dendron range: #summary,1:#* or #^a:#^b
+            found = self._fragment(doc, re.split(r"[,:]", fragment, maxsplit=1)[0])
+        return found
+
+    def _fragment(self, doc: DocumentName, fragment: str) -> int | None:
+        if fragment.startswith("^"):
+            if doc.id not in self._blocks:
+                self._blocks[doc.id] = {}
+                for block, sid in self.store.block_ids_of(doc.id):
+                    self._blocks[doc.id].setdefault(match_form(block), sid)
+            return self._blocks[doc.id].get(match_form(fragment[1:]))
+        return self._heading(doc, [p for p in fragment.split("#") if p.strip()])
+
+    def _heading(self, doc: DocumentName, parts: list[str]) -> int | None:
+        if not parts or not parts[-1].strip():
+            return None
+        memo = (doc.id, "#".join(parts))
+        if memo not in self._found:
+            if doc.id not in self._headings:
+                self._headings[doc.id] = _heading_keys(self.store.headings_of(doc.id))
+            wanted = [_names(p) for p in parts]
+            self._found[memo] = next(
+                (sid for sid, own, ancestors in self._headings[doc.id]
+                 if own & wanted[-1] and _in_order(wanted[:-1], ancestors)), None)
+        return self._found[memo]
+
+    # -- links ------------------------------------------------------------------------
+    def resolve(self, kind: str, target: str, source: str) -> Outcome:
+        """Where ``target`` (name or destination with its ``#fragment``), written in document
+        ``source`` as a ``kind`` link, leads."""
+        name, hash_, fragment = target.partition("#")
+        if kind == "markdown" or (kind == "embed" and "](" in target):
+            outcome = self.path_document(name, source)
+            fragment = unquote(fragment)
+        else:
+            outcome = self.wiki_document(name, source)
+        if outcome.doc is None or not hash_ or not fragment.strip():
+            return outcome
+        sid = self.section(outcome.doc, fragment)
+        return Outcome(RESOLVED if sid is not None else NO_HEADING, outcome.doc, sid)
+
+    def resolve_row(self, row: LinkRow) -> tuple[str, Outcome]:
+        """(the side read as the target, where it leads) for a stored link."""
+        first = self.resolve(row.kind, row.first, row.source_path)
+        if row.second is None or first.doc is not None:
+            return row.first, first
+        second = self.resolve(row.kind, row.second, row.source_path)
+        if second.doc is not None or (_looks_like_name(row.second) and not _looks_like_name(row.first)):
+            return row.second, second
+        return row.first, first
+
+
+def _names(title: str) -> frozenset[str]:
+    """The forms a heading title is named by in a fragment: its text and its slug."""
+    return frozenset((match_form(title.strip()), heading_slug(title)))
+
+
+def _heading_keys(rows: list[HeadingRow]) -> list[tuple[int, frozenset[str], list[frozenset[str]]]]:
+    """(section id, names of its title, names of each ancestor's title from the top) per heading."""
+    by_ordinal = {r.ordinal: r for r in rows}
+    names = {r.ordinal: _names(r.title) for r in rows}
+    out = []
+    for row in rows:
+        ancestors: list[frozenset[str]] = []
+        parent = row.parent_ordinal
+        while parent is not None and parent in by_ordinal:
+            ancestors.insert(0, names[parent])
+            parent = by_ordinal[parent].parent_ordinal
+        out.append((row.id, names[row.ordinal], ancestors))
+    return out
+
+
+def _in_order(wanted: list[frozenset[str]], ancestors: list[frozenset[str]]) -> bool:
+    """Each of ``wanted`` names one of ``ancestors``, in order (a subsequence)."""
+    rest = iter(ancestors)
+    return all(any(w & a for a in rest) for w in wanted)
+
+
+def _looks_like_name(text: str) -> bool:
+    """A wikilink side that reads as a note name rather than a label (Dendron: ``a.b.c``)."""
+    return " " not in text.strip() and bool(re.search(r"[./#]", text))
+
+
+def relink(store: Store) -> int:
+    """Resolve every stored link against the documents indexed now, writing only the rows whose
+    outcome changed (a note created since is found, a deleted one is not). Returns how many."""
+    rows = store.all_links()
+    if not rows:
+        return 0
+    vault = Vault.load(store)
+    changed: list[LinkTarget] = []
+    for row in rows:
+        target, outcome = vault.resolve_row(row)
+        doc_id = outcome.doc.id if outcome.doc is not None else None
+        if (target, outcome.status, doc_id, outcome.section_id) != (
+                row.target, row.status, row.target_doc_id, row.target_section_id):
+            changed.append(LinkTarget(target, outcome.status, doc_id, outcome.section_id, row.id))
+    if changed:
+        with store.transaction():
+            store.set_link_targets(changed)
+    return len(changed)
+
+
+def link_address(written: str, heading_path: str, store: Store) -> tuple[str, str]:
+    """(document path, breadcrumb) a link target typed by an agent names: ``note``,
+    ``note#Heading``, ``[[note#Heading|label]]``, ``![[note#^id]]``, ``dir/x.md#frag``, read
+    from the docs root. The breadcrumb is ``heading_path`` when given, else the section the
+    fragment names; a fragment that matches no heading by the link rules comes back as typed
+    (``Heading > Sub``) for ``resolve_heading``'s wider matching; without a fragment, the
+    document's first section. Raises DocumentNotFoundError (ambiguous names list the candidates)."""
+    text = written.strip()
+    m = _WIKILINK.match(text)
+    inner = m.group(1) if m else text
+    sides = [s.strip() for s in re.split(r"\\?\|", inner, maxsplit=1)] if m else [inner]
+    vault = Vault.load(store)
+    outcome = Outcome(UNRESOLVED)
+    target = sides[0]
+    for side in sides:
+        found = vault.resolve("wikilink", side, "")
+        if found.doc is None and not m:
+            found = vault.resolve("markdown", side, "")
+        if found.doc is not None or outcome.status == UNRESOLVED:  # the first ambiguity is kept
+            outcome, target = found, side
+        if found.doc is not None:
+            break
+    if outcome.status == AMBIGUOUS:
+        raise DocumentNotFoundError(messages.link_ambiguous(written, len(outcome.candidates)),
+                                    candidates=list(outcome.candidates)[:10])
+    if outcome.doc is None:
+        raise DocumentNotFoundError(messages.link_not_found(written))
+    if heading_path.strip():
+        return outcome.doc.path, heading_path
+    headings = vault.store.headings_of(outcome.doc.id)
+    if outcome.section_id is not None:
+        return outcome.doc.path, next(h.base_path for h in headings if h.id == outcome.section_id)
+    parts = [p.strip() for p in unquote(target.partition("#")[2]).split("#") if p.strip()]
+    if parts:
+        return outcome.doc.path, " > ".join(parts)
+    return outcome.doc.path, headings[0].base_path if headings else ""
+
+
+def is_wikilink(file_path: str) -> bool:
+    """``file_path`` is written as a wikilink or embed (``[[...]]``, ``![[...]]``)."""
+    return bool(_WIKILINK.match(file_path.strip()))
+
+
+#: links per list and page of a get_links answer
+LINKS_PAGE = 50
+
+
+def _link(view: LinkView) -> Link:
+    return Link(view.file_path, view.heading_path, view.line, view.kind, view.raw, view.target, view.status,
+                view.target_path, view.target_heading_path)
+
+
+def links_answer(store: Store, doc_id: int, path: str, title: str, offset: int = 0, limit: int = LINKS_PAGE) -> Links:
+    """Document ``doc_id``'s outgoing links and backlinks, ``limit`` of each from ``offset``."""
+    total, unresolved, out = store.outgoing_links(doc_id, limit, offset)
+    back_total, back = store.incoming_links(doc_id, limit, offset)
+    more = offset + limit < max(total, back_total)
+    message = messages.links_unresolved(unresolved) if unresolved else None
+    return Links(path, title, tuple(_link(v) for v in out), total, unresolved, tuple(_link(v) for v in back),
+                 back_total, offset + limit if more else None, message)

@@ -1,0 +1,194 @@
+"""The ``links`` and ``block_ids`` tables: every link a section holds (``markdown/links.py``)
+and where it leads, and the ``^id`` block ids a section names.
+
+A link row keeps what was written (``kind``, ``raw``, ``first`` / ``second``: the two sides of a
+``|``), the side read as the target (``target``) and the outcome of resolution
+(``reading/links.py``): ``status`` (``resolved``, ``no_heading``: the document exists but not
+the heading or block, ``ambiguous``, ``unresolved``), the target document and section ids
+(None when not found). Rows are written with their document (target unset) and resolved for the
+whole root after each run that changed a document (``set_link_targets``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .connection import Store
+
+DDL = """
+CREATE TABLE IF NOT EXISTS links(
+    id INTEGER PRIMARY KEY,
+    doc_id INTEGER NOT NULL,
+    section_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    raw TEXT NOT NULL,
+    first TEXT NOT NULL,
+    second TEXT,
+    target TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'unresolved',
+    target_doc_id INTEGER,
+    target_section_id INTEGER
+);
+CREATE INDEX IF NOT EXISTS links_doc ON links(doc_id);
+CREATE INDEX IF NOT EXISTS links_target ON links(target_doc_id);
+CREATE TABLE IF NOT EXISTS block_ids(
+    doc_id INTEGER NOT NULL,
+    section_id INTEGER NOT NULL,
+    block_id TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS block_ids_doc ON block_ids(doc_id);
+"""
+
+
+class LinkRow(NamedTuple):
+    """A stored link as resolution needs it (``source_path``: its document's path)."""
+
+    id: int
+    source_path: str
+    first: str
+    second: str | None
+    kind: str
+    target: str
+    status: str
+    target_doc_id: int | None
+    target_section_id: int | None
+
+
+class LinkTarget(NamedTuple):
+    """A resolution outcome to store for link ``id``."""
+
+    target: str
+    status: str
+    target_doc_id: int | None
+    target_section_id: int | None
+    id: int
+
+
+class DocumentName(NamedTuple):
+    """A document as link resolution names it: id, path and front matter."""
+
+    id: int
+    path: str
+    metadata: dict[str, Any]
+
+
+class HeadingRow(NamedTuple):
+    """A section as heading fragments are matched against it (first piece of a split section)."""
+
+    id: int
+    ordinal: int
+    parent_ordinal: int | None
+    title: str
+    base_path: str
+
+
+@dataclass(frozen=True)
+class LinkView:
+    """One link for an answer: where it sits (``file_path``, ``heading_path``: the source
+    section's breadcrumb, ``line``), what was written, and where it leads (``target_path``,
+    ``target_heading_path``: None when unresolved or when it names the whole document)."""
+
+    file_path: str
+    heading_path: str
+    line: int
+    kind: str
+    raw: str
+    target: str
+    status: str
+    target_path: str | None
+    target_heading_path: str | None
+
+
+def ensure_tables(store: Store) -> None:
+    """Create the tables when missing (migration to schema 4). Call inside a transaction."""
+    for statement in DDL.split(";"):
+        if statement.strip():
+            store.conn.execute(statement)
+
+
+def insert_links(store: Store, doc_id: int, section_ids: Sequence[int], links: Iterable[Any],
+                 block_ids: Iterable[tuple[int, str]]) -> None:
+    """Store a parsed document's ``markdown.links.RawLink`` objects and ``(section index, id)``
+    block ids; ``section_ids``: the new ids of its sections in order. Call inside a transaction."""
+    store.conn.executemany(
+        "INSERT INTO links(doc_id, section_id, line, kind, raw, first, second, target) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(doc_id, section_ids[k.section], k.line, k.kind, k.raw, k.first, k.second, k.first) for k in links],
+    )
+    store.conn.executemany("INSERT INTO block_ids(doc_id, section_id, block_id) VALUES (?, ?, ?)",
+                           [(doc_id, section_ids[i], b) for i, b in block_ids])
+
+
+def delete_links(store: Store, doc_id: int) -> None:
+    """Remove document ``doc_id``'s links and block ids; links to it keep their (now dangling)
+    ids until the next resolution. Call inside a transaction."""
+    store.conn.execute("DELETE FROM links WHERE doc_id = ?", (doc_id,))
+    store.conn.execute("DELETE FROM block_ids WHERE doc_id = ?", (doc_id,))
+
+
+def all_links(store: Store) -> list[LinkRow]:
+    """Every stored link, by id."""
+    rows = store.conn.execute(
+        "SELECT l.id, d.path, l.first, l.second, l.kind, l.target, l.status, l.target_doc_id, l.target_section_id "
+        "FROM links l JOIN documents d ON d.id = l.doc_id ORDER BY l.id").fetchall()
+    return [LinkRow(*r) for r in rows]
+
+
+def document_names(store: Store) -> list[DocumentName]:
+    """Every document's id, path and front matter."""
+    rows = store.conn.execute("SELECT id, path, metadata FROM documents ORDER BY path").fetchall()
+    out = []
+    for doc_id, path, metadata in rows:
+        try:
+            data = json.loads(metadata)
+        except ValueError:
+            data = {}
+        out.append(DocumentName(int(doc_id), str(path), data if isinstance(data, dict) else {}))
+    return out
+
+
+def headings_of(store: Store, doc_id: int) -> list[HeadingRow]:
+    """Document ``doc_id``'s sections in file order, one row per section (its first piece)."""
+    rows = store.conn.execute("SELECT id, ordinal, parent_ordinal, title, base_path FROM sections "
+                              "WHERE doc_id = ? AND part <= 1 ORDER BY ordinal", (doc_id,)).fetchall()
+    return [HeadingRow(*r) for r in rows]
+
+
+def block_ids_of(store: Store, doc_id: int) -> list[tuple[str, int]]:
+    """``[(block id, section id)]`` of document ``doc_id``, in file order."""
+    return [(str(r[0]), int(r[1])) for r in store.conn.execute(
+        "SELECT block_id, section_id FROM block_ids WHERE doc_id = ? ORDER BY rowid", (doc_id,))]
+
+
+def set_link_targets(store: Store, targets: Iterable[LinkTarget]) -> None:
+    """Store resolution outcomes. Call inside a transaction."""
+    store.conn.executemany("UPDATE links SET target = ?, status = ?, target_doc_id = ?, target_section_id = ? "
+                           "WHERE id = ?", list(targets))
+
+
+_VIEW = ("SELECT d.path, s.base_path, l.line, l.kind, l.raw, l.target, l.status, td.path, ts.base_path "
+         "FROM links l JOIN documents d ON d.id = l.doc_id JOIN sections s ON s.id = l.section_id "
+         "LEFT JOIN documents td ON td.id = l.target_doc_id LEFT JOIN sections ts ON ts.id = l.target_section_id ")
+
+
+def outgoing(store: Store, doc_id: int, limit: int, offset: int) -> tuple[int, int, list[LinkView]]:
+    """(how many, how many not ``resolved``, one page of) document ``doc_id``'s links in file order."""
+    total, unresolved = store.conn.execute("SELECT count(*), coalesce(sum(status != 'resolved'), 0) FROM links "
+                                           "WHERE doc_id = ?", (doc_id,)).fetchone()
+    rows = store.conn.execute(_VIEW + "WHERE l.doc_id = ? ORDER BY l.line, l.id LIMIT ? OFFSET ?",
+                              (doc_id, int(limit), int(offset))).fetchall()
+    return int(total), int(unresolved), [LinkView(*r) for r in rows]
+
+
+def incoming(store: Store, doc_id: int, limit: int, offset: int) -> tuple[int, list[LinkView]]:
+    """(how many, one page of) the links of other documents, or of its own, that lead to
+    document ``doc_id``, by source path and line."""
+    total = store.conn.execute("SELECT count(*) FROM links WHERE target_doc_id = ?", (doc_id,)).fetchone()[0]
+    rows = store.conn.execute(_VIEW + "WHERE l.target_doc_id = ? ORDER BY d.path, l.line, l.id LIMIT ? OFFSET ?",
+                              (doc_id, int(limit), int(offset))).fetchall()
+    return int(total), [LinkView(*r) for r in rows]
+

@@ -1,0 +1,276 @@
+"""Links between documents: wikilinks, embeds, Dendron names and relative Markdown links are
+resolved with the vault's rules, listed with the section they sit in (engine ``links``, MCP
+``get_links``, CLI ``links``), followed by ``read`` from a link target, and re-resolved when
+notes appear or go. Keyword-only engines: ranking plays no part here."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import EVAL_CORPUS, FIXTURES, indexed_engine, require_eval_corpus
+
+VAULT = FIXTURES / "links"
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    shutil.copytree(VAULT, root)
+    return root
+
+
+def _env(db: str) -> dict[str, str | None]:
+    return {"MARKDOWN_MEMORY_DB": db, "MARKDOWN_MEMORY_EMBEDDER": "none"}
+
+
+def _outgoing(engine, path: str) -> dict[str, tuple]:
+    answer = engine.links(path).to_dict()
+    return {k["raw"]: (k["status"], k["target_path"], k["target_heading_path"]) for k in answer["outgoing"]}
+
+
+def test_each_link_form_resolves_to_its_document_and_section(vault: Path) -> None:
+    engine = indexed_engine(vault, "none")
+    assert _outgoing(engine, "index.md") == {
+        "[[Setup Guide]]": ("resolved", "Setup Guide.md", None),
+        "[[setup guide|the guide]]": ("resolved", "Setup Guide.md", None),  # case-insensitive, label after |
+        "[[Setup Guide#Install on Linux]]": ("resolved", "Setup Guide.md", "Setup Guide > Install on Linux"),
+        "[[Setup Guide#Install on Linux#Troubleshooting]]":
+            ("resolved", "Setup Guide.md", "Setup Guide > Install on Linux > Troubleshooting"),
+        "[[Setup Guide#^firewall-note]]": ("resolved", "Setup Guide.md", "Setup Guide > Install on Linux > Troubleshooting"),
+        "![[Setup Guide#Requirements]]": ("resolved", "Setup Guide.md", "Setup Guide > Requirements"),
+        "[[proj.api.auth]]": ("resolved", "proj.api.auth.md", None),
+        "[[Deployment Handbook]]": ("resolved", "ops/deploy.md", None),  # a front-matter alias
+        "ops/deploy.md#rolling-back": ("resolved", "ops/deploy.md", "Deploy > Rolling Back"),  # slug fragment
+        "ops/Release%20Notes.md": ("resolved", "ops/Release Notes.md", None),  # percent-encoded (case 031)
+        "ops/Release Notes.md#v2": ("resolved", "ops/Release Notes.md", "Release Notes > v2"),  # <...> destination
+        "[[alpha/readme]]": ("resolved", "alpha/readme.md", None),
+        "[[beta/readme]]": ("resolved", "beta/readme.md", None),
+        "[[readme]]": ("ambiguous", None, None),  # two folders, neither nearer the root
+        "[[Quarterly Plan]]": ("unresolved", None, None),
+        "[[proj.api.auth\\|the auth note]]": ("resolved", "proj.api.auth.md", None),  # escaped pipe in a table
+    }
+
+
+def test_links_carry_their_section_and_line_and_code_never_links(vault: Path) -> None:
+    engine = indexed_engine(vault, "none")
+    answer = engine.links("index.md").to_dict()
+    by_raw = {k["raw"]: k for k in answer["outgoing"]}
+    assert by_raw["[[Setup Guide#^firewall-note]]"]["heading_path"] == "Vault Home > Headings and blocks"
+    assert by_raw["[[Setup Guide#^firewall-note]]"]["line"] == 11
+    assert by_raw["ops/Release Notes.md#v2"]["line"] == 20  # second line of its list item
+    assert not [raw for raw in by_raw if "Code Note" in raw]  # code span and fence
+    assert (answer["outgoing_total"], answer["unresolved"]) == (16, 2)
+    assert "2 link(s)" in answer["message"]
+
+
+def test_dendron_label_first_links_and_same_folder_names(vault: Path) -> None:
+    engine = indexed_engine(vault, "none")
+    # Dendron writes [[label|note]]: the side that names a note is the target
+    assert engine.links("proj.api.md").to_dict()["outgoing"][0]["target_path"] == "proj.api.auth.md"
+    # [[readme]] from beta/ is beta's readme (the same folder wins)
+    assert _outgoing(engine, "beta/notes.md") == {"[[readme]]": ("resolved", "beta/readme.md", None)}
+    # a wikilink name without folder found under ops/
+    assert _outgoing(engine, "ops/Release Notes.md") == {
+        "[[deploy#Rolling Back]]": ("resolved", "ops/deploy.md", "Deploy > Rolling Back")}
+
+
+def test_backlinks_name_the_linking_sections(vault: Path) -> None:
+    engine = indexed_engine(vault, "none")
+    answer = engine.links("Setup Guide.md").to_dict()
+    assert answer["backlinks_total"] == 8
+    pairs = [(b["file_path"], b["heading_path"], b["target_heading_path"]) for b in answer["backlinks"]]
+    assert ("ops/deploy.md", "Deploy > Rolling Back", "Setup Guide > Install on Linux") in pairs
+    assert ("index.md", "Vault Home > Headings and blocks", "Setup Guide > Requirements") in pairs
+    assert {p for p, _, _ in pairs} == {"index.md", "ops/deploy.md"}
+    # paged: one of each per page, next_offset while either list has more
+    first = engine.links("Setup Guide.md", limit=1).to_dict()
+    assert len(first["backlinks"]) == 1 and first["next_offset"] == 1
+
+
+def test_link_to_a_note_created_later_resolves_on_the_next_run(vault: Path) -> None:
+    engine = indexed_engine(vault, "none")
+    assert _outgoing(engine, "index.md")["[[Quarterly Plan]]"][0] == "unresolved"
+    (vault / "plans").mkdir()
+    (vault / "plans" / "Quarterly Plan.md").write_text("# Quarterly Plan\n\nShip it.\n", encoding="utf-8")
+    engine.index()
+    assert _outgoing(engine, "index.md")["[[Quarterly Plan]]"] == ("resolved", "plans/Quarterly Plan.md", None)
+    assert engine.links("plans/Quarterly Plan.md").backlinks_total == 1
+    (vault / "plans" / "Quarterly Plan.md").unlink()
+    engine.index()
+    assert _outgoing(engine, "index.md")["[[Quarterly Plan]]"] == ("unresolved", None, None)
+
+
+def test_read_accepts_a_link_target(vault: Path, cli_main) -> None:
+    engine = indexed_engine(vault, "none")
+    section = engine.read("[[Setup Guide#Install on Linux]]", "")
+    assert (section.file_path, section.heading_path) == ("Setup Guide.md", "Setup Guide > Install on Linux")
+    assert engine.read("Setup Guide#^firewall-note", "").heading_path == "Setup Guide > Install on Linux > Troubleshooting"
+    assert engine.read("[[Deployment Handbook]]", "").heading_path == "Deploy"  # alias; whole note: its first section
+    db = str(vault.parent / "index.db")
+    run = cli_main("read", "[[ops/deploy#rolling-back]]", "--docs-dir", str(vault), "--json", env=_env(db))
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["heading_path"] == "Deploy > Rolling Back"
+    run = cli_main("read", "[[readme]]", "--docs-dir", str(vault), env=_env(db))
+    assert run.returncode == 2 and "alpha/readme.md | beta/readme.md" in run.stderr
+    run = cli_main("read", "[[Quarterly Plan]]", "--docs-dir", str(vault), env=_env(db))
+    assert run.returncode == 2 and "no indexed document is named by the link target" in run.stderr
+
+
+def test_mcp_tools_read_a_link_target_and_list_links(vault: Path) -> None:
+    from markdown_memory.config import Settings
+    from markdown_memory.mcp.runtime import Runtime
+
+    indexed_engine(vault, "none").close()
+    runtime = Runtime(Settings.load(vault, vault.parent / "index.db", "none", auto_index=False))
+    try:
+        read = runtime.read_section("[[Setup Guide#Requirements]]", "", False, None)
+        assert read["content"].startswith("## Requirements")
+        links = runtime.get_links("deploy.md", 0)
+        assert links["file_path"] == "ops/deploy.md"
+        assert [k["target_path"] for k in links["outgoing"]] == ["Setup Guide.md", "index.md", "Setup Guide.md"]
+        assert [b["file_path"] for b in links["backlinks"]] == ["index.md", "index.md", "ops/Release Notes.md"]
+    finally:
+        runtime.shutdown()
+
+
+def test_cli_links_lists_outgoing_and_backlinks(vault: Path, cli_main) -> None:
+    db = str(vault.parent / "index.db")
+    assert cli_main("index", str(vault), env=_env(db)).returncode == 0
+    run = cli_main("links", "Setup Guide.md", "--docs-dir", str(vault), env=_env(db))
+    assert run.returncode == 0, run.stderr
+    assert "1 outgoing link(s), 0 not resolved; 8 backlink(s)" in run.stdout
+    assert "ops/deploy.md:10  Deploy > Rolling Back  ->  Setup Guide > Install on Linux" in run.stdout
+    run = cli_main("links", "index.md", "--docs-dir", str(vault), env=_env(db))
+    assert "(unresolved: Quarterly Plan)" in run.stdout and "(ambiguous: readme)" in run.stdout
+
+
+# -- the Dendron vault of the shared eval corpus ------------------------------------------------
+DENDRON = EVAL_CORPUS / "dendron"
+
+
+@pytest.fixture(scope="module")
+def dendron_engine(tmp_path_factory: pytest.TempPathFactory):
+    require_eval_corpus()
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    engine = Engine(Settings.load(DENDRON, tmp_path_factory.mktemp("dendron") / "i.db", "none"))
+    engine.index()
+    yield engine
+    engine.close()
+
+
+def _links_outside_code(root: Path, stem: str) -> int:
+    """A grep count of wikilinks naming note ``stem``, lines inside fences left out."""
+    pattern = re.compile(r"!?\[\[(?:[^\]|]*\|)?(?:dendron://[^/\]]*/)?" + re.escape(stem) + r"(?:#[^\]]*)?\]\]")
+    count = 0
+    for path in root.rglob("*.md"):
+        fenced = False
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if line.lstrip().startswith(("```", "~~~")):
+                fenced = not fenced
+            elif not fenced:
+                count += len(pattern.findall(re.sub(r"`[^`]*`", "", line)))
+    return count
+
+
+def test_dendron_backlinks_match_a_grep_count(dendron_engine) -> None:
+    for note in ("vault/dendron.topic.links.md", "vault/dendron.topic.schema.md"):
+        answer = dendron_engine.links(note, limit=200).to_dict()
+        expected = _links_outside_code(DENDRON, Path(note).stem)
+        assert expected >= 10
+        assert answer["backlinks_total"] == expected == len(answer["backlinks"])
+        assert all(b["heading_path"] for b in answer["backlinks"])
+
+
+def test_dendron_heading_link_reads_the_section(dendron_engine) -> None:
+    section = dendron_engine.read("[[Cross Vault Link|dendron.topic.links#cross-vault-links]]", "")
+    assert section.file_path == "vault/dendron.topic.links.md"
+    assert section.heading_path.endswith("Cross Vault Links")
+    assert section.content.startswith("### Cross Vault Links") or "Cross Vault" in section.content.split("\n")[0]
+
+
+def test_dendron_unresolved_links_are_listed(dendron_engine) -> None:
+    answer = dendron_engine.links("vault/dendron.faq.md", limit=200).to_dict()
+    unresolved = [k for k in answer["outgoing"] if k["status"] == "unresolved"]
+    assert answer["unresolved"] >= len(unresolved) > 0
+    for link in unresolved:  # the notes they name are not in this subset of the vault
+        name = re.sub(r"^dendron://[^/]*/", "", link["target"]).split("#")[0]
+        assert not (DENDRON / "vault" / f"{name}.md").exists(), link
+    assert any(k["status"] == "resolved" and k["target_heading_path"] for k in answer["outgoing"])
+
+
+# -- property: stored links are where they say they are ------------------------------------------
+_NAMES = ["alpha", "Beta Note", "c.d.e", "dir/fgh"]
+_PIECES = st.sampled_from([
+    "[[alpha]]", "[[Beta Note#Part One]]", "[[c.d.e|label]]", "![[dir/fgh#^blk]]", "[[gone]]",
+    "[x](alpha.md)", "[y](<Beta Note.md#part-one>)", "`[[alpha]]`", "text", "\n", "\n\n", "\n## Part One\n",
+    "\n# Top\n", " ^blk", "\n```\n[[alpha]]\n```\n", "- item ", "> quote ", "| a | [[alpha\\|b]] |\n|---|---|\n",
+])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(bodies=st.lists(st.lists(_PIECES, max_size=14).map("".join), min_size=len(_NAMES), max_size=len(_NAMES)))
+def test_property_stored_links_sit_in_their_section_and_lead_to_what_exists(tmp_path_factory, bodies) -> None:
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    root = tmp_path_factory.mktemp("prop") / "vault"
+    for name, body in zip(_NAMES, bodies):
+        path = root / f"{name}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body + "\n", encoding="utf-8")
+    engine = Engine(Settings.load(root, root.parent / "i.db", "none"))
+    try:
+        engine.index()
+        paths = {d.path for d in engine.list_documents().documents}
+        for path in paths:
+            answer = engine.links(path, limit=1000).to_dict()
+            for link in answer["outgoing"]:
+                section = engine.read(path, link["heading_path"]).content
+                assert link["raw"] in section, (path, link)
+                if link["status"] == "resolved":
+                    assert link["target_path"] in paths
+                if link["target_heading_path"] is not None:
+                    headings = [h.heading_path for h in engine.outline(link["target_path"]).headings]
+                    assert link["target_heading_path"] in headings or link["target_heading_path"].startswith("(")
+    finally:
+        engine.close()
+
+
+def test_vaults_page_shows_what_links_prints(vault: Path, cli_main) -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "vaults.md").read_text(encoding="utf-8")
+    shown = page.split("```text\n", 1)[1].split("```", 1)[0].rstrip("\n")
+    run = cli_main("links", "Setup Guide.md", "--docs-dir", str(vault), env=_env(str(vault.parent / "i.db")))
+    assert run.stdout.rstrip("\n") == shown
+
+
+def test_site_paths_trailing_slashes_and_picture_embeds(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    (root / "site" / "docs" / "api").mkdir(parents=True)
+    (root / "site" / "docs" / "api" / "routing.md").write_text("# Routing\n\n## Regexp\n\nPatterns.\n", encoding="utf-8")
+    (root / "site" / "docs" / "index.md").write_text(
+        "# Home\n\nSee [routing](/docs/api/routing#regexp), [again](api/routing.md/#regexp) "
+        "and ![[diagram.png]] and [[routing]].\n", encoding="utf-8")
+    engine = indexed_engine(root, "none")
+    assert _outgoing(engine, "site/docs/index.md") == {
+        "/docs/api/routing#regexp": ("resolved", "site/docs/api/routing.md", "Routing > Regexp"),
+        "api/routing.md/#regexp": ("resolved", "site/docs/api/routing.md", "Routing > Regexp"),
+        "[[routing]]": ("resolved", "site/docs/api/routing.md", None),
+    }
+
+
+def test_an_ambiguous_name_with_a_label_still_lists_its_candidates(vault: Path) -> None:
+    from markdown_memory.errors import DocumentNotFoundError
+
+    engine = indexed_engine(vault, "none")
+    with pytest.raises(DocumentNotFoundError) as caught:
+        engine.read("[[readme|the readme]]", "")
+    assert caught.value.candidates == ["alpha/readme.md", "beta/readme.md"]
