@@ -141,6 +141,21 @@ def test_a_bad_option_still_exits_0(indexed):
     assert answer is None and "--max-tokens" in err
 
 
+def test_unknown_arguments_never_exit_2(indexed):
+    """Trial finding: `hook --bogus`, `hook extra` and `--embedder nope hook` exited 2 (argparse),
+    which blocks the user's prompt. Unknown arguments after `hook` are ignored with one stderr
+    line and the hook still answers; an unusable global option answers nothing, status 0."""
+    root, db = indexed
+    for n, extra in enumerate((["--bogus"], ["extra"], ["--max-tokens", "300", "--newer-option=1"])):
+        answer, err = run_hook(payload(TIMEOUT_QUESTION, root, session=f"lenient-{n}"), db, *extra)
+        assert "Configuration > Network timeouts" in context(answer), (extra, err)
+        assert "ignored unrecognized arguments" in err
+    env = dict(os.environ, MARKDOWN_MEMORY_DB=str(db))
+    done = subprocess.run([*HOOK[:-1], "--embedder", "nope", "hook"], input=payload(TIMEOUT_QUESTION, root),
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "") and "--embedder" in done.stderr
+
+
 def test_a_database_of_another_root_answers_nothing(indexed, tmp_path):
     _root, db = indexed
     other = tmp_path / "other"

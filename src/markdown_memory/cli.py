@@ -351,7 +351,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         argv = _options_after_query(argv)
         as_json = _wants_json(argv)
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        if "hook" in argv:  # the prompt hook never exits 2 (that blocks the prompt): cli_hook.parse
+            from .cli_hook import parse as parse_hook
+
+            hook_args = parse_hook(parser, argv)
+            if hook_args is None:
+                return 0
+            if hook_args.command == "hook":
+                args = hook_args
+            else:  # "hook" was another command's argument (a query, a file name)
+                args = build_parser().parse_args(argv)
+        else:
+            args = parser.parse_args(argv)
         as_json = bool(getattr(args, "json", False))
         level, problem = _log_level(args.log_level)
         _configure_logging(level)

@@ -37,6 +37,32 @@ def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None]
     p.error = quiet_error
 
 
+class _UsageError(Exception):
+    pass
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | None:
+    """``argv`` parsed leniently for the hook: arguments it does not know (a typo in the agent's
+    settings, a newer option given to an older install) are named on stderr and ignored; an
+    argument it cannot parse at all (an unknown ``--embedder``) gives one stderr line and None.
+    Never exits 2, which would block the user's prompt. The caller re-parses strictly when the
+    command is not ``hook``."""
+    from .messages import hook_ignored, hook_usage
+
+    def raise_usage(message: str) -> NoReturn:
+        raise _UsageError(message)
+
+    parser.error = raise_usage  # type: ignore[method-assign]
+    try:
+        args, extra = parser.parse_known_args(argv)
+    except _UsageError as exc:
+        sys.stderr.write(hook_usage(str(exc)) + "\n")
+        return None
+    if extra and args.command == "hook":
+        sys.stderr.write(hook_ignored(extra) + "\n")
+    return args
+
+
 def run(args: argparse.Namespace) -> int:
     """Answer one hook call: read stdin, write the answer (if any) to stdout; always 0."""
     from .hook import DEFAULT_MAX_TOKENS, respond

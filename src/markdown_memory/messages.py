@@ -554,6 +554,12 @@ def hook_usage(problem: str) -> str:
     return f"markdown-memory hook: {problem}; the prompt went on without docs (`markdown-memory hook --help`)"
 
 
+def hook_ignored(arguments: list[str]) -> str:
+    """The hook's stderr line for arguments it does not know and ignored (it still answers)."""
+    return (f"markdown-memory hook: ignored unrecognized arguments {' '.join(arguments)!r} "
+            "(`markdown-memory hook --help` lists the options)")
+
+
 def hook_stdin(exc: BaseException) -> str:
     """The hook's stderr line when its stdin cannot be read."""
     return f"markdown-memory hook: could not read the hook input on stdin: {exc}"
