@@ -183,3 +183,54 @@ def test_a_missing_docs_folder_is_refused(cli_main, home, tmp_path):
     res = _run(cli_main, home, "claude-code", "--docs-dir", str(tmp_path / "nope"), "--yes")
     assert res.returncode == 2 and "--docs-dir" in res.stderr
     assert not (home["home"] / ".claude.json").exists()
+
+
+@pytest.mark.parametrize(("agent", "relative", "text"), [
+    ("claude-code", ".claude.json", '{"mcpServers": ["keep-me"], "x": 1}\n'),
+    ("codex", ".codex/config.toml", 'model = "o3"\nmcp_servers = "x"\n'),
+])
+def test_a_server_list_of_another_shape_stops_setup_and_loses_nothing(cli_main, home, agent, relative, text):
+    """Trial findings: `"mcpServers": [...]` was silently replaced by an object (its content
+    lost) and `mcp_servers = "x"` crashed setup codex with a traceback."""
+    path = home["home"] / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    done = _run(cli_main, home, agent, "--embedder", "minilm", "--yes")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "nothing was changed" in done.stderr and ("mcpServers" in done.stderr or "mcp_servers" in done.stderr)
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_updating_a_registration_keeps_the_users_own_keys(cli_main, home):
+    """Trial finding: re-running setup over an entry with the user's env / timeout dropped them."""
+    config = home["home"] / ".claude.json"
+    config.write_text(_json({"mcpServers": {"markdown-memory": {
+        "type": "stdio", "command": "/old/markdown-memory", "args": [], "env": {"TOKEN": "abc"}}}}), encoding="utf-8")
+    codex = home["home"] / ".codex" / "config.toml"
+    codex.parent.mkdir()
+    codex.write_text('[mcp_servers.markdown-memory]\ncommand = "/old/markdown-memory"\nargs = []\n'
+                     'startup_timeout_sec = 30\n\n[mcp_servers.markdown-memory.env]\nA = "1"\n', encoding="utf-8")
+    for agent in ("claude-code", "codex"):
+        assert _run(cli_main, home, agent, "--embedder", "minilm", "--yes").returncode == 0
+    entry = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["markdown-memory"]
+    assert entry["env"]["TOKEN"] == "abc" and entry["command"] != "/old/markdown-memory"
+    table = tomllib.loads(codex.read_text(encoding="utf-8"))["mcp_servers"]["markdown-memory"]
+    assert table["startup_timeout_sec"] == 30 and table["env"] == {"A": "1"}
+    assert table["command"] != "/old/markdown-memory" and "--embedder" in table["args"]
+    for agent in ("claude-code", "codex"):  # idempotent: a second run changes nothing
+        again = _run(cli_main, home, agent, "--embedder", "minilm")
+        assert "nothing to change" in again.stdout, again.stdout
+
+
+def test_a_symlinked_config_stays_a_link_and_its_target_is_updated(cli_main, home, tmp_path):
+    """Trial finding: a dotfiles-style symlinked ~/.claude.json became a plain file."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "claude.json"
+    target.write_text(_json({"numStartups": 1}), encoding="utf-8")
+    link = home["home"] / ".claude.json"
+    link.symlink_to(target)
+    assert _run(cli_main, home, "claude-code", "--embedder", "minilm", "--yes").returncode == 0
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    data = json.loads(target.read_text(encoding="utf-8"))
+    assert data["numStartups"] == 1 and "markdown-memory" in data["mcpServers"]

@@ -26,13 +26,29 @@ HOOK_EVENT = "UserPromptSubmit"
 
 
 # -- MCP servers in JSON ----------------------------------------------------------------------
-def with_server(data: dict[str, Any], name: str, entry: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with ``mcpServers[name]`` set to ``entry`` (other servers and keys kept)."""
+def merged_entry(old: object, entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` over an existing server entry ``old``: setup's keys (command, args) replace
+    the old ones, the user's other keys stay (``env`` is merged key by key, setup's winning),
+    so updating a registration never drops a token or a timeout the user added."""
+    if not isinstance(old, dict):
+        return dict(entry)
+    out = {**copy.deepcopy(old), **entry}
+    if isinstance(old.get("env"), dict):
+        out["env"] = {**old["env"], **(entry.get("env") or {})}
+    return out
+
+
+def with_server(data: dict[str, Any], name: str, entry: dict[str, Any], where: str = "the config file") -> dict[str, Any]:
+    """``data`` with ``mcpServers[name]`` set to ``entry`` (other servers and keys kept, and the
+    user's own keys of an existing entry: :func:`merged_entry`). Raises ConfigError when
+    ``mcpServers`` exists but is not a JSON object (nothing is dropped silently)."""
     out = copy.deepcopy(data)
     servers = out.get("mcpServers")
-    if not isinstance(servers, dict):
+    if servers is None:
         servers = {}
-    servers[name] = entry
+    elif not isinstance(servers, dict):
+        raise ConfigError(messages.config_unreadable(where, '"mcpServers" is not a JSON object'))
+    servers[name] = merged_entry(servers.get(name), entry)
     out["mcpServers"] = servers
     return out
 
@@ -139,12 +155,45 @@ def _key_parts(key: str) -> list[str]:
     return [p.strip().strip('"').strip("'") for p in re.findall(r'"[^"]*"|\'[^\']*\'|[^.]+', key)]
 
 
+def _toml_value(value: Any) -> str:
+    """A TOML value for a scalar or a list of scalars; ValueError for anything else."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise ValueError(f"cannot write {type(value).__name__}")
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_string(key)
+
+
 def _server_table(name: str, entry: dict[str, Any]) -> list[str]:
-    lines = [f"[mcp_servers.{name}]", f"command = {_toml_string(entry['command'])}"]
-    lines.append("args = [" + ", ".join(_toml_string(a) for a in entry.get("args", [])) + "]")
-    env = entry.get("env") or {}
-    if env:
-        lines += ["", f"[mcp_servers.{name}.env]"] + [f"{_toml_string(k)} = {_toml_string(v)}" for k, v in env.items()]
+    """The ``[mcp_servers.<name>]`` table of ``entry``: command and args first, the user's other
+    keys after them, each sub-table (``env`` and any other) as its own header. ValueError for a
+    value this line edit cannot write (a date, a table in a table)."""
+    lines = [f"[mcp_servers.{name}]", f"command = {_toml_string(entry['command'])}",
+             "args = " + _toml_value(list(entry.get("args", [])))]
+    tables = []
+    for key, value in entry.items():
+        if key in ("command", "args"):
+            continue
+        if isinstance(value, dict):
+            tables.append((key, value))
+        else:
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+    for key, table in tables:
+        if not table:
+            continue
+        lines += ["", f"[mcp_servers.{name}.{_toml_key(key)}]"]
+        for k, v in table.items():
+            if isinstance(v, dict):
+                raise ValueError("a table in a table")
+            lines.append(f"{_toml_key(k)} = {_toml_value(v)}")
     return lines
 
 
@@ -184,7 +233,15 @@ def toml_with_server(text: str | None, name: str, entry: dict[str, Any] | None, 
                 at = len(kept)
         if not inside:
             kept.append(line)
-    block = _server_table(name, entry) if entry is not None else []
+    before_servers = before.get("mcp_servers", {})
+    if not isinstance(before_servers, dict):
+        raise ConfigError(messages.config_unreadable(where, "mcp_servers is not a table"))
+    if entry is not None:
+        entry = merged_entry(before_servers.get(name), entry)
+    try:
+        block = _server_table(name, entry) if entry is not None else []
+    except ValueError as exc:
+        raise ConfigError(messages.toml_not_editable(where, name)) from exc
     if block:
         if at is None:
             while kept and not kept[-1].strip():

@@ -76,6 +76,10 @@ def apply(changes: list[Change]) -> None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    """Replace ``path``'s content in one step, keeping its mode. A symlinked config (a dotfiles
+    checkout) stays a link: its target is the file written."""
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode: int | None = path.stat().st_mode & 0o7777

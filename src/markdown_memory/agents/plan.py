@@ -106,7 +106,7 @@ def _json_change(path: Path, what_set: str, what_remove: str, edit: str, req: Re
     data = load_json(path, before)
     where = str(path)
     if edit == "server":
-        new = edits.without_server(data, SERVER_NAME) if req.remove else edits.with_server(data, SERVER_NAME, value)  # type: ignore[arg-type]
+        new = edits.without_server(data, SERVER_NAME) if req.remove else edits.with_server(data, SERVER_NAME, value, where)  # type: ignore[arg-type]
         present = isinstance(data.get("mcpServers"), dict) and SERVER_NAME in data["mcpServers"]
     else:  # the hook
         new = edits.without_prompt_hook(data, where) if req.remove else edits.with_prompt_hook(data, value, where)  # type: ignore[arg-type]
