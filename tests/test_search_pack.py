@@ -86,6 +86,21 @@ def test_pack_greedy_in_rank_order_then_pointers():
     assert not any(k.startswith("_") for r in out for k in r)
 
 
+def test_a_hit_larger_than_the_whole_budget_does_not_leave_the_rest_without_text():
+    """Trial finding: a 225k-token top hit made every later hit (5-34 tokens) a pointer, even
+    with max_tokens 20000. A hit that could never fit is a pointer; the ones after it still
+    carry their text, in rank order (a hit that could fit alone still ends the run)."""
+    from markdown_memory.search.pack import entry_cost
+
+    hits = [_hit(1, 1, None, 225_000), _hit(2, 1, None, 30), _hit(3, 1, None, 0), _hit(4, 1, None, 20)]
+    pointers = sum(entry_cost(h) for h in hits)
+    hits[2] = _hit(3, 1, None, 1000 - pointers - 10)  # fits alone, not after the 30-token hit
+    out = pack_hits(hits, top_k=5, max_tokens=1000)
+    assert ["content" in r for r in out] == [False, True, False, False]
+    out = pack_hits(hits, top_k=5, max_tokens=20_000)
+    assert ["content" in r for r in out] == [False, True, True, True]
+
+
 def test_pack_keeps_parent_and_child_but_only_one_in_full_and_drops_overlapping_lines():
     parent, child = _hit(1, 1, None, 50), _hit(1, 3, 1, 50)
     parent["end_line"], child["start_line"], child["end_line"] = 9, 10, 20

@@ -4,7 +4,9 @@ Every returned hit costs ``entry_cost`` (its path, breadcrumb, lines and preview
 full ``content`` in rank order while content plus all pointers stays within ``max_tokens``
 (at least one hit is always returned); a hit that does not fit, or scores below
 ``CONTENT_SCORE_SHARE`` of the best hit (and every later one) becomes a pointer: path,
-heading_path, lines, tokens and the <= 100-character preview, no content.
+heading_path, lines, tokens and the <= 100-character preview, no content. A hit larger than the
+whole budget on its own is a pointer that does not end the run: the hits after it still carry
+their text (it can only be read paged, with ``read_section``).
 
 A section's content is its own text only (its heading down to the next heading of any level),
 so a parent and its child never repeat each other's text; both stay in the answer (a parent's
@@ -76,7 +78,7 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
     while len(chosen) > 1 and sum(costs) > max_tokens:
         chosen.pop()
         costs.pop()
-    used = sum(costs)
+    used = pointers = sum(costs)
     full = True
     out = []
     floor = CONTENT_SCORE_SHARE * max((float(h.get("score", 0.0)) for h in chosen), default=0.0)
@@ -99,7 +101,10 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
             used += extra
             with_content.append((key, parent))
         else:
-            if not related:
+            # A hit that could fit on its own closes the budget (rank order: no worse hit gets
+            # text in its place); one larger than the whole budget never could, and is read
+            # paged with read_section, so the smaller hits after it still get their text.
+            if not related and pointers + extra <= max_tokens:
                 full = False
             item.pop("content", None)
         out.append(item)
