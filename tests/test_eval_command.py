@@ -107,6 +107,25 @@ def test_eval_flags_an_expected_file_that_does_not_exist(docs_root, tmp_path, ru
     assert "[line 1]" in out.stdout  # no id: the line number names the question
 
 
+def test_eval_flags_expectations_outside_the_root_or_past_the_end(docs_root, tmp_path, run):
+    """Trial finding: `"path": "../etc/passwd"` and `"line": 99999` were accepted silently (the
+    first passed the file check because it exists, outside the root)."""
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Elsewhere\n", encoding="utf-8")
+    questions = _write(tmp_path / "q.jsonl", [
+        {"id": "up", "query": PORT, "expect": [{"path": "../outside.md", "line": 1}]},
+        {"id": "far", "query": PORT, "expect": [{"path": "ops/troubleshooting.md", "line": 99999}]},
+        {"id": "ok", "query": PORT, "expect": [{"path": "ops/troubleshooting.md", "line": 5}]},
+    ])
+    out = run("--embedder", "minilm", "eval", str(questions), "--docs-dir", str(docs_root))
+    assert out.returncode == 0, out.stderr
+    warning = next(line for line in out.stdout.splitlines() if line.startswith("warning:"))
+    assert "2 expectations can never be met" in warning
+    assert "up ../outside.md:1 (outside the docs root)" in warning
+    assert "far ops/troubleshooting.md:99999 (line 99999 is past the end of the file" in warning
+    assert "want ops/troubleshooting.md:99999" in out.stdout  # listed among the misses with why
+
+
 @pytest.mark.parametrize("content, says", [
     ('{"query": "x", "expect": [{"path": "a.md"}]}\n', "line 1 has an \"expect\" entry without"),
     ('\n{"expect": []}\n', "line 2 has no \"query\""),

@@ -61,6 +61,9 @@ def run(engine: Any, args: argparse.Namespace, progress: Any) -> int:
           f"embedder {engine.settings.embedder}, {mode} search")
     print(format_table(summary))
     print(messages.EVAL_LEGEND)
+    unusable = [(r.id, where, why) for r in results for where, why in r.unusable.items()]
+    if unusable:
+        print(messages.eval_unusable(unusable))
     if status.keyword_only and status.message:
         print(f"note: {status.message}")
     if not args.no_misses:

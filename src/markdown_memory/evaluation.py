@@ -61,7 +61,9 @@ MAX_TOKENS = 2000
 class QueryResult:
     """Outcome of one labelled question: ``rank`` is the 0-based position of the first correct hit
     in the top-10 list (None = not found); ``rank5`` the same within the default top-5 answer;
-    ``missing``: expected paths that are not files under the docs root."""
+    ``missing``: expected paths that are not files under the docs root; ``unusable``: each
+    expectation that can never be met, ``"path:line"`` -> why (outside the root, no such file,
+    a line past the end of the file)."""
 
     id: str
     query: str
@@ -77,6 +79,7 @@ class QueryResult:
     top: list[dict[str, Any]] = field(default_factory=list)
     doc_lang: str = ""  # "zh" when the expected page is mostly CJK text, else "en"
     missing: list[str] = field(default_factory=list)
+    unusable: dict[str, str] = field(default_factory=dict)
 
     @property
     def negative(self) -> bool:
@@ -166,6 +169,25 @@ def page_language(path: Path) -> str:
     return "zh" if cjk_share(text) >= 0.05 else "en"
 
 
+def expectation_problem(root: Path, path: str, line: int) -> str | None:
+    """Why the expectation ``path:line`` (path relative to ``root``) can never be met, or None:
+    a path leading outside the root, a file that does not exist, a line past its end."""
+    real_root = root.resolve()
+    target = (root / path).resolve()
+    if target != real_root and real_root not in target.parents:
+        return "outside the docs root"
+    if not target.is_file():
+        return "no such file under the docs root"
+    try:
+        with target.open("rb") as f:
+            count = sum(1 for _ in f)
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if line > count:
+        return f"line {line} is past the end of the file ({count} lines)"
+    return None
+
+
 def run_queries(engine: Any, queries: list[dict[str, Any]]) -> list[QueryResult]:
     """Search every question through ``engine`` (an ``Engine``; one warm-up search first so model
     loading is not timed). The index is used as it is (``Freshness.FLAG``): index first."""
@@ -173,6 +195,10 @@ def run_queries(engine: Any, queries: list[dict[str, Any]]) -> list[QueryResult]
     out = []
     for q in queries:
         r = QueryResult(str(q["id"]), q["query"], q.get("type") or "", q.get("lang") or "?", q.get("expect", []))
+        for e in r.expect:
+            why = expectation_problem(engine.root, e["path"], int(e["line"]))
+            if why:
+                r.unusable[f"{e['path']}:{e['line']}"] = why
         r.missing = sorted({e["path"] for e in r.expect if not (engine.root / e["path"]).is_file()})
         if r.expect:
             r.doc_lang = page_language(engine.root / r.expect[0]["path"])
@@ -303,7 +329,8 @@ def format_misses(results: list[QueryResult]) -> str:
         label = "/".join(x for x in (r.type, r.lang) if x and x != "?")
         out.append(f"[{r.id}{' ' + label if label else ''}] {kind} conf={r.confidence}: {r.query}")
         for e in r.expect:
-            gone = "  (no such file under the docs root)" if e["path"] in r.missing else ""
+            why = r.unusable.get(f"{e['path']}:{e['line']}")
+            gone = f"  ({why})" if why else ""
             out.append(f"    want {e['path']}:{e['line']}  ({e.get('heading', '')}){gone}")
         for i, h in enumerate(r.top):
             mark = "*" if r.rank == i else " "

@@ -577,3 +577,12 @@ def link_not_found(written: str) -> str:
 
 def links_unresolved(count: int) -> str:
     return f"{count} link(s) of this document lead to no indexed document or heading (status other than 'resolved')"
+
+
+def eval_unusable(items: list[tuple[str, str, str]]) -> str:
+    """``eval``'s warning for expectations no hit can ever meet: ``(question id, "path:line",
+    why)``, the first five named."""
+    shown = "; ".join(f"{qid} {where} ({why})" for qid, where, why in items[:5])
+    more = f"; and {len(items) - 5} more" if len(items) > 5 else ""
+    return (f"warning: {len(items)} expectation{'s' if len(items) != 1 else ''} can never be met, so "
+            f"{'they count' if len(items) != 1 else 'it counts'} as misses: {shown}{more}; fix the questions file")
