@@ -229,6 +229,11 @@ def _render_search(answer: dict[str, Any], read_command: Callable[[str, str], st
         out.append("no results")
     if answer.get("message"):
         out.append(f"note: {answer['message']}")
+    emb = (answer.get("index_status") or {}).get("embedder") or {}
+    if emb.get("chosen"):  # a preset nobody named and not simply the default: say which and why
+        from .messages import embedder_line
+
+        out.append(f"embedder: {embedder_line(emb['name'], emb['chosen'])}")
     return "\n".join(out).rstrip()
 
 
@@ -270,6 +275,8 @@ def _render_outline(outline: dict[str, Any]) -> str:
 
 def _render_status(status: dict[str, Any]) -> str:
     """``status`` for a person: the counts, model, freshness and problems on a few lines."""
+    from .messages import embedder_line
+
     emb = status["embedder"]
     mode = "keyword-only" if status["keyword_only"] else "hybrid (keyword + vectors)"
     last = status.get("last_run")
@@ -278,7 +285,8 @@ def _render_status(status: dict[str, Any]) -> str:
         f"database   {status['database']}",
         f"indexed    {status['documents']} documents, {status['sections']} sections, "
         f"{status['passages']} passages, {status['vectors']} with vectors",
-        f"search     {mode}; embedder {emb['name']}" + (f" ({emb['error']})" if emb.get("error") else ""),
+        f"search     {mode}; embedder {embedder_line(emb['name'], emb.get('chosen'))}"
+        + (f" ({emb['error']})" if emb.get("error") else ""),
         f"coverage   {status['coverage']}" + ("; indexing now" if status["indexing"] else "")
         + (f"; last run {last.get('when', last['at'])} took {last['seconds']:.2f} s" if last else "; never indexed"),
     ]

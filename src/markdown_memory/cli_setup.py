@@ -58,7 +58,8 @@ def run_setup(args: argparse.Namespace) -> int:
     be read, parsed or edited safely (before anything is written) and for a missing folder."""
     from . import messages
     from .agents.files import apply
-    from .agents.plan import Request, installed_embedder, plan
+    from .agents.plan import Request, plan
+    from .embed.choice import installed_embedder
     from .errors import ConfigError
 
     note = None

@@ -119,7 +119,8 @@ class Settings:
     """Everything the engine needs to know, resolved once.
 
     Attributes: ``docs_root`` (resolved directory), ``db_path`` (SQLite file), ``embedder``
-    (one of EMBEDDER_CHOICES), ``threads`` (onnxruntime intra-op threads or None for the
+    (one of EMBEDDER_CHOICES), ``embedder_named`` (False when neither a flag nor the environment
+    named it: the engine then chooses, see ``embed/choice.py``), ``threads`` (onnxruntime intra-op threads or None for the
     default), ``exclude`` (extra gitignore-style globs), ``auto_index`` (background catch-up
     in the server), ``max_file_bytes`` (larger files are not indexed).
     """
@@ -127,6 +128,7 @@ class Settings:
     docs_root: Path
     db_path: Path
     embedder: str = DEFAULT_EMBEDDER
+    embedder_named: bool = True
     threads: int | None = None
     exclude: list[str] = field(default_factory=list)
     auto_index: bool = True
@@ -147,7 +149,8 @@ class Settings:
         for a missing docs root, an unknown embedder name or a bad size limit.
         """
         root = resolve_docs_root(docs_root)
-        name = (embedder or _env("MARKDOWN_MEMORY_EMBEDDER") or DEFAULT_EMBEDDER).strip().lower()
+        named = (embedder or _env("MARKDOWN_MEMORY_EMBEDDER") or "").strip().lower()
+        name = named or DEFAULT_EMBEDDER
         if name not in EMBEDDER_CHOICES:
             raise ConfigError(f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDER_CHOICES)}")
         exclude = [g.strip() for g in (_env("MARKDOWN_MEMORY_EXCLUDE") or "").split(",") if g.strip()]
@@ -155,6 +158,7 @@ class Settings:
             docs_root=root,
             db_path=resolve_db_path(root, db),
             embedder=name,
+            embedder_named=bool(named),
             threads=_threads_from_env(),
             exclude=exclude,
             auto_index=flag_from_env("MARKDOWN_MEMORY_AUTO_INDEX", True) if auto_index is None else auto_index,

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from . import messages
 from .config import Settings
 from .embed.base import Embedder
+from .embed.choice import resolve as resolve_embedder
 from .embed.loader import ModelLoader
 from .errors import DiskFullError, DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
 from .files.walk import linked_part, stat_signature
@@ -87,6 +88,8 @@ class Engine:
         from .index.scheduler import BackgroundIndexer
         from .store import VectorCache
 
+        if embedder is None:  # the preset not named: chosen from the database (embed/choice.py)
+            settings, chosen = resolve_embedder(settings)
         self.settings = settings
         self.root: Path = settings.docs_root
         self.database = Database(settings.docs_root, settings.db_path)
@@ -94,7 +97,7 @@ class Engine:
         self.activity = IndexActivity()
         self.background = background
         self.context = messages.Context(self.root, settings.embedder, background and settings.auto_index,
-                                        agent=background)
+                                        agent=background, chosen=chosen if embedder is None else None)
         self.reporter = StatusReporter(self.database, self.loader, self.activity, self.context)
         self.vector_cache = VectorCache() if background else None
         self.scheduler = BackgroundIndexer(self, enabled=background and settings.auto_index, clock=clock)

@@ -29,6 +29,8 @@ class Context:
     embedder: str
     background: bool
     agent: bool = False
+    #: why ``embedder`` was chosen when no flag or environment named it (``embed/choice.py``)
+    chosen: str | None = None
 
 
 def program() -> str:
@@ -448,6 +450,24 @@ def toml_not_editable(where: str, name: str) -> str:
 def rules_markers_broken(where: str, start: str, end: str) -> str:
     return (f"{where} has the agent rules markers {start} and {end} out of order or more than once; "
             "keep one pair (or none) and run setup again (nothing was changed)")
+
+
+def embedder_from_index(preset: str) -> str:
+    """Why a command that names no embedder uses ``preset`` (``embed/choice.py``)."""
+    return (f"not named: this index's vectors were made with {preset}; --embedder or MARKDOWN_MEMORY_EMBEDDER "
+            "picks another")
+
+
+def embedder_index_model_missing(preset: str, default: str) -> str:
+    """Why a command that names no embedder uses the ``default`` although the index holds
+    vectors of ``preset``, which cannot load here."""
+    return (f"not named: this index's vectors were made with {preset}, which cannot load here, so the default "
+            f"{default} is used instead and its vectors replace them (install {preset} again to keep them)")
+
+
+def embedder_line(name: str, chosen: str | None) -> str:
+    """The embedder as the CLI names it: ``minilm`` or ``minilm (not named, so ...)``."""
+    return f"{name} ({chosen})" if chosen else name
 
 
 def setup_model_missing(embedder: str) -> str:

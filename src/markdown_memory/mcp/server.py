@@ -98,7 +98,8 @@ def run_server(settings: "Settings", startup_error: Exception | None = None) -> 
                     "this command); press Ctrl-C to stop, or see `markdown-memory --help` for the CLI",
                     settings.docs_root)
     server = build_server(runtime)
-    log.info("MCP server for %s (embedder %s, auto-index %s)", settings.docs_root, settings.embedder,
+    log.info("MCP server for %s (embedder %s, auto-index %s)", settings.docs_root,
+             settings.embedder if settings.embedder_named else "not named: chosen from the index on first use",
              settings.auto_index)
     try:
         anyio.run(_serve, server, wire_in, wire_out, runtime.request_stop)

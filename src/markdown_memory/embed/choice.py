@@ -1,0 +1,83 @@
+"""Which embedding preset a command uses: the one place the choice is made.
+
+1. A preset named by ``--embedder`` or ``MARKDOWN_MEMORY_EMBEDDER`` is used, always (``none``
+   too: keyword-only by choice). A registration written by ``setup`` names one.
+2. Not named: the preset whose vectors the docs root's database already holds, when that preset
+   can load here (its package and model files are in place). An index built once with
+   ``--embedder minilm`` is searched and refreshed with MiniLM from then on, without the flag.
+3. Otherwise (a new index, a keyword-only one, or one whose model is not installed any more): the
+   default preset, ``embeddinggemma``; while its model is not downloaded, search is keyword-only
+   and the answer says how to fix it. A new index never silently gets another model than the
+   default: naming one once (step 1) is enough, step 2 keeps it.
+
+``installed_embedder`` is ``setup``'s variant, which has no database to look at: it registers
+the default when its model is present, else MiniLM when its extra is installed (the plan it
+prints names the preset, and nothing changes before ``--yes``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from ..config import DEFAULT_EMBEDDER
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import Settings
+
+
+@dataclass(frozen=True)
+class Choice:
+    """``name``: the preset; ``reason``: why, when it was not named and is not simply the default
+    (None otherwise)."""
+
+    name: str
+    reason: str | None = None
+
+
+def usable(preset: str) -> bool:
+    """True when ``preset`` can load here, judged from its files' presence (a few stats; see
+    ``embed.base.model_problem``); ``none`` is always usable."""
+    from .base import model_problem
+
+    return preset == "none" or model_problem(preset) is None
+
+
+def choose(named: str | None, stored_weights_id: str | None) -> Choice:
+    """The preset (see module docstring): ``named`` by flag or environment, else the one of
+    ``stored_weights_id`` (the database's vectors) when usable, else the default."""
+    from .. import messages
+    from .base import preset_of_weights_id
+
+    if named:
+        return Choice(named)
+    stored = preset_of_weights_id(stored_weights_id) if stored_weights_id else None
+    if stored is None or stored == DEFAULT_EMBEDDER:
+        return Choice(DEFAULT_EMBEDDER)
+    if usable(stored):
+        return Choice(stored, messages.embedder_from_index(stored))
+    return Choice(DEFAULT_EMBEDDER, messages.embedder_index_model_missing(stored, DEFAULT_EMBEDDER))
+
+
+def resolve(settings: Settings) -> tuple[Settings, str | None]:
+    """``settings`` with the preset chosen (``embedder_named`` False: steps 2-3 look at the
+    database ``settings.db_path`` without opening it for writing), and the reason to show."""
+    if settings.embedder_named:
+        return settings, None
+    from ..store.peek import stored_weights_id
+
+    choice = choose(None, stored_weights_id(settings.db_path))
+    return replace(settings, embedder=choice.name, embedder_named=False), choice.reason
+
+
+def installed_embedder() -> tuple[str, str | None]:
+    """``setup``'s preset when none is named: the default when its model is in place, else
+    MiniLM when its extra is installed, else the default with a note saying the model still has
+    to be downloaded."""
+    from .. import messages
+
+    if usable(DEFAULT_EMBEDDER):
+        return DEFAULT_EMBEDDER, None
+    if usable("minilm"):
+        return "minilm", None
+    return DEFAULT_EMBEDDER, messages.setup_model_missing(DEFAULT_EMBEDDER)

@@ -1,0 +1,34 @@
+"""A look at a database without opening it as an index: read-only, no lock, nothing created.
+
+Used before the engine opens the database (the embedder choice, ``embed/choice.py``), when the
+file may not exist yet, belong to another root, be damaged or be written by another process:
+every such case answers None, and the real open reports it later as it always does.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+
+log = logging.getLogger("markdown_memory.store")
+
+
+def stored_weights_id(path: Path) -> str | None:
+    """The ``weights_id`` of the vectors the database ``path`` holds (``meta``), or None: no
+    vectors, no such file, or the file cannot be read right now (one read-only query, 0.2 s busy
+    timeout at most)."""
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=0.2)
+    except (sqlite3.Error, OSError, ValueError):
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'weights_id'").fetchone()
+    except sqlite3.Error as exc:  # not an index yet, damaged, locked: the real open says which
+        log.debug("the stored vectors of %s cannot be read: %s", path, exc)
+        return None
+    finally:
+        conn.close()
+    return str(row[0]) if row and row[0] else None

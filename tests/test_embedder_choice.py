@@ -1,0 +1,168 @@
+"""Which embedding preset a command uses when none is named (``embed/choice.py``), through the
+real CLI, the engine façade and the MCP runtime: an index built once with ``--embedder minilm``
+keeps MiniLM without the flag; a flag or MARKDOWN_MEMORY_EMBEDDER always wins; a new index gets
+the default (keyword-only while its model is not downloaded, here); an index whose model cannot
+load falls back to the default and says so. The default model is never present in tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from markdown_memory.config import Settings
+from markdown_memory.engine import Engine
+
+from conftest import FIXTURES, requires_minilm
+
+pytestmark = requires_minilm
+QUERY = "how do I install on macOS"
+
+
+@pytest.fixture
+def root(tmp_path: Path, minilm, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The guide docs; a MiniLM load (the CLI's, the engine's) gets the session's model."""
+    from markdown_memory import embed
+
+    real = embed.get_embedder
+    monkeypatch.setattr(embed, "get_embedder", lambda name, *a, **k: minilm if name == "minilm" else real(name, *a, **k))
+    docs = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "guide", docs)
+    return docs
+
+
+def _search(cli_main, root: Path, *flags: str, env: dict | None = None) -> dict:
+    res = cli_main(*flags, "search", QUERY, "--docs-dir", str(root), "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def _vector_hits(answer: dict) -> int:
+    return sum("vector" in hit["matched_by"] for hit in answer["results"])
+
+
+class _AsGemma:
+    """The session's MiniLM posing as EmbeddingGemma: an index whose vectors are gemma's."""
+
+    name = "embeddinggemma"
+    weights_id = "embeddinggemma-300m-test:000000000000"
+
+    def __init__(self, inner) -> None:
+        self.inner, self.dimension = inner, inner.dimension
+
+    def document_text(self, title: str, text: str) -> str:
+        return self.inner.document_text(title, text)
+
+    def embed_texts(self, texts):
+        return self.inner.embed_texts(texts)
+
+    def embed_query(self, query: str):
+        return self.inner.embed_query(query)
+
+
+def test_search_without_embedder_uses_the_minilm_vectors_of_the_index(cli_main, root: Path) -> None:
+    built = cli_main("--embedder", "minilm", "index", str(root))
+    assert built.returncode == 0, built.stderr
+    answer = _search(cli_main, root)
+    emb = answer["index_status"]["embedder"]
+    assert emb["name"] == "minilm" and emb["loaded"] is True
+    assert emb["chosen"].startswith("not named: this index's vectors were made with minilm")
+    assert answer["keyword_only"] is False and _vector_hits(answer) >= 1
+    assert "keyword-only" not in (answer.get("message") or "")
+    # the text answer and status name the preset and why
+    text = cli_main("search", QUERY, "--docs-dir", str(root))
+    assert "embedder: minilm (not named: this index's vectors were made with minilm;" in text.stdout
+    assert "--embedder minilm" not in text.stdout  # the read commands need no flag: read infers the same
+    status = cli_main("status", "--docs-dir", str(root))
+    assert "search     hybrid (keyword + vectors); embedder minilm (not named: this index's vectors" in status.stdout
+    # read, outline, list work on the same index without the flag (and index keeps the vectors)
+    again = cli_main("index", str(root), "--json")
+    report = json.loads(again.stdout)
+    assert again.returncode == 0 and report["keyword_only"] is False
+    assert json.loads(cli_main("status", "--docs-dir", str(root), "--json").stdout)["vectors"] == 21
+
+
+def test_a_named_embedder_wins_over_the_index(cli_main, root: Path) -> None:
+    assert cli_main("--embedder", "minilm", "index", str(root)).returncode == 0
+    by_flag = _search(cli_main, root, "--embedder", "none")
+    assert by_flag["keyword_only"] is True and _vector_hits(by_flag) == 0
+    assert "keyword-only by choice (--embedder none)" in by_flag["message"]
+    assert by_flag["index_status"]["embedder"]["name"] == "none"
+    assert "chosen" not in by_flag["index_status"]["embedder"]  # named: nothing to explain
+    by_env = _search(cli_main, root, env={"MARKDOWN_MEMORY_EMBEDDER": "none"})
+    assert by_env["keyword_only"] is True and "chosen" not in by_env["index_status"]["embedder"]
+    # the keyword-only runs left the MiniLM vectors alone: without a flag it is hybrid again
+    after = _search(cli_main, root)
+    assert after["index_status"]["embedder"]["name"] == "minilm" and _vector_hits(after) >= 1
+
+
+def test_gemma_vectors_without_the_gemma_model_stay_keyword_only_with_the_usual_message(
+        cli_main, root: Path, minilm) -> None:
+    eng = Engine(Settings.load(root, None, "embeddinggemma"), embedder=_AsGemma(minilm))
+    assert eng.index().vectors_embedded > 0
+    eng.close()
+    inferred = _search(cli_main, root)
+    named = _search(cli_main, root, "--embedder", "embeddinggemma")
+    assert inferred["keyword_only"] is True and _vector_hits(inferred) == 0
+    assert inferred["message"] == named["message"]
+    assert "keyword-only: the embeddinggemma model is not installed; run" in inferred["message"]
+    assert inferred["index_status"]["embedder"] == named["index_status"]["embedder"]
+    assert "chosen" not in inferred["index_status"]["embedder"]  # it is the default: nothing to explain
+
+
+def test_a_new_index_gets_the_default_even_with_minilm_installed(cli_main, root: Path) -> None:
+    answer = _search(cli_main, root)
+    assert answer["index_status"]["embedder"]["name"] == "embeddinggemma"
+    assert answer["keyword_only"] is True and "chosen" not in answer["index_status"]["embedder"]
+    assert "or use `--embedder minilm` (no download" in answer["message"]
+    # naming minilm once is enough: the index remembers it
+    assert _search(cli_main, root, "--embedder", "minilm")["keyword_only"] is False
+    assert _search(cli_main, root)["index_status"]["embedder"]["name"] == "minilm"
+
+
+def test_minilm_vectors_with_minilm_gone_fall_back_to_the_default_and_say_why(
+        cli_main, root: Path, tmp_path: Path) -> None:
+    assert cli_main("--embedder", "minilm", "index", str(root)).returncode == 0
+    empty = tmp_path / "no-minilm"
+    empty.mkdir()
+    answer = _search(cli_main, root, env={"MARKDOWN_MEMORY_MINILM_DIR": str(empty)})
+    emb = answer["index_status"]["embedder"]
+    assert emb["name"] == "embeddinggemma" and answer["keyword_only"] is True
+    assert emb["chosen"] == ("not named: this index's vectors were made with minilm, which cannot load here, so the "
+                             "default embeddinggemma is used instead and its vectors replace them (install minilm "
+                             "again to keep them)")
+    assert "keyword-only: the embeddinggemma model is not installed" in answer["message"]
+
+
+def test_the_engine_and_the_mcp_runtime_choose_the_same_way(cli_main, root: Path, tmp_path: Path) -> None:
+    from markdown_memory.mcp.runtime import Runtime
+
+    db = tmp_path / "index.db"
+    assert cli_main("--embedder", "minilm", "--db", str(db), "index", str(root)).returncode == 0
+    settings = Settings.load(root, db, auto_index=False)
+    assert settings.embedder == "embeddinggemma" and not settings.embedder_named  # not chosen yet
+    eng = Engine(settings)
+    try:
+        assert eng.settings.embedder == "minilm"
+        answer = eng.search(QUERY)
+        assert not answer.keyword_only and any("vector" in h.matched_by for h in answer.results)
+    finally:
+        eng.close()
+    runtime = Runtime(settings)  # the server started without --embedder
+    try:
+        over_mcp = runtime.search_docs(QUERY, 5, None, 2000)
+    finally:
+        runtime.shutdown(1)
+    emb = over_mcp["index_status"]["embedder"]
+    assert emb["name"] == "minilm" and emb["chosen"].startswith("not named: this index's vectors")
+    assert emb.get("loading") or over_mcp["keyword_only"] is False  # the background load may still run
+
+
+def test_setup_without_embedder_registers_the_installed_minilm(cli_main, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    res = cli_main("setup", "claude-code", env={"HOME": str(home), "CLAUDE_CONFIG_DIR": None}, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "--embedder minilm" in res.stdout and "note:" not in res.stdout
