@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import FIXTURES, requires_minilm
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
-
-from conftest import FIXTURES, requires_minilm
 
 pytestmark = requires_minilm
 QUERY = "how do I install on macOS"

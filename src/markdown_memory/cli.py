@@ -67,8 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
         "runs the MCP server on stdio.",
     )
     parser.add_argument("--version", action="version", version=f"markdown-memory {__version__}")
-    parser.add_argument("--embedder", choices=EMBEDDER_CHOICES, help="embedding preset "
-                        "(default: $MARKDOWN_MEMORY_EMBEDDER or embeddinggemma; none = keyword-only)")
+    parser.add_argument("--embedder", choices=EMBEDDER_CHOICES, help="embedding preset (default: "
+                        "$MARKDOWN_MEMORY_EMBEDDER, else the one of the index's vectors when it can load, else "
+                        "embeddinggemma; none = keyword-only)")
     parser.add_argument("--db", metavar="PATH", help="index database path; a relative path resolves against the "
                         "docs root, not the current folder (default: per docs root, under the user data dir; "
                         "$MARKDOWN_MEMORY_DB). One database serves one docs root")
@@ -231,9 +232,7 @@ def _render_search(answer: dict[str, Any], read_command: Callable[[str, str], st
         out.append(f"note: {answer['message']}")
     emb = (answer.get("index_status") or {}).get("embedder") or {}
     if emb.get("chosen"):  # a preset nobody named and not simply the default: say which and why
-        from .messages import embedder_line
-
-        out.append(f"embedder: {embedder_line(emb['name'], emb['chosen'])}")
+        out.append(f"embedder: {emb['name']} ({emb['chosen']})")
     return "\n".join(out).rstrip()
 
 
@@ -275,8 +274,6 @@ def _render_outline(outline: dict[str, Any]) -> str:
 
 def _render_status(status: dict[str, Any]) -> str:
     """``status`` for a person: the counts, model, freshness and problems on a few lines."""
-    from .messages import embedder_line
-
     emb = status["embedder"]
     mode = "keyword-only" if status["keyword_only"] else "hybrid (keyword + vectors)"
     last = status.get("last_run")
@@ -285,7 +282,8 @@ def _render_status(status: dict[str, Any]) -> str:
         f"database   {status['database']}",
         f"indexed    {status['documents']} documents, {status['sections']} sections, "
         f"{status['passages']} passages, {status['vectors']} with vectors",
-        f"search     {mode}; embedder {embedder_line(emb['name'], emb.get('chosen'))}"
+        f"search     {mode}; embedder {emb['name']}"
+        + (f" ({emb['chosen']})" if emb.get("chosen") else "")
         + (f" ({emb['error']})" if emb.get("error") else ""),
         f"coverage   {status['coverage']}" + ("; indexing now" if status["indexing"] else "")
         + (f"; last run {last.get('when', last['at'])} took {last['seconds']:.2f} s" if last else "; never indexed"),

@@ -20,16 +20,15 @@ from .text import short_cause
 
 @dataclass(frozen=True)
 class Context:
-    """What every message depends on: the docs root, the configured embedder preset, whether
-    a background indexer keeps the index current (the MCP server with auto-index), and whether
-    the reader is an agent calling MCP tools (``agent``) or a person at the CLI: each is told
-    the commands it can run."""
+    """What every message depends on: the docs root, the embedder preset (``chosen``: why, when
+    nothing named it, see ``embed/choice.py``), whether a background indexer keeps the index
+    current (the MCP server with auto-index), and whether the reader is an agent calling MCP
+    tools (``agent``) or a person at the CLI: each is told the commands it can run."""
 
     root: Path
     embedder: str
     background: bool
     agent: bool = False
-    #: why ``embedder`` was chosen when no flag or environment named it (``embed/choice.py``)
     chosen: str | None = None
 
 
@@ -453,21 +452,14 @@ def rules_markers_broken(where: str, start: str, end: str) -> str:
 
 
 def embedder_from_index(preset: str) -> str:
-    """Why a command that names no embedder uses ``preset`` (``embed/choice.py``)."""
-    return (f"not named: this index's vectors were made with {preset}; --embedder or MARKDOWN_MEMORY_EMBEDDER "
-            "picks another")
+    """Why a command naming no embedder uses ``preset``, its index's (``embed/choice.py``)."""
+    return f"not named: this index's vectors were made with {preset}; --embedder or MARKDOWN_MEMORY_EMBEDDER picks another"
 
 
 def embedder_index_model_missing(preset: str, default: str) -> str:
-    """Why a command that names no embedder uses the ``default`` although the index holds
-    vectors of ``preset``, which cannot load here."""
+    """Why it uses the ``default`` although the index holds vectors of ``preset``, which cannot load."""
     return (f"not named: this index's vectors were made with {preset}, which cannot load here, so the default "
             f"{default} is used instead and its vectors replace them (install {preset} again to keep them)")
-
-
-def embedder_line(name: str, chosen: str | None) -> str:
-    """The embedder as the CLI names it: ``minilm`` or ``minilm (not named, so ...)``."""
-    return f"{name} ({chosen})" if chosen else name
 
 
 def setup_model_missing(embedder: str) -> str:
