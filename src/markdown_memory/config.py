@@ -120,8 +120,8 @@ class Settings:
 
     Attributes: ``docs_root`` (resolved directory), ``db_path`` (SQLite file), ``embedder``
     (one of EMBEDDER_CHOICES), ``embedder_named`` (False when neither a flag nor the environment
-    named it: the engine then chooses, see ``embed/choice.py``), ``threads`` (onnxruntime intra-op threads or None for the
-    default), ``exclude`` (extra gitignore-style globs), ``auto_index`` (background catch-up
+    named it: the engine then chooses, see ``embed/choice.py``), ``threads`` (onnxruntime
+    intra-op threads or None for the default), ``exclude`` (extra gitignore-style globs), ``auto_index`` (background catch-up
     in the server), ``max_file_bytes`` (larger files are not indexed).
     """
 

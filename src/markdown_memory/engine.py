@@ -79,7 +79,7 @@ class Engine:
     per-thread database connections; index runs take a cross-process writer lock.
 
     ``embedder``: a loaded model to use instead of loading the configured preset (tests share
-    one). ``background``: server mode (see module docstring). ``clock``: the monotonic clock
+    one); without it a preset ``settings`` does not name is chosen by ``embed/choice.py``. ``background``: server mode (see module docstring). ``clock``: the monotonic clock
     of the scheduler and the refresh throttle.
     """
 
@@ -88,8 +88,8 @@ class Engine:
         from .index.scheduler import BackgroundIndexer
         from .store import VectorCache
 
-        if embedder is None:  # the preset not named: chosen from the database (embed/choice.py)
-            settings, chosen = resolve_embedder(settings)
+        # a preset nobody named is chosen here, from the database (embed/choice.py): the one place
+        settings, chosen = resolve_embedder(settings) if embedder is None else (settings, None)
         self.settings = settings
         self.root: Path = settings.docs_root
         self.database = Database(settings.docs_root, settings.db_path)
@@ -97,7 +97,7 @@ class Engine:
         self.activity = IndexActivity()
         self.background = background
         self.context = messages.Context(self.root, settings.embedder, background and settings.auto_index,
-                                        agent=background, chosen=chosen if embedder is None else None)
+                                        agent=background, chosen=chosen)
         self.reporter = StatusReporter(self.database, self.loader, self.activity, self.context)
         self.vector_cache = VectorCache() if background else None
         self.scheduler = BackgroundIndexer(self, enabled=background and settings.auto_index, clock=clock)
