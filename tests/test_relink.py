@@ -8,27 +8,40 @@ import os
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import indexed_engine
 
-_PATHS = ["a.md", "b.md", "sub/a.md", "sub/c.md", "sub/index.md", "Notes/B.md", "deep/x/c.md", "café.md"]
-_LINKS = [
-    "[[a]]", "[[A#Top]]", "[[sub/a]]", "[[c]]", "[[c#^blk]]", "[[b|label]]", "[[the label|sub/c]]", "[[Nick]]",
-    "[[./c]]", "[[../a#Top#Sub]]", "[[CAFE\u0301]]", "[[index]]", "[x](a.md)", "[x](../a.md#top)", "[x](sub/)",
-    "[x](sub)", "[x](/sub/c.md)", "[x](#top)", "[x](Notes/B%2Emd)", "[x](./)", "[x](..)", "[x](deep/x/c.md#sub)",
-    "[x](<Notes/b.md>)", "[[Notes]]",
-]
-_PIECES = st.sampled_from(_LINKS + ["# Top\n", "## Sub\n", "text ^blk\n", "\n", "words "])
+# two small vaults: plain names, and names only the linking file's folder, percent-decoding or
+# Unicode folding (NFKC, case, combining marks) tell apart
+_VAULTS = {
+    "plain": (["a.md", "b.md", "sub/a.md", "sub/c.md", "sub/index.md", "Notes/B.md", "deep/x/c.md"], [
+        "[[a]]", "[[A#Top]]", "[[sub/a]]", "[[c]]", "[[c#^blk]]", "[[b|label]]", "[[the label|sub/c]]", "[[Nick]]",
+        "[[./c]]", "[[../a#Top#Sub]]", "[[index]]", "[x](a.md)", "[x](../a.md#top)", "[x](sub/)", "[x](sub)",
+        "[x](/sub/c.md)", "[x](#top)", "[x](Notes/B%2Emd)", "[x](deep/x/c.md#sub)", "[x](<Notes/b.md>)", "[[Notes]]",
+    ]),
+    "folded": (["sub/index.md", "sub/a.md", "caf\u00e9.md", "deep/index.md", "deep/x/c.md", "\u00dcber.md"], [
+        "[x](./)", "[x](..)", "[x](../#top)", "[x](.)", "[[CAF\u00c9]]", "[[cafe\u0301]]", "[x](caf%C3%A9.md)",
+        "[[\uff43\uff41\uff46\u00e9]]", "[x](/deep)", "[[./a]]", "[[\u00fcber#Top]]", "[x](%C3%9Cber.md)", "[[Nick]]",
+        "[x](../sub/)", "[[../index]]",
+    ]),
+}
 _FRONT = st.sampled_from(["", "---\naliases: [Nick]\n---\n", "---\nalias: Notes, c\n---\n"])
-_BODY = st.tuples(_FRONT, st.lists(_PIECES, max_size=8)).map(lambda t: t[0] + "# Top\n\n" + " ".join(t[1]) + "\n")
-_PATH = st.sampled_from(_PATHS)
-_OPS = st.lists(st.one_of(
-    st.tuples(st.just("write"), _PATH, _BODY),
-    st.tuples(st.just("remove"), _PATH, st.just("")),
-    st.tuples(st.just("rename"), _PATH, _PATH),
-), min_size=1, max_size=6)
+
+
+def _vault(paths: list[str], links: list[str]) -> st.SearchStrategy:
+    """(initial files, operations) on a vault of ``paths`` whose bodies hold ``links``."""
+    pieces = st.sampled_from(links + ["# Top\n", "## Sub\n", "text ^blk\n", "\n", "words "])
+    body = st.tuples(_FRONT, st.lists(pieces, max_size=8)).map(lambda t: t[0] + "# Top\n\n" + " ".join(t[1]) + "\n")
+    path = st.sampled_from(paths)
+    ops = st.lists(st.one_of(
+        st.tuples(st.just("write"), path, body),
+        st.tuples(st.just("remove"), path, st.just("")),
+        st.tuples(st.just("rename"), path, path),
+    ), min_size=1, max_size=6)
+    return st.tuples(st.dictionaries(path, body, min_size=1, max_size=len(paths)), ops)
 
 
 def _state(engine) -> dict[str, list[tuple]]:
@@ -59,11 +72,13 @@ def _apply(root: Path, op: tuple[str, str, str]) -> list[str]:
     return [path, arg]
 
 
+@pytest.mark.parametrize("kind", sorted(_VAULTS))
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(initial=st.dictionaries(_PATH, _BODY, min_size=1, max_size=len(_PATHS)), ops=_OPS)
-def test_property_refreshed_links_equal_a_full_relink(tmp_path_factory, initial, ops) -> None:
+@given(data=st.data())
+def test_property_refreshed_links_equal_a_full_relink(tmp_path_factory, kind, data) -> None:
     from markdown_memory.reading.links import relink
 
+    initial, ops = data.draw(_vault(*_VAULTS[kind]))
     root = tmp_path_factory.mktemp("vault") / "docs"
     for path, body in initial.items():
         _apply(root, ("write", path, body))
