@@ -140,3 +140,16 @@ def test_get_links_after_a_rename_an_alias_and_a_new_heading(tmp_path: Path) -> 
         assert set(outgoing().values()) == {("unresolved", None, None)}
     finally:
         engine.close()
+
+
+def test_bench_refresh_script_measures_a_one_file_edit(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, str(repo / "scripts" / "bench_refresh.py"), "--corpus",
+                          str(repo / "tests" / "fixtures" / "links"), "--runs", "3"],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(repo / "src")}, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "refresh: median" in run.stdout and "over 3 runs" in run.stdout
+    assert "relink: median" in run.stdout

@@ -435,16 +435,20 @@ def is_wikilink(file_path: str) -> bool:
 LINKS_PAGE = 50
 
 
-def _link(view: LinkView) -> Link:
+def _link(view: LinkView, candidates: tuple[str, ...] = ()) -> Link:
     return Link(view.file_path, view.heading_path, view.line, view.kind, view.raw, view.target, view.status,
-                view.target_path, view.target_heading_path)
+                view.target_path, view.target_heading_path, candidates)
 
 
 def links_answer(store: Store, doc_id: int, path: str, title: str, offset: int = 0, limit: int = LINKS_PAGE) -> Links:
-    """Document ``doc_id``'s outgoing links and backlinks, ``limit`` of each from ``offset``."""
+    """Document ``doc_id``'s outgoing links and backlinks, ``limit`` of each from ``offset``; an
+    ``ambiguous`` outgoing link carries the paths its name leads to (resolved again, not stored)."""
     total, unresolved, out = store.outgoing_links(doc_id, limit, offset)
     back_total, back = store.incoming_links(doc_id, limit, offset)
     more = offset + limit < max(total, back_total)
     message = messages.links_unresolved(unresolved) if unresolved else None
-    return Links(path, title, tuple(_link(v) for v in out), total, unresolved, tuple(_link(v) for v in back),
+    vault = Vault.load(store) if any(v.status == AMBIGUOUS for v in out) else None
+    outgoing = tuple(_link(v, vault.resolve(v.kind, v.target, v.file_path).candidates if vault is not None
+                           and v.status == AMBIGUOUS else ()) for v in out)
+    return Links(path, title, outgoing, total, unresolved, tuple(_link(v) for v in back),
                  back_total, offset + limit if more else None, message)
