@@ -25,7 +25,7 @@ _VAULTS = {
     "folded": (["sub/index.md", "sub/a.md", "caf\u00e9.md", "deep/index.md", "deep/x/c.md", "\u00dcber.md"], [
         "[x](./)", "[x](..)", "[x](../#top)", "[x](.)", "[[CAF\u00c9]]", "[[cafe\u0301]]", "[x](caf%C3%A9.md)",
         "[[\uff43\uff41\uff46\u00e9]]", "[x](/deep)", "[[./a]]", "[[\u00fcber#Top]]", "[x](%C3%9Cber.md)", "[[Nick]]",
-        "[x](../sub/)", "[[../index]]",
+        "[x](../sub/)", "[[../index]]", "[x](%2E%2E/)", "[x](%2e)",
     ]),
 }
 _FRONT = st.sampled_from(["", "---\naliases: [Nick]\n---\n", "---\nalias: Notes, c\n---\n"])
@@ -138,6 +138,24 @@ def test_get_links_after_a_rename_an_alias_and_a_new_heading(tmp_path: Path) -> 
         }
         (root / "Guide.md").unlink()
         assert set(outgoing().values()) == {("unresolved", None, None)}
+    finally:
+        engine.close()
+
+
+def test_percent_encoded_dot_destinations_follow_a_new_folder_page(tmp_path: Path) -> None:
+    # found while writing the incremental relink: ``%2E%2E/`` decodes to ``../`` (the linking
+    # file's parent folder), a name its text does not spell; it must still be re-resolved
+    root = tmp_path / "docs"
+    (root / "sub" / "deep").mkdir(parents=True)
+    (root / "sub" / "deep" / "x.md").write_text("# X\n\n[up](%2E%2E/) and [here](%2e)\n", encoding="utf-8")
+    engine = indexed_engine(root, "none")
+    try:
+        (root / "sub" / "index.md").write_text("# Sub\n", encoding="utf-8")
+        (root / "sub" / "deep.md").write_text("# Deep\n", encoding="utf-8")
+        engine.refresh(["sub/index.md", "sub/deep.md"])
+        links = engine.links("sub/deep/x.md").to_dict()["outgoing"]
+        assert [(k["raw"], k["status"], k["target_path"]) for k in links] == [
+            ("%2E%2E/", "resolved", "sub/index.md"), ("%2e", "resolved", "sub/deep.md")]
     finally:
         engine.close()
 

@@ -342,16 +342,17 @@ def _core(name: str) -> str:
 def _may_name(first: str, second: str | None, cores: re.Pattern[str]) -> bool | None:
     """Whether a link with these sides may have one of the names whose ``_core`` (ASCII,
     case-folded) ``cores`` finds. None when its text cannot tell: non-ASCII (``match_form``
-    may fold it into other text), or a side whose path ends in a ``.`` / ``..`` segment or is
-    empty (its names come from the linking document's folder). For any other link every name's
+    may fold it into other text), or a side whose path, as written or percent-decoded, ends in
+    a ``.`` / ``..`` segment or is empty (its names come from the linking document's folder). For any other link every name's
     ``_core`` is a part of its case-folded text or of that text percent-decoded."""
     text = first if second is None else first + "\n" + second
     if not text.isascii():
         return None
     for side in (first, second):
         name = side.partition("#")[0] if side is not None else ""
-        if name and ("." in name or not name.strip("/<> \t")) and _last_segment(name) in ("", ".", ".."):
-            return None
+        for form in (name, unquote(name)) if "%" in name else (name,):
+            if form and ("." in form or not form.strip("/<> \t")) and _last_segment(form) in ("", ".", ".."):
+                return None
     if "%" in text:
         text += "\n" + unquote(text)
         if not text.isascii():
