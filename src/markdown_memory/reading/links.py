@@ -22,6 +22,9 @@ Sections, for the fragment after ``#``: ``^id`` is the section holding the block
 plain text in ``match_form`` or by its slug (``text.heading_slug``: ``#hook-create``), the first
 in file order; a Dendron range (``#summary,1:#*``) by the heading before the ``,``. A fragment
 that matches nothing leaves the link on the document with status ``no_heading``.
+
+An index run that changed documents resolves every link again (``relink``); a refresh of some
+files only the links those documents hold, led to, or can be named by (``relink_documents``).
 """
 
 from __future__ import annotations
@@ -343,8 +346,9 @@ def _may_name(first: str, second: str | None, cores: re.Pattern[str]) -> bool | 
     """Whether a link with these sides may have one of the names whose ``_core`` (ASCII,
     case-folded) ``cores`` finds. None when its text cannot tell: non-ASCII (``match_form``
     may fold it into other text), or a side whose path, as written or percent-decoded, ends in
-    a ``.`` / ``..`` segment or is empty (its names come from the linking document's folder). For any other link every name's
-    ``_core`` is a part of its case-folded text or of that text percent-decoded."""
+    a ``.`` / ``..`` segment or is empty (its names come from the linking document's folder).
+    For any other link every name's ``_core`` is a part of its case-folded text or of that text
+    percent-decoded."""
     text = first if second is None else first + "\n" + second
     if not text.isascii():
         return None
