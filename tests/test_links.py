@@ -148,7 +148,8 @@ def test_cli_links_lists_outgoing_and_backlinks(vault: Path, cli_main) -> None:
     assert "1 outgoing link(s), 0 not resolved; 8 backlink(s)" in run.stdout
     assert "ops/deploy.md:10  Deploy > Rolling Back  ->  Setup Guide > Install on Linux" in run.stdout
     run = cli_main("links", "index.md", "--docs-dir", str(vault), env=_env(db))
-    assert "(unresolved: Quarterly Plan)" in run.stdout and "(ambiguous: readme)" in run.stdout
+    assert "(unresolved: Quarterly Plan)" in run.stdout
+    assert "(ambiguous: readme: alpha/readme.md | beta/readme.md)" in run.stdout
 
 
 # -- the Dendron vault of the shared eval corpus ------------------------------------------------
@@ -265,6 +266,21 @@ def test_site_paths_trailing_slashes_and_picture_embeds(tmp_path: Path) -> None:
         "api/routing.md/#regexp": ("resolved", "site/docs/api/routing.md", "Routing > Regexp"),
         "[[routing]]": ("resolved", "site/docs/api/routing.md", None),
     }
+
+
+def test_get_links_lists_the_candidates_of_an_ambiguous_name(vault: Path) -> None:
+    from markdown_memory.config import Settings
+    from markdown_memory.mcp.runtime import Runtime
+
+    indexed_engine(vault, "none").close()
+    runtime = Runtime(Settings.load(vault, vault.parent / "index.db", "none", auto_index=False))
+    try:
+        by_raw = {k["raw"]: k for k in runtime.get_links("index.md", 0)["outgoing"]}
+        assert by_raw["[[readme]]"]["status"] == "ambiguous"
+        assert by_raw["[[readme]]"]["candidates"] == ["alpha/readme.md", "beta/readme.md"]
+        assert [raw for raw, k in by_raw.items() if "candidates" in k] == ["[[readme]]"]  # only ambiguous links
+    finally:
+        runtime.shutdown()
 
 
 def test_an_ambiguous_name_with_a_label_still_lists_its_candidates(vault: Path) -> None:

@@ -2,7 +2,7 @@
 section it sits in (``Engine.links``; the MCP tool ``get_links`` answers the same JSON).
 
 Printed for a person: one line per link, ``LINE  SECTION  ->  TARGET`` (the target's path and
-breadcrumb, or its status when it leads nowhere), then the backlinks as ``PATH:LINE  SECTION``;
+breadcrumb, or its status when it leads nowhere, with the candidate paths of an ambiguous name), then the backlinks as ``PATH:LINE  SECTION``;
 ``--json`` prints the answer object.
 """
 
@@ -34,6 +34,8 @@ def render(data: dict[str, Any]) -> str:
             where = link["target_path"] + (f" > {link['target_heading_path']}" if link["target_heading_path"] else "")
             if link["status"] != "resolved":
                 where += f" ({link['status']}: {link['target']})"
+        elif link.get("candidates"):
+            where = f"({link['status']}: {link['target']}: {' | '.join(link['candidates'])})"
         else:
             where = f"({link['status']}: {link['target']})"
         out.append(f"  {link['line']:>5}  {link['heading_path']}  ->  {where}")

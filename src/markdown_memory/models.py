@@ -240,7 +240,9 @@ class Link:
     """One link: the section it sits in (``file_path``, ``heading_path``, ``line``), what was
     written (``kind``: wikilink / embed / markdown, ``raw``, ``target``: the side read as the
     target) and where it leads (``status``: resolved / no_heading / ambiguous / unresolved;
-    ``target_path`` and ``target_heading_path``, None when not found or for a whole note)."""
+    ``target_path`` and ``target_heading_path``, None when not found or for a whole note;
+    ``candidates``: the paths an ``ambiguous`` name leads to, sorted; the key is left out of the
+    answer when there are none)."""
 
     file_path: str
     heading_path: str
@@ -251,14 +253,19 @@ class Link:
     status: str
     target_path: str | None
     target_heading_path: str | None
+    candidates: tuple[str, ...] = ()
 
     def to_dict(self, *, backlink: bool = False) -> dict[str, Any]:
         if backlink:  # the target is the document asked about
             return {"file_path": self.file_path, "heading_path": self.heading_path, "line": self.line,
                     "kind": self.kind, "raw": self.raw, "target_heading_path": self.target_heading_path}
-        return {"heading_path": self.heading_path, "line": self.line, "kind": self.kind, "raw": self.raw,
-                "target": self.target, "status": self.status, "target_path": self.target_path,
-                "target_heading_path": self.target_heading_path}
+        data: dict[str, Any] = {
+            "heading_path": self.heading_path, "line": self.line, "kind": self.kind, "raw": self.raw,
+            "target": self.target, "status": self.status, "target_path": self.target_path,
+            "target_heading_path": self.target_heading_path}
+        if self.candidates:
+            data["candidates"] = list(self.candidates)
+        return data
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from ..files.walk import WalkEntry, name_is_text, walk_markdown, walk_one
 from ..markdown import parse_document
 from ..markdown.vault import document_names, vault_meta
 from ..models import IndexReport
-from ..reading.links import relink
+from ..reading.links import relink, relink_documents
 from ..store import Store, StoredDocument
 from ..store.errors import is_disk_full
 from ..text import count_tokens, elide_data_uris
@@ -355,13 +355,15 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
     change keep their vectors at once). ``paths`` are POSIX paths relative to ``root``.
 
     A path that is gone, ignored, or no longer a regular Markdown file is purged. Failures are
-    recorded like an index run's. Takes milliseconds per file; never raises for a bad file.
+    recorded like an index run's. Only the links these documents hold, and those that name them
+    (before or after), are resolved again (``relink_documents``; an index run re-resolves all). Takes milliseconds per file; never raises for a bad file.
     """
     started = time.monotonic()
     report = RunTally(root=str(root))
     known = store.documents_by_path()
     failures: list[tuple[str, str, str]] = []
     paths = [p for p in paths if name_is_text(p)]  # never indexed (walk.py); SQLite refuses them
+    before = store.document_names_at(paths)  # as links named them: only links these can reach are re-resolved
     gone: list[int] = []
     for rel in dict.fromkeys(paths):
         entry = walk_one(root, rel, exclude)
@@ -381,7 +383,7 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
             store.delete_document(doc_id)
         report.removed += 1
     if report.added or report.updated or report.removed:
-        relink(store)
+        relink_documents(store, before, store.document_names_at(paths))
     with store.transaction():
         store.clear_failures(list(dict.fromkeys(paths)))
         now = time.time()

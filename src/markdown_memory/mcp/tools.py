@@ -207,7 +207,8 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
             "List one Markdown document's outgoing links (wikilinks, embeds, relative Markdown links) and its "
             "backlinks (links in other documents that lead to it), each with the section it sits in "
             "(heading_path, line). An outgoing link has status resolved / no_heading / ambiguous / unresolved and, "
-            "when found, target_path and target_heading_path to pass to read_section. 50 of each per page; "
+            "when found, target_path and target_heading_path to pass to read_section (an ambiguous one lists its "
+            "candidates). 50 of each per page; "
             "continue with offset=next_offset."
         ),
     )

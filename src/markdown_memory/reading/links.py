@@ -22,6 +22,9 @@ Sections, for the fragment after ``#``: ``^id`` is the section holding the block
 plain text in ``match_form`` or by its slug (``text.heading_slug``: ``#hook-create``), the first
 in file order; a Dendron range (``#summary,1:#*``) by the heading before the ``,``. A fragment
 that matches nothing leaves the link on the document with status ``no_heading``.
+
+An index run that changed documents resolves every link again (``relink``); a refresh of some
+files only the links those documents hold, led to, or can be named by (``relink_documents``).
 """
 
 from __future__ import annotations
@@ -64,6 +67,45 @@ def _key(name: str) -> str:
 
 def _folder(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _wiki_key(name: str, source: str) -> tuple[str, bool] | None:
+    """(the key a wikilink name is looked up by in ``Vault.by_suffix`` / ``by_alias``, whether it
+    is relative to document ``source``); None: the name is empty (the linking document)."""
+    name = _DENDRON_VAULT.sub("", name.strip())
+    if not name:
+        return None
+    if name.startswith(("./", "../")):
+        return _key(posixpath.normpath(posixpath.join(_folder(source), name))), True
+    return _key(name), False
+
+
+def _path_lookups(dest: str, source: str) -> tuple[list[tuple[str, bool]], list[str]] | None:
+    """What a Markdown link destination (path part) written in ``source`` is looked up by: the
+    paths tried in order, exactly and in ``match_form`` (each with True for a folder page
+    ``x/index.md``), then the keys of ``Vault.by_suffix`` tried for a site-absolute path.
+    None: the destination is empty (the linking document)."""
+    text = dest.strip()
+    if text.startswith("<") and text.endswith(">"):
+        text = text[1:-1]
+    if not text:
+        return None
+    base = "" if text.startswith("/") else _folder(source)
+    paths: list[tuple[str, bool]] = []
+    for written in dict.fromkeys((text, unquote(text))):
+        rel = posixpath.normpath(posixpath.join(base, written.lstrip("/")))
+        if rel == ".." or rel.startswith("../"):
+            continue
+        stem = rel.rstrip("/")
+        if _MARKDOWN_EXT.search(stem):
+            paths.append((stem, False))
+        else:
+            paths.extend((stem + s, s != ".md") for s in _FOLDER_PAGES)
+    suffixes: list[str] = []
+    if text.startswith("/"):
+        suffix = unquote(text).strip("/")
+        suffixes = [k for k in (_key(suffix), _key(suffix + "/index")) if "/" in k]
+    return paths, suffixes
 
 
 @dataclass
@@ -111,13 +153,12 @@ class Vault:
 
     def wiki_document(self, name: str, source: str) -> Outcome:
         """The document a wikilink's name (without fragment) leads to from document ``source``."""
-        name = _DENDRON_VAULT.sub("", name.strip())
-        if not name:
+        lookup = _wiki_key(name, source)
+        if lookup is None:
             return Outcome(RESOLVED, self.by_path.get(source)) if source in self.by_path else Outcome(UNRESOLVED)
-        if name.startswith(("./", "../")):
-            rel = _key(posixpath.normpath(posixpath.join(_folder(source), name)))
-            return self._pick([d for d in self.by_suffix.get(rel, []) if _key(d.path) == rel], source)
-        key = _key(name)
+        key, relative = lookup
+        if relative:
+            return self._pick([d for d in self.by_suffix.get(key, []) if _key(d.path) == key], source)
         found = self._pick(self.by_suffix.get(key, []), source)
         if found.status == UNRESOLVED:
             found = self._pick(self.by_alias.get(key, []), source)
@@ -125,28 +166,18 @@ class Vault:
 
     def path_document(self, dest: str, source: str) -> Outcome:
         """The document a Markdown link destination's path part leads to from ``source``."""
-        text = dest.strip()
-        if text.startswith("<") and text.endswith(">"):
-            text = text[1:-1]
-        if not text:
+        lookups = _path_lookups(dest, source)
+        if lookups is None:
             return Outcome(RESOLVED, self.by_path[source]) if source in self.by_path else Outcome(UNRESOLVED)
-        base = "" if text.startswith("/") else _folder(source)
-        for written in dict.fromkeys((text, unquote(text))):
-            rel = posixpath.normpath(posixpath.join(base, written.lstrip("/")))
-            if rel == ".." or rel.startswith("../"):
-                continue
-            stem = rel.rstrip("/")
-            variants = (stem,) if _MARKDOWN_EXT.search(stem) else tuple(stem + s for s in _FOLDER_PAGES)
-            for variant in variants:
-                doc = self.by_path.get(variant) or self.by_path_form.get(match_form(variant))
-                if doc is not None:
-                    return Outcome(RESOLVED, doc)
-        if text.startswith("/"):  # site-absolute (``/docs/api/routing``) in a root holding several sites
-            suffix = unquote(text).strip("/")
-            for key in (_key(suffix), _key(suffix + "/index")):
-                ends = self.by_suffix.get(key, []) if "/" in key else []
-                if len(ends) == 1:
-                    return Outcome(RESOLVED, ends[0])
+        paths, suffixes = lookups
+        for variant, _page in paths:
+            doc = self.by_path.get(variant) or self.by_path_form.get(match_form(variant))
+            if doc is not None:
+                return Outcome(RESOLVED, doc)
+        for key in suffixes:  # site-absolute (``/docs/api/routing``) in a root holding several sites
+            ends = self.by_suffix.get(key, [])
+            if len(ends) == 1:
+                return Outcome(RESOLVED, ends[0])
         return Outcome(UNRESOLVED)
 
     # -- sections ---------------------------------------------------------------------
@@ -237,13 +268,8 @@ def _looks_like_name(text: str) -> bool:
     return " " not in text.strip() and bool(re.search(r"[./#]", text))
 
 
-def relink(store: Store) -> int:
-    """Resolve every stored link against the documents indexed now, writing only the rows whose
-    outcome changed (a note created since is found, a deleted one is not). Returns how many."""
-    rows = store.all_links()
-    if not rows:
-        return 0
-    vault = Vault.load(store)
+def _store_outcomes(store: Store, vault: Vault, rows: list[LinkRow]) -> int:
+    """Resolve ``rows`` and write the outcomes that differ from the stored ones. Returns how many."""
     changed: list[LinkTarget] = []
     for row in rows:
         target, outcome = vault.resolve_row(row)
@@ -255,6 +281,116 @@ def relink(store: Store) -> int:
         with store.transaction():
             store.set_link_targets(changed)
     return len(changed)
+
+
+def relink(store: Store) -> int:
+    """Resolve every stored link against the documents indexed now, writing only the rows whose
+    outcome changed (a note created since is found, a deleted one is not). Returns how many."""
+    rows = store.all_links()
+    if not rows:
+        return 0
+    return _store_outcomes(store, Vault.load(store), rows)
+
+
+# -- incremental relinking --------------------------------------------------------------
+# A link can lead to document D only through a lookup above whose key is a form of D's path or
+# of one of its aliases; equal keys have equal last (or, for a folder page ``x/index.md`` and a
+# site path's ``x/index``, second-last) components. Those components are the "names" below: a
+# change to D can change the outcome only of links in D, links that led to D, and links one of
+# whose lookup names is one of D's (before or after the change).
+
+def _last(key: str) -> str:
+    return key.rsplit("/", 1)[-1]
+
+
+def _second_last(key: str) -> str | None:
+    return key.rsplit("/", 2)[-2] if "/" in key else None
+
+
+def document_link_names(doc: DocumentName) -> set[str]:
+    """The names (see above) a link that leads to ``doc`` looks it up by."""
+    names = {_last(_key(a)) for a in front_matter_aliases(doc.metadata)}
+    for form in (_key(doc.path), doc.path, match_form(doc.path)):
+        names.add(_last(form))
+        names.add(_second_last(form) or _last(form))
+    return names
+
+
+def link_names(first: str, second: str | None, source: str) -> set[str]:
+    """The names (see above) of every lookup resolving a link with these sides, written in
+    document ``source``, may make (as a wikilink and as a Markdown destination)."""
+    names: set[str] = set()
+    for side in (first, second):
+        if side is None:
+            continue
+        name = side.partition("#")[0]
+        wiki = _wiki_key(name, source)
+        if wiki is not None:
+            names.add(_last(wiki[0]))
+        lookups = _path_lookups(name, source)
+        if lookups is None:
+            continue
+        paths, suffixes = lookups
+        for variant, page in paths:
+            for form in (variant, match_form(variant)):
+                names.add((_second_last(form) or "") if page else _last(form))
+        names.update(_second_last(k) or _last(k) for k in suffixes)
+    return names
+
+
+def _core(name: str) -> str:
+    return _MARKDOWN_EXT.sub("", name)
+
+
+def _may_name(first: str, second: str | None, cores: re.Pattern[str]) -> bool | None:
+    """Whether a link with these sides may have one of the names whose ``_core`` (ASCII,
+    case-folded) ``cores`` finds. None when its text cannot tell: non-ASCII (``match_form``
+    may fold it into other text), or a side whose path, as written or percent-decoded, ends in
+    a ``.`` / ``..`` segment or is empty (its names come from the linking document's folder).
+    For any other link every name's ``_core`` is a part of its case-folded text or of that text
+    percent-decoded."""
+    text = first if second is None else first + "\n" + second
+    if not text.isascii():
+        return None
+    for side in (first, second):
+        name = side.partition("#")[0] if side is not None else ""
+        for form in (name, unquote(name)) if "%" in name else (name,):
+            if form and ("." in form or not form.strip("/<> \t")) and _last_segment(form) in ("", ".", ".."):
+                return None
+    if "%" in text:
+        text += "\n" + unquote(text)
+        if not text.isascii():
+            return None
+    return cores.search(text.casefold()) is not None
+
+
+def _last_segment(name: str) -> str:
+    return name.strip().strip("<>").strip().rstrip("/").rsplit("/", 1)[-1].strip()
+
+
+def relink_documents(store: Store, before: list[DocumentName], after: list[DocumentName]) -> int:
+    """Resolve again only the links a change to some documents can affect: ``before`` are those
+    documents as they were (an empty list for new ones), ``after`` as they are now (none for
+    removed ones; a rename is the old path before and the new one after). Leaves the links in
+    the state ``relink`` would. Returns how many rows changed."""
+    names = set().union(*(document_link_names(d) for d in [*before, *after]))
+    cores = re.compile("|".join(sorted(re.escape(_core(n).casefold()) for n in names if n.isascii())) or "(?!)")
+    new_ids, old_ids = {d.id for d in after}, {d.id for d in before}
+    vault = Vault.load(store)
+    paths = {d.id: d.path for d in vault.docs}
+    wanted: list[int] = []
+    for link_id, doc_id, first, second, target_doc_id in store.link_sides():
+        if doc_id in new_ids or target_doc_id in old_ids or target_doc_id in new_ids:
+            wanted.append(link_id)
+            continue
+        may = _may_name(first, second, cores)
+        if may is None:
+            may = not names.isdisjoint(link_names(first, second, paths.get(doc_id, "")))
+        if may:
+            wanted.append(link_id)
+    if not wanted:
+        return 0
+    return _store_outcomes(store, vault, store.links_by_id(wanted))
 
 
 def link_address(written: str, heading_path: str, store: Store) -> tuple[str, str]:
@@ -304,16 +440,20 @@ def is_wikilink(file_path: str) -> bool:
 LINKS_PAGE = 50
 
 
-def _link(view: LinkView) -> Link:
+def _link(view: LinkView, candidates: tuple[str, ...] = ()) -> Link:
     return Link(view.file_path, view.heading_path, view.line, view.kind, view.raw, view.target, view.status,
-                view.target_path, view.target_heading_path)
+                view.target_path, view.target_heading_path, candidates)
 
 
 def links_answer(store: Store, doc_id: int, path: str, title: str, offset: int = 0, limit: int = LINKS_PAGE) -> Links:
-    """Document ``doc_id``'s outgoing links and backlinks, ``limit`` of each from ``offset``."""
+    """Document ``doc_id``'s outgoing links and backlinks, ``limit`` of each from ``offset``; an
+    ``ambiguous`` outgoing link carries the paths its name leads to (resolved again, not stored)."""
     total, unresolved, out = store.outgoing_links(doc_id, limit, offset)
     back_total, back = store.incoming_links(doc_id, limit, offset)
     more = offset + limit < max(total, back_total)
     message = messages.links_unresolved(unresolved) if unresolved else None
-    return Links(path, title, tuple(_link(v) for v in out), total, unresolved, tuple(_link(v) for v in back),
+    vault = Vault.load(store) if any(v.status == AMBIGUOUS for v in out) else None
+    outgoing = tuple(_link(v, vault.resolve(v.kind, v.target, v.file_path).candidates if vault is not None
+                           and v.status == AMBIGUOUS else ()) for v in out)
+    return Links(path, title, outgoing, total, unresolved, tuple(_link(v) for v in back),
                  back_total, offset + limit if more else None, message)

@@ -250,6 +250,9 @@ class Store:
     knn = vectors.knn
     # links.py
     all_links = links.all_links
+    link_sides = links.link_sides
+    links_by_id = links.links_by_id
+    document_names_at = links.document_names_at
     document_names = links.document_names
     headings_of = links.headings_of
     block_ids_of = links.block_ids_of

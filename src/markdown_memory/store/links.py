@@ -6,7 +6,8 @@ A link row keeps what was written (``kind``, ``raw``, ``first`` / ``second``: th
 (``reading/links.py``): ``status`` (``resolved``, ``no_heading``: the document exists but not
 the heading or block, ``ambiguous``, ``unresolved``), the target document and section ids
 (None when not found). Rows are written with their document (target unset) and resolved for the
-whole root after each run that changed a document (``set_link_targets``).
+whole root after an index run that changed a document, or, after a refresh of some files,
+only the rows that change can reach (``set_link_targets``; ``link_sides`` / ``links_by_id``).
 """
 
 from __future__ import annotations
@@ -59,6 +60,17 @@ class LinkRow(NamedTuple):
     target_section_id: int | None
 
 
+class LinkSides(NamedTuple):
+    """A stored link as incremental relinking screens it: its document, written sides and the
+    document it led to at the last resolution."""
+
+    id: int
+    doc_id: int
+    first: str
+    second: str | None
+    target_doc_id: int | None
+
+
 class LinkTarget(NamedTuple):
     """A resolution outcome to store for link ``id``."""
 
@@ -70,7 +82,8 @@ class LinkTarget(NamedTuple):
 
 
 class DocumentName(NamedTuple):
-    """A document as link resolution names it: id, path and front matter."""
+    """A document as link resolution names it: id, path and front matter (empty when it has no
+    ``alias`` / ``aliases`` key, the only ones links read)."""
 
     id: int
     path: str
@@ -130,25 +143,56 @@ def delete_links(store: Store, doc_id: int) -> None:
     store.conn.execute("DELETE FROM block_ids WHERE doc_id = ?", (doc_id,))
 
 
+_ROWS = ("SELECT l.id, d.path, l.first, l.second, l.kind, l.target, l.status, l.target_doc_id, l.target_section_id "
+         "FROM links l JOIN documents d ON d.id = l.doc_id ")
+_CHUNK = 500  # ids per IN (...): well under SQLite's bound-parameter limit
+
+
 def all_links(store: Store) -> list[LinkRow]:
     """Every stored link, by id."""
-    rows = store.conn.execute(
-        "SELECT l.id, d.path, l.first, l.second, l.kind, l.target, l.status, l.target_doc_id, l.target_section_id "
-        "FROM links l JOIN documents d ON d.id = l.doc_id ORDER BY l.id").fetchall()
-    return [LinkRow(*r) for r in rows]
+    return [LinkRow(*r) for r in store.conn.execute(_ROWS + "ORDER BY l.id")]
+
+
+def link_sides(store: Store) -> list[LinkSides]:
+    """Every stored link's id, document, written sides and target document, by id (plain
+    tuples in ``LinkSides`` order: thousands are read per refresh)."""
+    return store.conn.execute("SELECT id, doc_id, first, second, target_doc_id FROM links ORDER BY id").fetchall()
+
+
+def links_by_id(store: Store, ids: Sequence[int]) -> list[LinkRow]:
+    """The stored links with these ids (as ``all_links`` gives them), by id."""
+    out: list[LinkRow] = []
+    for start in range(0, len(ids), _CHUNK):
+        chunk = [int(i) for i in ids[start:start + _CHUNK]]
+        out.extend(LinkRow(*r) for r in store.conn.execute(
+            _ROWS + f"WHERE l.id IN ({','.join('?' * len(chunk))}) ORDER BY l.id", chunk))
+    return sorted(out, key=lambda r: r.id)
+
+
+def _document_name(doc_id: int, path: str, metadata: str) -> DocumentName:
+    if "alias" not in metadata:  # front matter links read nothing of (most documents): not parsed
+        return DocumentName(int(doc_id), str(path), {})
+    try:
+        data = json.loads(metadata)
+    except ValueError:
+        data = {}
+    return DocumentName(int(doc_id), str(path), data if isinstance(data, dict) else {})
+
+
+def document_names_at(store: Store, paths: Sequence[str]) -> list[DocumentName]:
+    """The documents indexed now at these paths (absent ones left out), by path."""
+    out: list[DocumentName] = []
+    unique = list(dict.fromkeys(paths))
+    for start in range(0, len(unique), _CHUNK):
+        chunk = unique[start:start + _CHUNK]
+        out.extend(_document_name(*r) for r in store.conn.execute(
+            f"SELECT id, path, metadata FROM documents WHERE path IN ({','.join('?' * len(chunk))})", chunk))
+    return sorted(out, key=lambda d: d.path)
 
 
 def document_names(store: Store) -> list[DocumentName]:
     """Every document's id, path and front matter."""
-    rows = store.conn.execute("SELECT id, path, metadata FROM documents ORDER BY path").fetchall()
-    out = []
-    for doc_id, path, metadata in rows:
-        try:
-            data = json.loads(metadata)
-        except ValueError:
-            data = {}
-        out.append(DocumentName(int(doc_id), str(path), data if isinstance(data, dict) else {}))
-    return out
+    return [_document_name(*r) for r in store.conn.execute("SELECT id, path, metadata FROM documents ORDER BY path")]
 
 
 def headings_of(store: Store, doc_id: int) -> list[HeadingRow]:
