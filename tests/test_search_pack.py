@@ -101,22 +101,22 @@ def test_a_hit_larger_than_the_whole_budget_does_not_leave_the_rest_without_text
     assert ["content" in r for r in out] == [False, True, True, True]
 
 
-def test_pack_keeps_parent_and_child_but_only_one_in_full_and_drops_overlapping_lines():
+def test_pack_gives_parent_and_child_both_their_text_and_drops_overlapping_lines():
+    """Issue 14: a parent's short intro ("described below") ranked first turned its answering
+    child into a pointer. Their texts are disjoint, so both carry content when they fit."""
     parent, child = _hit(1, 1, None, 50), _hit(1, 3, 1, 50)
     parent["end_line"], child["start_line"], child["end_line"] = 9, 10, 20
     overlapping = _hit(1, 4, None, 50)
     overlapping["start_line"], overlapping["end_line"] = 15, 30
-    out = pack_hits([child, parent, overlapping, _hit(2, 1, None, 50)], top_k=5, max_tokens=1000)
-    # The child ranked first does not hide its parent (different lines), but the parent comes as
-    # a pointer: a parent and its own child are never both returned in full. A hit repeating
-    # lines already returned is dropped; an unrelated later hit still carries its content.
-    assert [(r["file_path"], r["start_line"]) for r in out] == [("d1.md", 10), ("d1.md", 1), ("d2.md", 1)]
-    assert ["content" in r for r in out] == [True, False, True]
+    out = pack_hits([parent, child, overlapping, _hit(2, 1, None, 50)], top_k=5, max_tokens=1000)
+    # A hit repeating lines already returned is dropped; the rest all carry their text.
+    assert [(r["file_path"], r["start_line"]) for r in out] == [("d1.md", 1), ("d1.md", 10), ("d2.md", 1)]
+    assert ["content" in r for r in out] == [True, True, True]
 
 
 def test_a_grandchild_keeps_its_content_beside_the_document_intro():
-    """Only a direct parent/child pair is limited: a document's H1 intro (an ancestor of every
-    section) must not turn the answering subsection into a pointer."""
+    """A document's H1 intro (an ancestor of every section) never turns the answering
+    subsection into a pointer."""
     grand, child = _hit(1, 0, None, 50), _hit(1, 5, 2, 50)
     out = pack_hits([grand, child], top_k=5, max_tokens=1000)
     assert ["content" in r for r in out] == [True, True]

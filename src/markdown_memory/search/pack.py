@@ -9,17 +9,16 @@ whole budget on its own is a pointer that does not end the run: the hits after i
 their text (it can only be read paged, with ``read_section``).
 
 A section's content is its own text only (its heading down to the next heading of any level),
-so a parent and its child never repeat each other's text; both stay in the answer (a parent's
-introduction often answers what its child's detail does not), but never both in full: when a
-section's parent or direct child already carries its content, the section comes as a pointer
-(an agent reads it, or the parent with ``include_subsections``, with ``read_section``). A hit
-whose line range overlaps one already chosen in the same file is dropped. Token counts use
+so a parent and its child never repeat each other's text: both carry it when the budget allows
+(a parent's short introduction, "described below", must not turn its answering child into a
+pointer, and the child's detail must not hide the parent's overview). A hit whose line range
+overlaps one already chosen in the same file is dropped. Token counts use
 ``markdown_memory.tokens.count_tokens``.
 
 Session memory (the MCP server): a hit whose :func:`section_key` is in ``sent`` (its text went
 out in full earlier in the session) comes as a pointer marked ``already_sent`` and costs only
-its pointer, so the budget goes to the next hits; it neither ends the run of hits carrying
-content nor keeps its parent or child from carrying theirs (the agent asked something new).
+its pointer, so the budget goes to the next hits; it does not end the run of hits carrying
+content (the agent asked something new).
 """
 
 from __future__ import annotations
@@ -57,8 +56,7 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
               sent: Container[str] | None = None) -> list[dict[str, Any]]:
     """Choose up to ``top_k`` hits and decide which carry content. Private ``_`` keys are
     removed from the returned dicts. A hit whose lines overlap a better hit's in the same file
-    is skipped. A section whose parent or direct child already carries content comes as a
-    pointer (each hit carries its ``_doc_id``, ``_ordinal`` and ``_parent`` ordinal). A hit
+    is skipped. A hit
     whose :func:`section_key` is in ``sent`` comes as a pointer with ``already_sent: True``
     (see module docstring)."""
     chosen: list[dict[str, Any]] = []
@@ -82,7 +80,6 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
     full = True
     out = []
     floor = CONTENT_SCORE_SHARE * max((float(h.get("score", 0.0)) for h in chosen), default=0.0)
-    with_content: list[tuple[tuple[object, object], tuple[object, object]]] = []
     for hit in chosen:
         item = {k: v for k, v in hit.items() if not k.startswith("_")}
         if sent is not None and "content" in item and section_key(
@@ -92,19 +89,15 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
             out.append(item)
             continue
         extra = int(item["tokens"])
-        key = (hit.get("_doc_id"), hit.get("_ordinal"))
-        parent = (hit.get("_doc_id"), hit.get("_parent"))
-        related = any(k == parent or key == p for k, p in with_content)
         if full and float(item.get("score", 0.0)) < floor:
             full = False
-        if full and not related and used + extra <= max_tokens:
+        if full and used + extra <= max_tokens:
             used += extra
-            with_content.append((key, parent))
         else:
             # A hit that could fit on its own closes the budget (rank order: no worse hit gets
             # text in its place); one larger than the whole budget never could, and is read
             # paged with read_section, so the smaller hits after it still get their text.
-            if not related and pointers + extra <= max_tokens:
+            if pointers + extra <= max_tokens:
                 full = False
             item.pop("content", None)
         out.append(item)
