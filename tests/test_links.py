@@ -274,3 +274,25 @@ def test_an_ambiguous_name_with_a_label_still_lists_its_candidates(vault: Path) 
     with pytest.raises(DocumentNotFoundError) as caught:
         engine.read("[[readme|the readme]]", "")
     assert caught.value.candidates == ["alpha/readme.md", "beta/readme.md"]
+
+
+def test_wikilinks_resolve_to_every_indexed_extension(tmp_path: Path, cli_main) -> None:
+    from markdown_memory.files.walk import MARKDOWN_SUFFIXES
+
+    root = tmp_path / "exts"
+    root.mkdir()
+    stems = [f"f_{suffix[1:]}" for suffix in MARKDOWN_SUFFIXES]
+    for stem, suffix in zip(stems, MARKDOWN_SUFFIXES):
+        (root / f"{stem}{suffix}").write_text(f"# F {suffix}\n\nbody\n", encoding="utf-8")
+    (root / "links.md").write_text("# Links\n\n" + " ".join(f"[[{s}]]" for s in stems) + "\n", encoding="utf-8")
+    (root / "note.mkdn").write_text("# Note\n\n## Sub\n\nnote text\n", encoding="utf-8")
+    db = str(tmp_path / "index.db")
+    assert cli_main("index", str(root), env=_env(db)).returncode == 0
+    run = cli_main("links", "links.md", "--docs-dir", str(root), env=_env(db))
+    assert run.returncode == 0, run.stderr
+    assert f"{len(stems)} outgoing link(s), 0 not resolved" in run.stdout
+    for stem, suffix in zip(stems, MARKDOWN_SUFFIXES):
+        assert f"->  {stem}{suffix}" in run.stdout
+    run = cli_main("read", "[[note#Sub]]", "--docs-dir", str(root), "--json", env=_env(db))
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["file_path"] == "note.mkdn"

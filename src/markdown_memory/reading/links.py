@@ -1,7 +1,8 @@
 """Where links lead: the vault rules that turn a written link into a document and a section.
 
 Documents, for a wikilink target ``name`` (``[[name]]``, ``[[name#Heading]]``; a Dendron
-``dendron://vault/`` prefix is dropped): ``.md`` / ``.markdown`` / ``.mdx`` may be left out and
+``dendron://vault/`` prefix is dropped): an indexed extension (``.md``, ``.mdx``, ``.mkdn``, …:
+``files.walk.MARKDOWN_SUFFIXES``) may be left out and
 names compare in ``text.match_form`` (case-insensitive, as Obsidian does); ``name`` matches
 every document whose path without extension is ``name`` or ends with ``/name`` (Obsidian's
 shortest unique path: ``[[note]]``, ``[[folder/note]]``; Dendron's ``[[a.b.c]]`` names the file
@@ -33,13 +34,15 @@ from urllib.parse import unquote
 
 from .. import messages
 from ..errors import DocumentNotFoundError
+from ..files.walk import MARKDOWN_SUFFIXES
 from ..markdown.frontmatter import front_matter_aliases
 from ..models import Link, Links
 from ..store import Store
 from ..store.links import DocumentName, HeadingRow, LinkRow, LinkTarget, LinkView
 from ..text import heading_slug, match_form
 
-_MARKDOWN_EXT = re.compile(r"\.(?:md|markdown|mdx)$", re.I)
+#: an indexed extension at the end of a name (``files.walk.MARKDOWN_SUFFIXES``, any case)
+_MARKDOWN_EXT = re.compile("(?:" + "|".join(re.escape(s) for s in MARKDOWN_SUFFIXES) + ")$", re.I)
 _DENDRON_VAULT = re.compile(r"^dendron://[^/]*/")
 _WIKILINK = re.compile(r"^!?\[\[(.*)\]\]$", re.S)
 _FOLDER_PAGES = (".md", "/index.md", "/README.md", "/_index.md")
