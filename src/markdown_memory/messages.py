@@ -137,19 +137,23 @@ def partly_keyword_only(ctx: Context, counts: IndexCounts) -> str:
 def other_vectors(ctx: Context, other: str) -> str:
     """Why search is keyword-only when the stored vectors (``weights_id`` ``other``) are not
     the configured model's, and the fix: another preset's vectors name the flag that uses
-    them as well as the re-index that replaces them."""
+    them, and the re-index that replaces them only when the configured model can load (else
+    that run keeps them: ``embed/choice.usable``)."""
     from .embed.base import preset_of_weights_id  # lazily: numpy must stay off the MCP handshake path
+    from .embed.choice import usable
 
     how = index_hint(ctx)
     configured = ctx.embedder
     itself = " (the server starts it by itself)" if ctx.background else ""
     maker = preset_of_weights_id(other)
+    loads = usable(configured)
     if maker and maker != configured:
+        fix = f"or {how} to re-embed them with {configured}{itself}" if loads else (
+            f"they are kept while the {configured} model cannot load here")
         return (f"keyword-only: the index's vectors were made by the {maker} model ({other}), not the configured "
-                f"{configured}; run with `--embedder {maker}` (MARKDOWN_MEMORY_EMBEDDER={maker}) to use them, "
-                f"or {how} to re-embed them with {configured}{itself}")
-    return (f"keyword-only: the index's vectors were made by another build of the {configured} model "
-            f"({other}); {how} to re-embed them{itself}")
+                f"{configured}; run with `--embedder {maker}` (MARKDOWN_MEMORY_EMBEDDER={maker}) to use them; {fix}")
+    fix = f"{how} to re-embed them{itself}" if loads else f"they are kept while the {configured} model cannot load here"
+    return f"keyword-only: the index's vectors were made by another build of the {configured} model ({other}); {fix}"
 
 
 def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool) -> str:
@@ -451,10 +455,12 @@ def embedder_from_index(preset: str) -> str:
     return f"not named: this index's vectors were made with {preset}; --embedder or MARKDOWN_MEMORY_EMBEDDER picks another"
 
 
-def embedder_index_model_missing(preset: str, default: str) -> str:
-    """Why it uses the ``default`` although the index holds vectors of ``preset``, which cannot load."""
+def embedder_index_model_missing(preset: str, default: str, default_loads: bool) -> str:
+    """Why it uses the ``default`` although the index holds vectors of ``preset``, which cannot
+    load; an index run replaces them only when ``default_loads``."""
+    fate = "its vectors replace them" if default_loads else "they are kept while it cannot load either"
     return (f"not named: this index's vectors were made with {preset}, which cannot load here, so the default "
-            f"{default} is used instead and its vectors replace them (install {preset} again to keep them)")
+            f"{default} is used instead and {fate} (install {preset} again to use them)")
 
 
 MAP_RESOURCE = ("Outline of the docs root: every indexed document with its top headings and token counts "
