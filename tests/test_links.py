@@ -296,3 +296,16 @@ def test_wikilinks_resolve_to_every_indexed_extension(tmp_path: Path, cli_main) 
     run = cli_main("read", "[[note#Sub]]", "--docs-dir", str(root), "--json", env=_env(db))
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["file_path"] == "note.mkdn"
+
+
+@pytest.mark.parametrize("flags", [("--limit", "0"), ("--limit", "-5"), ("--limit", "1001"), ("--offset", "-2")])
+def test_links_rejects_out_of_range_paging_as_list_does(vault: Path, cli_main, flags) -> None:
+    """Trial finding: `links hub.md --limit 0` showed 1 link; -5, 1001 and --offset -2 were
+    accepted (docs: 1-1000)."""
+    db = str(vault.parent / "index.db")
+    assert cli_main("index", str(vault), env=_env(db)).returncode == 0
+    run = cli_main("links", "index.md", "--docs-dir", str(vault), *flags, env=_env(db))
+    assert run.returncode == 2 and run.stdout == ""
+    assert flags[0] in run.stderr and ("between 1 and 1000" in run.stderr or "at least 0" in run.stderr)
+    run = cli_main("links", "index.md", "--docs-dir", str(vault), "--limit", "1000", "--offset", "0", env=_env(db))
+    assert run.returncode == 0, run.stderr

@@ -155,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .cli_links import add_parser as add_links_parser
 
-    add_links_parser(sub, _add_docs_dir)
+    add_links_parser(sub, _add_docs_dir, _bounded)
     return parser
 
 

@@ -491,7 +491,7 @@ def hook_bad_payload(problem: str) -> str:
 def hook_no_index(root: Path, db: Path) -> str:
     """The hook's stderr line when the docs root has no index yet."""
     return (f"markdown-memory hook: no index for {root} at {db} yet; "
-            f"run `markdown-memory index {shlex.quote(str(root))}` (or start the MCP server) to build it")
+            f"run `{program()} index {shlex.quote(str(root))}` (or start the MCP server) to build it")
 
 
 def hook_failed(cause: str) -> str:
@@ -501,13 +501,18 @@ def hook_failed(cause: str) -> str:
 
 def hook_usage(problem: str) -> str:
     """The hook's stderr line for a bad option of ``markdown-memory hook`` (it still exits 0)."""
-    return f"markdown-memory hook: {problem}; the prompt went on without docs (`markdown-memory hook --help`)"
+    return f"markdown-memory hook: {problem}; the prompt went on without docs (`{program()} hook --help`)"
 
 
 def hook_ignored(arguments: list[str]) -> str:
     """The hook's stderr line for arguments it does not know and ignored (it still answers)."""
     return (f"markdown-memory hook: ignored unrecognized arguments {' '.join(arguments)!r} "
-            "(`markdown-memory hook --help` lists the options)")
+            f"(`{program()} hook --help` lists the options)")
+
+
+def hook_budget_clamped(asked: int, used: int, low: int, high: int) -> str:
+    """The hook's stderr line for a ``--max-tokens`` out of range (it answers with ``used``)."""
+    return f"markdown-memory hook: --max-tokens {asked} is outside {low}-{high}; used {used}"
 
 
 def hook_stdin(exc: BaseException) -> str:
@@ -522,7 +527,7 @@ def link_ambiguous(written: str, count: int) -> str:
 
 def link_not_found(written: str) -> str:
     return (f"no indexed document is named by the link target {written!r}; pass a path relative to the docs root "
-            "or a note name (list the indexed paths with list_documents, CLI: markdown-memory list)")
+            f"or a note name (list the indexed paths with list_documents, CLI: {program()} list)")
 
 
 def links_unresolved(count: int) -> str:
