@@ -447,3 +447,26 @@ def test_max_file_mb_works_after_the_command_as_the_size_limit_hint_says(cli_mai
     run = cli_main("search", "bigword", "--docs-dir", str(root), "--max-file-mb", "20", "--json", env=env)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["results"][0]["file_path"] == "big.md"
+
+
+def test_hints_name_the_program_as_it_can_be_run(cli_main, tmp_path, monkeypatch) -> None:
+    """Trial finding: the hook's "run `markdown-memory index …`" and the link-target and path
+    errors' "CLI: markdown-memory list" named a command that is not on PATH when the program runs
+    from a checkout's virtualenv; they now name it as the other hints do."""
+    script = tmp_path / "venv" / "bin" / "markdown-memory"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    monkeypatch.setattr(sys, "argv", [str(script)])
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\ntext\n")
+    env: dict[str, str | None] = {"MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_DB": str(tmp_path / "i.db")}
+    payload = json.dumps({"session_id": "s", "cwd": str(root), "hook_event_name": "UserPromptSubmit",
+                          "prompt": "How long does the client wait for a server to answer?"})
+    monkeypatch.setattr(sys, "stdin", type("In", (), {"read": lambda self: payload})())
+    hook = cli_main("hook", env=env)
+    assert hook.returncode == 0 and f"run `{script} index " in hook.stderr
+    assert cli_main("index", str(root), env=env).returncode == 0
+    for target in ("[[Nope]]", "nope/zzz-nothing-like-it.md"):
+        run = cli_main("read", target, "--docs-dir", str(root), env=env)
+        assert run.returncode == 2 and f"CLI: {script} list" in run.stderr, run.stderr

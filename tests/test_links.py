@@ -309,3 +309,23 @@ def test_links_rejects_out_of_range_paging_as_list_does(vault: Path, cli_main, f
     assert flags[0] in run.stderr and ("between 1 and 1000" in run.stderr or "at least 0" in run.stderr)
     run = cli_main("links", "index.md", "--docs-dir", str(vault), "--limit", "1000", "--offset", "0", env=_env(db))
     assert run.returncode == 0, run.stderr
+
+
+def test_a_front_matter_title_names_its_note_like_an_alias(vault: Path, cli_main) -> None:
+    """Trial finding: `read 'Front Matter Doc'` (a front-matter title) said "is not a Markdown
+    file (.md, .markdown, .mdx)": titles did not resolve, and the list left out five indexed
+    extensions."""
+    from markdown_memory.files.walk import MARKDOWN_SUFFIXES
+
+    (vault / "front.md").write_text("---\ntitle: Front Matter Doc\n---\n\n## Deploying the widget\n\nSteps.\n")
+    db = str(vault.parent / "index.db")
+    assert cli_main("index", str(vault), env=_env(db)).returncode == 0
+    for args in (("read", "Front Matter Doc"), ("read", "front matter doc", "Deploying the widget")):
+        run = cli_main(*args, "--docs-dir", str(vault), "--json", env=_env(db))
+        assert run.returncode == 0, run.stderr
+        assert (json.loads(run.stdout)["file_path"], json.loads(run.stdout)["heading_path"]) == (
+            "front.md", "Deploying the widget")
+    run = cli_main("outline", "Front Matter Doc", "--docs-dir", str(vault), "--json", env=_env(db))
+    assert run.returncode == 0 and json.loads(run.stdout)["file_path"] == "front.md"
+    run = cli_main("read", "No Such Title", "--docs-dir", str(vault), env=_env(db))
+    assert run.returncode == 2 and f"({', '.join(MARKDOWN_SUFFIXES)})" in run.stderr

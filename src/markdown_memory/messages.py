@@ -525,6 +525,18 @@ def link_ambiguous(written: str, count: int) -> str:
     return f"link target {written!r} names {count} documents; pass one of the candidate paths instead"
 
 
+def not_markdown(rel: str) -> str:
+    """A requested path whose extension is not indexed (``files.walk.MARKDOWN_SUFFIXES``)."""
+    from .files.walk import MARKDOWN_SUFFIXES
+
+    return f"{rel!r} is not a Markdown file ({', '.join(MARKDOWN_SUFFIXES)}) nor a note's name or title"
+
+
+def no_indexed_document(rel: str, root: str, near: list[str]) -> str:
+    hint = f"did you mean {', '.join(near)}?" if near else f"list the indexed paths with list_documents (CLI: {program()} list)"
+    return f"no indexed document {rel!r} under {root!r}; {hint}"
+
+
 def link_not_found(written: str) -> str:
     return (f"no indexed document is named by the link target {written!r}; pass a path relative to the docs root "
             f"or a note name (list the indexed paths with list_documents, CLI: {program()} list)")
