@@ -369,3 +369,25 @@ def test_ignore_file_that_is_a_fifo_or_a_link_neither_blocks_nor_leaks(tmp_path,
     finally:
         if runner.is_alive():
             os.close(os.open(root / ".gitignore", os.O_WRONLY | os.O_NONBLOCK))
+
+
+def test_read_of_a_symlink_to_a_note_without_a_top_heading_gives_its_first_section(tmp_path, cli_main):
+    """``read link.md`` (a link inside the root to a note whose text starts below front matter
+    with a ``##`` heading) reads that note's first section, as ``read front.md`` does."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "front.md").write_text("---\ntitle: Front Matter Doc\n---\n\n## Deploying the widget\n\nSteps here.\n")
+    (root / "link.md").symlink_to("front.md")
+    db = tmp_path / "index.db"
+    env: dict[str, str | None] = {"MARKDOWN_MEMORY_DB": str(db), "MARKDOWN_MEMORY_EMBEDDER": "none"}
+    assert cli_main("index", str(root), env=env).returncode == 0
+    for name in ("link.md", "front.md"):
+        run = cli_main("read", name, "--docs-dir", str(root), "--json", env=env)
+        assert run.returncode == 0, run.stderr
+        answer = json.loads(run.stdout)
+        assert (answer["file_path"], answer["heading_path"]) == ("front.md", "Deploying the widget")
+    runtime = mcp(root, db)
+    try:
+        assert runtime.read_section("link.md", "", False, None)["content"].startswith("## Deploying the widget")
+    finally:
+        runtime.shutdown()

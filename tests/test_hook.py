@@ -239,3 +239,18 @@ def test_the_hook_leaves_the_library_log_level_as_it_was(indexed, cli_main, monk
     monkeypatch.setattr(sys, "stdin", _Stdin(payload(TIMEOUT_QUESTION, indexed[0])))
     assert cli_main("hook", env={"MARKDOWN_MEMORY_DB": str(indexed[1])}).returncode == 0
     assert logger.level == before
+
+
+@pytest.mark.parametrize("asked, used", [("0", 100), ("5", 100), ("-3", 100), ("100000", 20000)])
+def test_an_out_of_range_budget_is_clamped_and_said_on_one_stderr_line(indexed, cli_main, monkeypatch, asked, used):
+    """Trial finding: `hook --max-tokens 0/5/-3/100000` was clamped silently (docs: 100-20,000).
+    The hook still answers (never exit 2) and says which budget it used."""
+    from markdown_memory.text import count_tokens
+
+    root, db = indexed
+    monkeypatch.setattr(sys, "stdin", _Stdin(payload(TIMEOUT_QUESTION, root, session=f"clamp-{asked}")))
+    res = cli_main("hook", f"--max-tokens={asked}", env={"MARKDOWN_MEMORY_DB": str(db)})
+    assert res.returncode == 0
+    assert res.stderr.splitlines() == [f"markdown-memory hook: --max-tokens {asked} is outside 100-20000; used {used}"]
+    text = context(json.loads(res.stdout))
+    assert "Configuration > Network timeouts" in text and count_tokens(text) <= used

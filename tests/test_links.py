@@ -290,3 +290,58 @@ def test_an_ambiguous_name_with_a_label_still_lists_its_candidates(vault: Path) 
     with pytest.raises(DocumentNotFoundError) as caught:
         engine.read("[[readme|the readme]]", "")
     assert caught.value.candidates == ["alpha/readme.md", "beta/readme.md"]
+
+
+def test_wikilinks_resolve_to_every_indexed_extension(tmp_path: Path, cli_main) -> None:
+    from markdown_memory.files.walk import MARKDOWN_SUFFIXES
+
+    root = tmp_path / "exts"
+    root.mkdir()
+    stems = [f"f_{suffix[1:]}" for suffix in MARKDOWN_SUFFIXES]
+    for stem, suffix in zip(stems, MARKDOWN_SUFFIXES):
+        (root / f"{stem}{suffix}").write_text(f"# F {suffix}\n\nbody\n", encoding="utf-8")
+    (root / "links.md").write_text("# Links\n\n" + " ".join(f"[[{s}]]" for s in stems) + "\n", encoding="utf-8")
+    (root / "note.mkdn").write_text("# Note\n\n## Sub\n\nnote text\n", encoding="utf-8")
+    db = str(tmp_path / "index.db")
+    assert cli_main("index", str(root), env=_env(db)).returncode == 0
+    run = cli_main("links", "links.md", "--docs-dir", str(root), env=_env(db))
+    assert run.returncode == 0, run.stderr
+    assert f"{len(stems)} outgoing link(s), 0 not resolved" in run.stdout
+    for stem, suffix in zip(stems, MARKDOWN_SUFFIXES):
+        assert f"->  {stem}{suffix}" in run.stdout
+    run = cli_main("read", "[[note#Sub]]", "--docs-dir", str(root), "--json", env=_env(db))
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["file_path"] == "note.mkdn"
+
+
+@pytest.mark.parametrize("flags", [("--limit", "0"), ("--limit", "-5"), ("--limit", "1001"), ("--offset", "-2")])
+def test_links_rejects_out_of_range_paging_as_list_does(vault: Path, cli_main, flags) -> None:
+    """Trial finding: `links hub.md --limit 0` showed 1 link; -5, 1001 and --offset -2 were
+    accepted (docs: 1-1000)."""
+    db = str(vault.parent / "index.db")
+    assert cli_main("index", str(vault), env=_env(db)).returncode == 0
+    run = cli_main("links", "index.md", "--docs-dir", str(vault), *flags, env=_env(db))
+    assert run.returncode == 2 and run.stdout == ""
+    assert flags[0] in run.stderr and ("between 1 and 1000" in run.stderr or "at least 0" in run.stderr)
+    run = cli_main("links", "index.md", "--docs-dir", str(vault), "--limit", "1000", "--offset", "0", env=_env(db))
+    assert run.returncode == 0, run.stderr
+
+
+def test_a_front_matter_title_names_its_note_like_an_alias(vault: Path, cli_main) -> None:
+    """Trial finding: `read 'Front Matter Doc'` (a front-matter title) said "is not a Markdown
+    file (.md, .markdown, .mdx)": titles did not resolve, and the list left out five indexed
+    extensions."""
+    from markdown_memory.files.walk import MARKDOWN_SUFFIXES
+
+    (vault / "front.md").write_text("---\ntitle: Front Matter Doc\n---\n\n## Deploying the widget\n\nSteps.\n")
+    db = str(vault.parent / "index.db")
+    assert cli_main("index", str(vault), env=_env(db)).returncode == 0
+    for args in (("read", "Front Matter Doc"), ("read", "front matter doc", "Deploying the widget")):
+        run = cli_main(*args, "--docs-dir", str(vault), "--json", env=_env(db))
+        assert run.returncode == 0, run.stderr
+        assert (json.loads(run.stdout)["file_path"], json.loads(run.stdout)["heading_path"]) == (
+            "front.md", "Deploying the widget")
+    run = cli_main("outline", "Front Matter Doc", "--docs-dir", str(vault), "--json", env=_env(db))
+    assert run.returncode == 0 and json.loads(run.stdout)["file_path"] == "front.md"
+    run = cli_main("read", "No Such Title", "--docs-dir", str(vault), env=_env(db))
+    assert run.returncode == 2 and f"({', '.join(MARKDOWN_SUFFIXES)})" in run.stderr

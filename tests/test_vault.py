@@ -345,3 +345,24 @@ def test_schema_v3_index_migrates_and_gets_tags_on_the_next_run(vault: Path, tmp
         assert {d.path for d in engine.list_documents(tags=["kitchen"]).documents} == {"recipes.md"}
     finally:
         engine.close()
+
+
+def test_toml_front_matter_gives_title_tags_and_date(tmp_path, cli_main) -> None:
+    """Trial finding: Hugo/Zola TOML front matter (`+++ … +++`) was not read: it became a
+    (preamble) section and the title and tags were lost. Invalid TOML is front matter with a
+    warning, as invalid YAML is."""
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "hugo.md").write_text('+++\ntitle = "Hugo Page"\ntags = ["alpha", "beta"]\ndate = 2024-01-02\n+++\n\n'
+                                  "Intro text here.\n\n## Usage\n\nUse it.\n", encoding="utf-8")
+    (root / "bad.md").write_text('+++\ntitle = "Unclosed\n+++\n\n# Body\n\ntext\n', encoding="utf-8")
+    env: dict[str, str | None] = {"MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_DB": str(tmp_path / "i.db")}
+    run = cli_main("index", str(root), env=env)
+    assert run.returncode == 0 and "bad.md: invalid TOML front matter" in run.stdout + run.stderr
+    outline = json.loads(cli_main("outline", "hugo.md", "--docs-dir", str(root), "--json", env=env).stdout)
+    assert (outline["title"], outline["tags"], outline["date"]) == ("Hugo Page", ["alpha", "beta"], "2024-01-02")
+    assert outline["preamble"]["start_line"] == 6 and "title" in outline["front_matter_keys"]
+    bad = json.loads(cli_main("outline", "bad.md", "--docs-dir", str(root), "--json", env=env).stdout)
+    assert bad["preamble"] is None and [h["heading_path"] for h in bad["headings"]] == ["Body"]
+    run = cli_main("read", "Hugo Page", "Usage", "--docs-dir", str(root), env=env)
+    assert run.returncode == 0 and run.stdout.startswith("## Usage")

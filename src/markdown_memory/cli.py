@@ -56,8 +56,16 @@ def _bounded(low: int, high: int | None = None) -> Callable[[str], int]:
 
 
 def _add_docs_dir(p: argparse.ArgumentParser) -> None:
+    """``--docs-dir`` of a command, with ``--max-file-mb`` (any command that reads a docs root
+    may index it; after the command, the flag overrides the global one)."""
     p.add_argument("--docs-dir", metavar="DIR", help="docs root (default: $MARKDOWN_MEMORY_DOCS_DIR, "
                    "$CLAUDE_PROJECT_DIR, then the working directory)")
+    _add_max_file_mb(p)
+
+
+def _add_max_file_mb(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-file-mb", type=float, metavar="MB", default=argparse.SUPPRESS,
+                   help="files larger than this are not indexed (as the global --max-file-mb)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="index (incrementally) a docs root")
     p.add_argument("docs_root", nargs="?", help="docs root (default as for --docs-dir)")
     p.add_argument("--docs-dir", dest="docs_dir_flag", metavar="DIR", help="same as DOCS_ROOT")
+    _add_max_file_mb(p)
     p.add_argument("--force", action="store_true", help="re-parse and re-embed every file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -146,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .cli_links import add_parser as add_links_parser
 
-    add_links_parser(sub, _add_docs_dir)
+    add_links_parser(sub, _add_docs_dir, _bounded)
     return parser
 
 

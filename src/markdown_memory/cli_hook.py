@@ -18,6 +18,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+#: ``--max-tokens`` bounds (docs/prompt-hook.md); a value outside is clamped and said on stderr
+MIN_TOKENS, MAX_TOKENS = 100, 20000
+
 
 def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None]) -> None:
     """Register ``hook`` on the subcommand parsers ``sub``. Its own usage errors exit 0 with one
@@ -71,7 +74,11 @@ def run(args: argparse.Namespace) -> int:
     level = logger.level
     if args.log_level is None and not os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "").strip():
         logger.setLevel(logging.CRITICAL)  # stderr: our one line at most (restored: cli.main runs in tests)
-    budget = DEFAULT_MAX_TOKENS if args.max_tokens is None else max(100, min(int(args.max_tokens), 20000))
+    budget = DEFAULT_MAX_TOKENS if args.max_tokens is None else max(MIN_TOKENS, min(int(args.max_tokens), MAX_TOKENS))
+    if args.max_tokens is not None and budget != args.max_tokens:  # clamped, never refused: exit 2 blocks the prompt
+        from .messages import hook_budget_clamped
+
+        sys.stderr.write(hook_budget_clamped(args.max_tokens, budget, MIN_TOKENS, MAX_TOKENS) + "\n")
     try:
         try:
             stdin = sys.stdin.read() if sys.stdin is not None else ""

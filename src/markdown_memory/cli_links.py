@@ -15,13 +15,15 @@ from collections.abc import Callable
 from typing import Any
 
 
-def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None]) -> None:
-    """Register ``links`` on the subcommand parsers ``sub``."""
+def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None],
+               bounded: Callable[..., Callable[[str], int]]) -> None:
+    """Register ``links`` on the subcommand parsers ``sub``; ``bounded(low, high)`` is the CLI's
+    integer type that rejects a value out of range (as ``list`` and ``outline`` do)."""
     p = sub.add_parser("links", help="outgoing links and backlinks of one document")
     p.add_argument("file", help="document path relative to the docs root (or a unique suffix, or a note name)")
     add_docs_dir(p)
-    p.add_argument("--offset", type=int, default=0, help="skip this many links of each list (default 0)")
-    p.add_argument("--limit", type=int, default=200, help="links per list, 1-1000 (default 200)")
+    p.add_argument("--offset", type=bounded(0), default=0, help="skip this many links of each list (default 0)")
+    p.add_argument("--limit", type=bounded(1, 1000), default=200, help="links per list, 1-1000 (default 200)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 

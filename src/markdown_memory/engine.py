@@ -44,7 +44,7 @@ from .models import (
     SearchAnswer,
     SectionText,
 )
-from .reading.links import LINKS_PAGE, is_wikilink, link_address, links_answer
+from .reading.links import LINKS_PAGE, is_wikilink, link_address, links_answer, note_path
 from .reading.map import DEFAULT_MAP_TOKENS, DocsMap, build_map
 from .reading.resolve import disk_spelling, normalise_request_path, resolve_document
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
@@ -337,7 +337,10 @@ class Engine:
                 reason = store.failure_reason(rel)
                 if reason:
                     raise DocumentNotFoundError(f"{rel!r} is not indexed: {reason}") from exc
-                raise
+                named = note_path(file_path, store)  # a note's name, alias or front-matter title
+                if named is None:
+                    raise
+                rel = named
         else:
             try:
                 st = os.stat(self.root / rel)

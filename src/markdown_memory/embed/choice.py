@@ -8,7 +8,8 @@
 3. Otherwise (a new index, a keyword-only one, or one whose model is not installed any more): the
    default preset, ``embeddinggemma``; while its model is not downloaded, search is keyword-only
    and the answer says how to fix it. A new index never silently gets another model than the
-   default: naming one once (step 1) is enough, step 2 keeps it.
+   default: naming one once (step 1) is enough, step 2 keeps it. The stored vectors are replaced
+   only by a preset that can load; the answers say so (``messages.other_vectors``).
 
 ``installed_embedder`` is ``setup``'s variant, which has no database to look at: it registers
 the default when its model is present, else MiniLM when its extra is installed (the plan it
@@ -56,7 +57,8 @@ def choose(named: str | None, stored_weights_id: str | None) -> Choice:
         return Choice(DEFAULT_EMBEDDER)
     if usable(stored):
         return Choice(stored, messages.embedder_from_index(stored))
-    return Choice(DEFAULT_EMBEDDER, messages.embedder_index_model_missing(stored, DEFAULT_EMBEDDER))
+    return Choice(DEFAULT_EMBEDDER, messages.embedder_index_model_missing(stored, DEFAULT_EMBEDDER,
+                                                                          usable(DEFAULT_EMBEDDER)))
 
 
 def resolve(settings: Settings) -> tuple[Settings, str | None]:

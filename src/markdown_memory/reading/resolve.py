@@ -29,6 +29,7 @@ import re
 from pathlib import Path
 from urllib.parse import unquote
 
+from .. import messages
 from ..errors import DocumentNotFoundError, PathOutsideRootError, SectionNotFoundError
 from ..files.walk import is_markdown_name
 from ..markdown.parse import SEPARATOR, heading_plain_text, strip_heading_attributes
@@ -127,7 +128,7 @@ def resolve_document(raw: str, root: Path, indexed: list[str]) -> str:
 def _resolve_literal(raw: str, root: Path, indexed: list[str]) -> str:
     rel = normalise_request_path(raw, root)
     if not is_markdown_name(rel.rsplit("/", 1)[-1]):
-        raise DocumentNotFoundError(f"{rel!r} is not a Markdown file (.md, .markdown, .mdx)")
+        raise DocumentNotFoundError(messages.not_markdown(rel))
     # A symlink inside the root that points outside it must not be read through.
     real = os.path.realpath(root / rel)
     root_real = os.path.realpath(root)
@@ -156,8 +157,7 @@ def _resolve_literal(raw: str, root: Path, indexed: list[str]) -> str:
             f"{rel!r} matches {len(suffix)} documents; pass one of them", candidates=sorted(suffix)[:10]
         )
     near = difflib.get_close_matches(rel, indexed, n=5, cutoff=0.5)
-    hint = f"; did you mean {', '.join(near)}?" if near else "; list the indexed paths with list_documents (CLI: markdown-memory list)"
-    raise DocumentNotFoundError(f"no indexed document {rel!r} under {str(root)!r}{hint}", candidates=near)
+    raise DocumentNotFoundError(messages.no_indexed_document(rel, str(root), near), candidates=near)
 
 
 def disk_spelling(root: Path, rel: str) -> str:

@@ -134,10 +134,11 @@ def pick_sections(rows: Sequence[SectionRecord], heading_path: str, rel: str,
                   include_subsections: bool) -> tuple[str, list[SectionRecord]]:
     """The breadcrumb ``heading_path`` resolves to in document ``rel`` and its rows in order
     (all ``(Part n)`` pieces of a base path; with ``include_subsections`` its descendants too).
-    ``rows``: every section of the document by ordinal (``Store.sections_of``); an empty request or ``(preamble)`` picks the preamble. Raises
+    ``rows``: every section of the document by ordinal (``Store.sections_of``); an empty request picks the first section (the preamble when
+    there is one), ``(preamble)`` the preamble. Raises
     SectionNotFoundError (with candidates, see ``resolve.resolve_heading``)."""
     available = list(dict.fromkeys([r.base_path for r in rows] + [r.heading_path for r in rows if r.part]))
-    if heading_path.strip() in ("", PREAMBLE.lower()) and rows and rows[0].level == 0:
+    if rows and (not heading_path.strip() or (heading_path.strip() == PREAMBLE.lower() and rows[0].level == 0)):
         wanted = rows[0].base_path
     else:
         wanted = resolve_heading(heading_path, available, rel)
