@@ -170,7 +170,7 @@ def links_by_id(store: Store, ids: Sequence[int]) -> list[LinkRow]:
 
 
 def _document_name(doc_id: int, path: str, metadata: str) -> DocumentName:
-    if "alias" not in metadata:  # front matter links read nothing of (most documents): not parsed
+    if "alias" not in metadata and "title" not in metadata:  # nothing names the note: not parsed
         return DocumentName(int(doc_id), str(path), {})
     try:
         data = json.loads(metadata)
