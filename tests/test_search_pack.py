@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import indexed_engine
 from markdown_memory.search.pack import entry_cost, pack_hits
@@ -89,14 +91,15 @@ def test_pack_greedy_in_rank_order_then_pointers():
 def test_a_hit_larger_than_the_whole_budget_does_not_leave_the_rest_without_text():
     """Trial finding: a 225k-token top hit made every later hit (5-34 tokens) a pointer, even
     with max_tokens 20000. A hit that could never fit is a pointer; the ones after it still
-    carry their text, in rank order (a hit that could fit alone still ends the run)."""
+    carry their text, in rank order; a hit's text outranks the pointers after it (the last one
+    goes so that the third hit's text fits)."""
     from markdown_memory.search.pack import entry_cost
 
     hits = [_hit(1, 1, None, 225_000), _hit(2, 1, None, 30), _hit(3, 1, None, 0), _hit(4, 1, None, 20)]
     pointers = sum(entry_cost(h) for h in hits)
-    hits[2] = _hit(3, 1, None, 1000 - pointers - 10)  # fits alone, not after the 30-token hit
+    hits[2] = _hit(3, 1, None, 1000 - pointers - 10)  # fits once the last pointer goes
     out = pack_hits(hits, top_k=5, max_tokens=1000)
-    assert ["content" in r for r in out] == [False, True, False, False]
+    assert ["content" in r for r in out] == [False, True, True]
     out = pack_hits(hits, top_k=5, max_tokens=20_000)
     assert ["content" in r for r in out] == [False, True, True, True]
 
@@ -127,3 +130,27 @@ def test_far_weaker_hits_come_as_pointers():
     hits[1]["score"], hits[2]["score"] = 0.9, 0.2  # the third scores a fifth of the best
     out = pack_hits(hits, top_k=5, max_tokens=1000)
     assert ["content" in r for r in out] == [True, True, False]
+
+
+def test_a_larger_top_k_never_takes_text_from_the_best_hits():
+    """Trial finding: `search DOCKER_HIDE_LEGACY_COMMANDS --top-k 20` returned 20 pointers and no
+    text, while --top-k 5 gave the 985-token first hit its text: the pointers of 19 weaker hits
+    had reserved the budget. The lowest-ranked pointers now go first."""
+    hits = [_hit(1, 1, None, 985)] + [_hit(d, 1, None, 300) for d in range(2, 21)]
+    few = pack_hits(hits, top_k=5, max_tokens=2000)
+    many = pack_hits(hits, top_k=20, max_tokens=2000)
+    assert "content" in few[0] and "content" in many[0]
+    assert 5 < len(many) < 20  # some pointers stay, the ones that cost the text went
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=3000), min_size=1, max_size=25),
+       st.integers(min_value=200, max_value=6000), st.integers(min_value=1, max_value=5))
+def test_property_text_given_at_a_small_top_k_stays_at_a_larger_one(sizes, budget, small):
+    hits = [_hit(d, 1, None, n) for d, n in enumerate(sizes, start=1)]
+    texts = lambda out: {r["file_path"] for r in out if "content" in r}  # noqa: E731
+    few, many = pack_hits(hits, top_k=small, max_tokens=budget), pack_hits(hits, top_k=20, max_tokens=budget)
+    assert texts(few) <= texts(many)
+    from markdown_memory.search.pack import entry_cost
+    spent = sum(int(r["tokens"]) for r in many if "content" in r) + sum(entry_cost(r) for r in many)
+    assert spent <= budget or len(many) == 1

@@ -4,7 +4,9 @@ Every returned hit costs ``entry_cost`` (its path, breadcrumb, lines and preview
 full ``content`` in rank order while content plus all pointers stays within ``max_tokens``
 (at least one hit is always returned); a hit that does not fit, or scores below
 ``CONTENT_SCORE_SHARE`` of the best hit (and every later one) becomes a pointer: path,
-heading_path, lines, tokens and the <= 100-character preview, no content. A hit larger than the
+heading_path, lines, tokens and the <= 100-character preview, no content. A hit's text outranks
+the pointers of the hits after it: when only those keep it out, the lowest-ranked hits are left
+out instead (a larger ``top_k`` never costs the best hits their text). A hit larger than the
 whole budget on its own is a pointer that does not end the run: the hits after it still carry
 their text (it can only be read paged, with ``read_section``).
 
@@ -71,16 +73,21 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
         if len(chosen) >= top_k:
             break
     # Every chosen hit costs at least a pointer; content is added in rank order while the total
-    # (content of the hits so far + pointers for all the rest) stays within the budget.
+    # (content of the hits so far + pointers for all the rest) stays within the budget. A hit's
+    # text outranks the pointers of the hits after it: when only those keep it out, the lowest
+    # ranked of them go (so a larger top_k never costs the best hits their text).
     costs = [entry_cost(h) for h in chosen]
     while len(chosen) > 1 and sum(costs) > max_tokens:
         chosen.pop()
         costs.pop()
-    used = pointers = sum(costs)
+    used = sum(costs)
     full = True
     out = []
     floor = CONTENT_SCORE_SHARE * max((float(h.get("score", 0.0)) for h in chosen), default=0.0)
-    for hit in chosen:
+    i = 0
+    while i < len(chosen):
+        hit = chosen[i]
+        i += 1
         item = {k: v for k, v in hit.items() if not k.startswith("_")}
         if sent is not None and "content" in item and section_key(
                 item["file_path"], item["heading_path"], item["content"]) in sent:
@@ -91,18 +98,32 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
         extra = int(item["tokens"])
         if full and float(item.get("score", 0.0)) < floor:
             full = False
-        if full and used + extra <= max_tokens:
+        drop = _trailing_to_drop(costs, i, used + extra - max_tokens) if full else None
+        if drop is not None:
+            if drop:
+                used -= sum(costs[-drop:])
+                del chosen[-drop:], costs[-drop:]
             used += extra
         else:
             # A hit that could fit on its own closes the budget (rank order: no worse hit gets
             # text in its place); one larger than the whole budget never could, and is read
             # paged with read_section, so the smaller hits after it still get their text.
-            if pointers + extra <= max_tokens:
+            if sum(costs[:i]) + extra <= max_tokens:
                 full = False
             item.pop("content", None)
         out.append(item)
     return out
 
+
+
+def _trailing_to_drop(costs: list[int], kept: int, over: int) -> int | None:
+    """How many of the last entries (beyond the first ``kept``) must go for ``over`` tokens to
+    be saved: 0 when nothing is over, None when dropping all of them is not enough."""
+    drop = 0
+    while over > 0 and len(costs) - drop > kept:
+        drop += 1
+        over -= costs[-drop]
+    return drop if over <= 0 else None
 
 
 def answer_tokens(answer: SearchAnswer, *, agent: bool = True) -> int:
