@@ -178,11 +178,12 @@ def test_high_means_the_top_hit_itself_is_backed():
 @pytest.mark.parametrize("query, expected", [
     ("caching", ("cli.md", "Widget Command Line > Caching")),
     ("exit codes", ("cli.md", "Widget Command Line > Exit codes")),
+    ("widget command line flags", ("cli.md", "Widget Command Line > Flags")),
 ])
 def test_a_short_query_naming_a_heading_is_not_reported_as_unanswered(engine, query, expected):
     """Trial finding: "rollback" found the `## Rollback` section first but the answer said
     nothing in the docs clearly answers it (confidence none): with vectors at hand, keyword
-    evidence alone counted as nothing. A top hit whose own heading holds every query word is
+    evidence alone counted as nothing. A top hit whose breadcrumb holds every query word is
     evidence an unanswerable question does not get."""
     answer = engine.search(query)
     assert top(answer) == expected

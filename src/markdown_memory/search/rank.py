@@ -120,7 +120,7 @@ class Candidate:
     best_passage: int | None = None
     coverage: float = 0.0
     covered: int = 0  # distinct query words (weighted for coverage) the section holds
-    heading_coverage: float = 0.0  # IDF share of the query words its own heading holds (any form)
+    heading_coverage: float = 0.0  # IDF share of the query words its breadcrumb holds (any form)
     defines: bool = False  # its heading is an identifier of the query (see ``defines``)
     late: int = 0  # places this candidate is pushed down on every list (release notes)
     score: float = 0.0
@@ -355,8 +355,8 @@ def rank(
             hit = [weights[tok] for tok in _covered(stems, words)]
             c.coverage = sum(hit) / idf_mass
             c.covered = len(hit)
-            own = set(WORD.findall(fts_text(row["base_path"].rsplit(" > ", 1)[-1])))
-            c.heading_coverage = sum(weights[tok] for tok in _covered(stems, own)) / idf_mass
+            crumb = set(WORD.findall(fts_text(row["base_path"])))
+            c.heading_coverage = sum(weights[tok] for tok in _covered(stems, crumb)) / idf_mass
 
     demote_notes = not asks_about_changes(query.text)
     for c in cands.values():
@@ -496,7 +496,7 @@ def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors
     identifier, or it tops both the keyword and the vector list, and the best hits clear the
     keyword and vector bars. "low" when the best hits clear both bars (or, keyword-only, the
     keyword bar) without such a top hit, or when the vectors alone clear NO_KEYWORD_VECTOR_BAR
-    (a paraphrase sharing no word with its answer), or when the top hit's own heading holds every
+    (a paraphrase sharing no word with its answer), or when the top hit's breadcrumb holds every
     query word (a short query naming a section). "none" otherwise: with vectors at hand,
     keyword evidence alone, or vectors just over the usual bar, is what an unanswerable question
     on the docs' own topic also gets (its words name the product; its embedding lands near the
@@ -527,7 +527,8 @@ def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors
         # paraphrase ("how long does the client wait" for "timeouts") may share no word either
         return "low"
     if strong_top or top.heading_coverage >= 1.0 - 1e-9:
-        # a short query that names the top hit's heading in full ("caching", "exit codes"):
+        # a short query that the top hit's headings name in full ("caching", "what does the
+        # hook print" for "The prompt hook > What it reads and prints"):
         # keyword evidence no unanswerable question on the docs' topic gets
         return "low"
     return "none"
