@@ -470,3 +470,44 @@ def test_hints_name_the_program_as_it_can_be_run(cli_main, tmp_path, monkeypatch
     for target in ("[[Nope]]", "nope/zzz-nothing-like-it.md"):
         run = cli_main("read", target, "--docs-dir", str(root), env=env)
         assert run.returncode == 2 and f"CLI: {script} list" in run.stderr, run.stderr
+
+
+def _documents_stored(db) -> int:
+    """Documents in ``db``, read without a lock (0 while it is absent or busy)."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
+        try:
+            return int(conn.execute("SELECT count(*) FROM documents").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.parametrize(("signum", "status"), [(2, 130), (15, 143)])
+def test_index_json_stopped_by_a_signal_prints_the_interrupted_object_subprocess(tmp_path, signum, status):
+    """Trial finding: `index --json` stopped by SIGTERM (a supervisor, `timeout`, `kill`) printed
+    nothing on stdout, while Ctrl-C (SIGINT) gave exit 130 and the `interrupted` error object.
+    Both now do; the exit status is 128 + the signal."""
+    import signal
+    import time
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(4000):
+        (root / f"note-{i:05d}.md").write_text(f"# Note {i}\n\nItem {i} text.\n\n## Part\n\nMore about {i}.\n")
+    db = tmp_path / "index.db"
+    proc = subprocess.Popen([sys.executable, "-m", "markdown_memory.cli", "--embedder", "none", "--db", str(db),
+                             "index", str(root), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and _documents_stored(db) == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.Signals(signum))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert json.loads(out) == {"error": {"message": "interrupted", "type": "interrupted"}}
+    assert "markdown-memory: interrupted" in err and "Traceback" not in err
+    assert 0 < _documents_stored(db) < 4000  # the documents written before the stop are kept
