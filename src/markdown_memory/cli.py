@@ -196,8 +196,8 @@ def _render_report(report: dict[str, Any]) -> str:
     lines = [
         f"indexed {report['root']}: {report['scanned']} files scanned, {report['added']} added, "
         f"{report['updated']} updated, {report['unchanged']} unchanged, {report['removed']} removed",
-        f"  {report['sections']} sections, {report['passages']} passages, {report['vectors_embedded']} vectors "
-        f"embedded ({report['vectors_reused']} reused) in {report['seconds']:.2f} s",
+        f"  {report['sections']} sections, {report['passages']} passages; {report['vectors_embedded']} passages "
+        f"embedded, {report['vectors_reused']} given a stored vector, in {report['seconds']:.2f} s",
     ]
     for w in report["warnings"]:
         lines.append(f"  warning: {w['path']}: {w['message']}")
