@@ -83,7 +83,7 @@ def score_set(name: str, corpus: Path, queries_path: Path, db: Path, args: argpa
     """Index (when empty) and score one set: ``{name, meta, summary, results, header}``."""
     folders = [f.strip() for f in args.folders.split(",")] if args.folders else None
     ids = args.ids.split(",") if args.ids else None
-    queries = load_queries(queries_path, ids, args.limit, folders)
+    queries = load_queries(queries_path, ids, args.limit, folders, root=corpus.resolve())
     engine = open_engine(corpus.resolve(), db, args.embedder, folders, args.vector_cache)
     try:
         results = run_queries(engine, queries)

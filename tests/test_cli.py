@@ -70,6 +70,24 @@ def test_search_indexes_first_and_reads_like_a_person(docs_root, tmp_path, run):
     assert "keyword-only" in out.stdout
 
 
+def test_search_of_a_104_kb_query_searches_its_first_10000_characters_and_says_so(docs_root, tmp_path, run):
+    """Trial finding: a 104 KB query was cut to 10,000 characters without a word (the MCP tool
+    refused it instead). The same rule and sentence for both now (engine.search)."""
+    db = tmp_path / "long.db"
+    query = "MSI installer Windows " + "padding " * 13_000
+    assert len(query) > 104_000
+    out = run("--embedder", "none", "search", query, "--docs-dir", str(docs_root), "--json", env_db=db)
+    answer = json.loads(out.stdout)
+    assert answer["results"][0]["heading_path"].endswith("Windows")
+    assert answer["message"].startswith(f"the query is {len(query):,} characters long; only its first 10,000 "
+                                        "were searched")
+    text = run("--embedder", "none", "search", query, "--docs-dir", str(docs_root), env_db=db)
+    assert f"the query is {len(query):,} characters long" in text.stdout
+    exact = json.loads(run("--embedder", "none", "search", query[:10_000], "--docs-dir", str(docs_root), "--json",
+                           env_db=db).stdout)
+    assert "characters long" not in (exact.get("message") or "")
+
+
 def test_outline_read_and_errors(docs_root, tmp_path, run):
     db = tmp_path / "o.db"
     run("--embedder", "none", "index", str(docs_root), env_db=db)
@@ -470,3 +488,61 @@ def test_hints_name_the_program_as_it_can_be_run(cli_main, tmp_path, monkeypatch
     for target in ("[[Nope]]", "nope/zzz-nothing-like-it.md"):
         run = cli_main("read", target, "--docs-dir", str(root), env=env)
         assert run.returncode == 2 and f"CLI: {script} list" in run.stderr, run.stderr
+
+
+def _documents_stored(db) -> int:
+    """Documents in ``db``, read without a lock (0 while it is absent or busy)."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
+        try:
+            return int(conn.execute("SELECT count(*) FROM documents").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.parametrize(("signum", "status"), [(2, 130), (15, 143)])
+def test_index_json_stopped_by_a_signal_prints_the_interrupted_object_subprocess(tmp_path, signum, status):
+    """Trial finding: `index --json` stopped by SIGTERM (a supervisor, `timeout`, `kill`) printed
+    nothing on stdout, while Ctrl-C (SIGINT) gave exit 130 and the `interrupted` error object.
+    Both now do; the exit status is 128 + the signal."""
+    import signal
+    import time
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(4000):
+        (root / f"note-{i:05d}.md").write_text(f"# Note {i}\n\nItem {i} text.\n\n## Part\n\nMore about {i}.\n")
+    db = tmp_path / "index.db"
+    proc = subprocess.Popen([sys.executable, "-m", "markdown_memory.cli", "--embedder", "none", "--db", str(db),
+                             "index", str(root), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and _documents_stored(db) == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.Signals(signum))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert json.loads(out) == {"error": {"message": "interrupted", "type": "interrupted"}}
+    assert "markdown-memory: interrupted" in err and "Traceback" not in err
+    assert 0 < _documents_stored(db) < 4000  # the documents written before the stop are kept
+
+
+def test_status_coverage_is_verified_with_a_failed_file_listed(docs_root, tmp_path, run):
+    """Trial finding: one binary `.md` kept `coverage` "unknown" for good, though every file was
+    accounted for: a file that failed to index is known (it is in `failures`), not unknown."""
+    db = tmp_path / "cov.db"
+    (docs_root / "binary.md").write_bytes(b"\x00\x01\x02 not text")
+    report = json.loads(run("--embedder", "none", "index", str(docs_root), "--json", env_db=db).stdout)
+    assert [f["path"] for f in report["failed"]] == ["binary.md"]
+    status = json.loads(run("--embedder", "none", "status", "--docs-dir", str(docs_root), "--json", env_db=db).stdout)
+    assert status["coverage"] == "verified"
+    assert [(f["path"], f["kind"]) for f in status["failures"]] == [("binary.md", "failed")]
+    text = run("--embedder", "none", "status", "--docs-dir", str(docs_root), env_db=db).stdout
+    assert "coverage   verified" in text
+    (docs_root / "install.md").write_text("# Install\n\nChanged since the run.\n", encoding="utf-8")
+    changed = json.loads(run("--embedder", "none", "status", "--docs-dir", str(docs_root), "--json", env_db=db).stdout)
+    assert changed["coverage"] == "unknown"  # an edit since the last run: not verified

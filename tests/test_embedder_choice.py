@@ -179,3 +179,24 @@ def test_status_over_minilm_vectors_with_gemma_named_but_absent_keeps_them(cli_m
     assert "re-embed" not in search["message"] and "--embedder minilm" in search["message"]
     text = cli_main("--embedder", "embeddinggemma", "status", "--docs-dir", str(root))
     assert "re-embed them with embeddinggemma" not in text.stdout and "--embedder minilm" in text.stdout
+
+
+def test_index_force_without_a_loadable_model_keeps_the_stored_vectors(cli_main, root: Path, tmp_path: Path) -> None:
+    """Trial finding: `index DIR --force` with the configured model absent (the default
+    embeddinggemma not downloaded, or MiniLM uninstalled) rewrote every document without its
+    MiniLM vectors: 21 vectors before, 0 after, and search keyword-only for good."""
+    assert cli_main("--embedder", "minilm", "index", str(root)).returncode == 0
+    empty = tmp_path / "no-minilm"
+    empty.mkdir()
+    for flags, env in ((("--embedder", "embeddinggemma"), None), ((), {"MARKDOWN_MEMORY_MINILM_DIR": str(empty)})):
+        res = cli_main(*flags, "index", str(root), "--force", "--json", env=env)
+        report = json.loads(res.stdout)
+        assert res.returncode == 0 and report["updated"] == 5 and report["keyword_only"] is True, res.stdout
+        assert report["vectors_embedded"] == 0
+        status = json.loads(cli_main(*flags, "status", "--docs-dir", str(root), "--json", env=env).stdout)
+        assert status["vectors"] == 21, (flags, status)
+    # the kept vectors are the index's again as soon as MiniLM loads: nothing to re-embed
+    answer = _search(cli_main, root)
+    assert answer["index_status"]["embedder"]["name"] == "minilm" and _vector_hits(answer) >= 1
+    again = json.loads(cli_main("--embedder", "minilm", "index", str(root), "--force", "--json").stdout)
+    assert again["vectors_embedded"] == 0 and again["vectors_reused"] == 21

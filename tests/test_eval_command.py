@@ -179,6 +179,27 @@ def test_harness_scores_several_sets_with_the_package_scoring(docs_root, tmp_pat
     assert "ids: overall.top1" in capsys.readouterr().err
 
 
+def test_harness_folders_keep_questions_whose_expected_paths_are_written_otherwise(docs_root, tmp_path, capsys):
+    """Trial finding: `eval_retrieval.py --folders ops` compared expected paths as written, so a
+    question expecting `./ops/troubleshooting.md` (or its absolute path) was dropped, though
+    scoring normalises it (``evaluation.normalised_path``). Both now name the path the same way."""
+    script = _script()
+    hit = {"query": PORT, "type": "howto", "lang": "en"}
+    questions = _write(tmp_path / "questions.jsonl", [
+        {"id": "plain", **hit, "expect": [{"path": "ops/troubleshooting.md", "line": 5}]},
+        {"id": "dot", **hit, "expect": [{"path": "./ops/troubleshooting.md", "line": 5}]},
+        {"id": "abs", **hit, "expect": [{"path": str(docs_root / "ops" / "troubleshooting.md"), "line": 5}]},
+        {"id": "other", **hit, "expect": [{"path": "install.md", "line": 23}]},  # not under ops: left out
+    ])
+    out_json = tmp_path / "out.json"
+    argv = ["--embedder", "none", "--db-dir", str(tmp_path / "dbs"), "--folders", "./ops/",
+            "--set", f"guide={docs_root}:{questions}", "--json-out", str(out_json)]
+    assert script.main(argv) == 0
+    assert "3 queries" in capsys.readouterr().out
+    ranks = {r["id"]: r["rank"] for r in json.loads(out_json.read_text())["queries"]}
+    assert ranks == {"plain": 0, "dot": 0, "abs": 0}
+
+
 def test_eval_normalises_expected_paths_and_flags_front_matter_and_unindexed_files(tmp_path, cli_main):
     """Trial finding: `"path": "./front.md"` and an absolute path inside the root counted right
     hits as misses; a line in front matter and a file the index left out (over the size limit)

@@ -95,6 +95,27 @@ def test_cli_index_progress_counts_embedded_passages(cli_main, tmp_path, monkeyp
     assert f"embedded {passages} of {passages} passages" in res.stderr, res.stderr
 
 
+def test_cli_index_progress_and_summary_count_the_same_passages(cli_main, tmp_path, monkeypatch, minilm):
+    """Trial finding: the last progress line said "embedded 4,024 of 4,024 passages" (it counted
+    model inputs: packed list items share one, identical texts are embedded once) while the
+    summary said "4053 vectors embedded (2808 reused)". Both count passages now, and the summary
+    names the reused ones as passages given a stored vector."""
+    monkeypatch.setattr(progress_mod, "INTERVAL_SECONDS", 0.0)
+    root = _docs(tmp_path / "docs", 3)
+    items = "".join(f"- step {n}: run `tool-{n}`\n" for n in range(6))  # adjacent small items: one packed text
+    (root / "steps.md").write_text(f"# Steps\n\n## Order\n\n{items}", encoding="utf-8")
+    (root / "steps-copy.md").write_text(f"# Steps\n\n## Order\n\n{items}", encoding="utf-8")  # same texts
+    res = cli_main("--embedder", "minilm", "--db", str(tmp_path / "i.db"), "index", str(root))
+    assert res.returncode == 0, res.stderr
+    last = re.findall(r"^markdown-memory: embedded ([\d,]+) of ([\d,]+) passages", res.stderr, re.M)[-1]
+    summary = re.search(r"(\d+) passages; (\d+) passages embedded, (\d+) given a stored vector", res.stdout)
+    assert summary, res.stdout
+    passages, embedded, reused = (int(g) for g in summary.groups())
+    assert last == (f"{embedded:,}", f"{embedded:,}")
+    assert embedded + reused == passages == 3 + 2 * 6  # a paragraph per page, 6 items per copy
+    assert (embedded, reused) == (3 + 6, 6)  # the copy's items got the first file's vector (4 model inputs in all)
+
+
 # -- MCP progress notifications -----------------------------------------------------------------
 
 def _index_directory_messages(tmp_path: Path, meta: dict | None) -> tuple[list[dict], dict]:

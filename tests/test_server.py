@@ -121,7 +121,7 @@ def test_six_tools_with_titles_bounds_and_annotations(served) -> None:
     props = tools["search_docs"].input_schema["properties"]
     assert (props["top_k"]["minimum"], props["top_k"]["maximum"]) == (1, 20)
     assert (props["max_tokens"]["minimum"], props["max_tokens"]["maximum"]) == (200, 20000)
-    assert props["query"]["maxLength"] == 10000
+    assert "maxLength" not in props["query"] and "10,000 characters" in props["query"]["description"]
     assert tools["search_docs"].input_schema["required"] == ["query"]
     instructions = client.init.instructions or ""
     head = instructions[:400]
@@ -277,6 +277,21 @@ def test_bad_arguments_are_rejected_with_one_sentence(served) -> None:
     assert is_error and "search_docs" in body["error"]
     tools = {t.name: t for t in client.list_tools()}
     assert all(t.input_schema.get("additionalProperties") is False for t in tools.values())
+
+
+def test_a_query_over_10000_characters_is_searched_by_its_start_as_on_the_cli(served) -> None:
+    """Trial finding: the CLI searched a 104 KB query (the engine cut it to 10,000 characters,
+    silently) while the MCP tool refused anything over 10,000 with the SDK's schema error. One
+    rule now (engine.search): its first 10,000 characters are searched and the message says so."""
+    client, root, _ = served
+    query = "which port must be free for the server to start " + "padding " * 13_000
+    is_error, body = client.call("search_docs", {"query": query})
+    assert not is_error, body
+    assert body["results"] and body["message"].startswith(
+        f"the query is {len(query):,} characters long; only its first 10,000 were searched")
+    short_error, short = client.call("search_docs", {"query": query[:10_000]})
+    assert not short_error and "characters long" not in (short.get("message") or "")
+    assert [h["heading_path"] for h in short["results"]] == [h["heading_path"] for h in body["results"]]
 
 
 def test_index_directory_refuses_a_directory_outside_the_root(served) -> None:

@@ -12,8 +12,11 @@ import json
 import logging
 import os
 import shlex
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -24,6 +27,32 @@ from .errors import ConfigError, MarkdownMemoryError, UsageError, describe_error
 log = logging.getLogger("markdown_memory")
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a command: it unwinds like Ctrl-C (an index run stops, keeping every
+    document written so far; ``--json`` prints the ``interrupted`` error object), exit 143."""
+
+    exit_status = 128 + signal.SIGTERM
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """While a command runs, SIGTERM raises :class:`Terminated` (Python's default is to die at
+    once, printing nothing). The previous handler is restored afterwards; the MCP server has its
+    own (``mcp.server._stop_on_signals``). Only the main thread can install a handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -167,8 +196,8 @@ def _render_report(report: dict[str, Any]) -> str:
     lines = [
         f"indexed {report['root']}: {report['scanned']} files scanned, {report['added']} added, "
         f"{report['updated']} updated, {report['unchanged']} unchanged, {report['removed']} removed",
-        f"  {report['sections']} sections, {report['passages']} passages, {report['vectors_embedded']} vectors "
-        f"embedded ({report['vectors_reused']} reused) in {report['seconds']:.2f} s",
+        f"  {report['sections']} sections, {report['passages']} passages; {report['vectors_embedded']} passages "
+        f"embedded, {report['vectors_reused']} given a stored vector, in {report['seconds']:.2f} s",
     ]
     for w in report["warnings"]:
         lines.append(f"  warning: {w['path']}: {w['message']}")
@@ -411,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
                 startup_error = exc
             run_server(settings, startup_error=startup_error)
             return 0
-        return _run_command(args)
+        with _sigterm_interrupts():
+            return _run_command(args)
     except MarkdownMemoryError as exc:
         if as_json:
             _emit(describe_error(exc).cli_payload())
@@ -423,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         if as_json:
             _emit(describe_error(exc).cli_payload())
         sys.stderr.write("markdown-memory: interrupted\n")
-        return 130
+        return getattr(exc, "exit_status", 130)  # 128 + the signal: SIGINT 130, SIGTERM 143
     except BrokenPipeError:
         # The reader went away (`| head`): not an error worth a traceback.
         devnull = os.open(os.devnull, os.O_WRONLY)

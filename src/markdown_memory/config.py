@@ -21,6 +21,9 @@ DEFAULT_EMBEDDER = "embeddinggemma"
 #: Files larger than this many megabytes (10**6 bytes) are not indexed (``--max-file-mb``,
 #: ``MARKDOWN_MEMORY_MAX_FILE_MB``): a 19 MB log saved as ``.md`` is not documentation.
 DEFAULT_MAX_FILE_MB = 10.0
+#: A longer search query is searched by its first this-many characters, and the answer's
+#: ``message`` says so (``engine.Engine.search``: the one rule, for the CLI and the MCP tool).
+MAX_QUERY_CHARS = 10_000
 
 
 def _env(name: str) -> str | None:

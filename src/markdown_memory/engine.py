@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import messages
-from .config import Settings
+from .config import MAX_QUERY_CHARS, Settings
 from .embed.base import Embedder
 from .embed.choice import resolve as resolve_embedder
 from .embed.loader import ModelLoader
@@ -60,8 +60,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger("markdown_memory.engine")
 
-#: Requests: a query is cut to this many characters; top_k is clamped to 1..MAX_TOP_K.
-MAX_QUERY_CHARS = 10_000
+#: Requests: top_k is clamped to 1..MAX_TOP_K (a query is cut to config.MAX_QUERY_CHARS).
 MAX_TOP_K = 50
 #: list_documents pages hold at most this many documents
 MAX_LIST_LIMIT = 200
@@ -241,10 +240,12 @@ class Engine:
         ``lang`` restrict what is ranked; filters matching nothing give no hits and a message
         naming the filter. ``already_sent``: ``search.section_key``s of texts this session
         already received (the MCP server's session memory): those hits come as pointers marked
-        ``already_sent``. Raises QueryError for an empty query or a bad filter value,
+        ``already_sent``. A query longer than ``config.MAX_QUERY_CHARS`` characters is searched by
+        its first ones and ``message`` says so (``messages.query_cut``). Raises QueryError for an empty query or a bad filter value,
         QueryNotParsedError when the keyword index rejects it, PathOutsideRootError."""
         if not query or not query.strip():
             raise QueryError("query is empty; pass words, a phrase or an identifier to search for")
+        cut = messages.query_cut(len(query), MAX_QUERY_CHARS) if len(query) > MAX_QUERY_CHARS else None
         query = query[:MAX_QUERY_CHARS]
         top_k = max(1, min(int(top_k), MAX_TOP_K))
         prefix = self.subpath(path_prefix)
@@ -269,6 +270,8 @@ class Engine:
         hits, flagged = self._current(freshness, run)
         ranked = last[-1]
         message = ranked.message
+        if cut:
+            message = messages.prepend_note(cut, message)
         if flagged:
             message = messages.prepend_note(messages.stale_hits(self.context, flagged), message)
         status = self.status()

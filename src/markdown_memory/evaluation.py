@@ -110,13 +110,18 @@ def _checked(raw: Any, where: str) -> dict[str, Any]:
 
 
 def load_queries(path: Path, ids: Iterable[str] | None = None, limit: int | None = None,
-                 folders: Iterable[str] | None = None) -> list[dict[str, Any]]:
+                 folders: Iterable[str] | None = None, root: Path | None = None) -> list[dict[str, Any]]:
     """Read and validate the questions file (module docstring); keep only ``ids`` (when given),
     questions whose every expected path lies under one of ``folders`` (negatives are always
-    kept), and at most ``limit``. Raises QuestionsFileError (unreadable file, a line that is not a
-    question, no question at all)."""
+    kept), and at most ``limit``. With the docs ``root``, expected paths and ``folders`` are
+    compared as the index names them (:func:`normalised_path`: ``./httpx/a.md`` and an absolute
+    path inside ``root`` are under ``httpx``), as :func:`run_queries` scores them. Raises
+    QuestionsFileError (unreadable file, a line that is not a question, no question at all)."""
+    def named(p: str) -> str:
+        return normalised_path(root, p) if root is not None else p
+
     wanted = set(ids or [])
-    tops = tuple(f.strip("/") + "/" for f in (folders or []))
+    tops = tuple(named(f).strip("/") + "/" for f in (folders or []))
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -133,7 +138,7 @@ def load_queries(path: Path, ids: Iterable[str] | None = None, limit: int | None
         q.setdefault("id", f"line {number}")
         if wanted and q["id"] not in wanted:
             continue
-        if tops and q["expect"] and not all(e["path"].startswith(tops) for e in q["expect"]):
+        if tops and q["expect"] and not all(named(e["path"]).startswith(tops) for e in q["expect"]):
             continue
         out.append(q)
     if not out and not wanted and not tops:

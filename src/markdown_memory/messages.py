@@ -170,6 +170,13 @@ def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool) -> str:
             f"file it could index there (its failures are in `{program()} status`)")
 
 
+def query_cut(length: int, limit: int) -> str:
+    """A search query of ``length`` characters, over ``limit``: only its first ``limit`` were
+    searched (``engine.Engine.search``, for the CLI and the MCP tool alike)."""
+    return (f"the query is {length:,} characters long; only its first {limit:,} were searched "
+            "(pass the words, identifier or error line that matter)")
+
+
 def no_confident_match(absent: list[str]) -> str:
     """A search with no confident hit; ``absent``: query identifiers no document contains."""
     note = "no confident match: nothing in the docs clearly answers this query"

@@ -415,8 +415,9 @@ class LastRun:
 
 @dataclass(frozen=True)
 class IndexStatus:
-    """Index health. ``coverage`` "verified" (the last full walk completed and nothing changed
-    since) or "unknown"; ``changed_files`` and ``failures`` hold the first 20; ``failures``
+    """Index health. ``coverage`` "verified" (the last full walk listed every folder, each file it
+    found is indexed or in ``failures``, nothing changed since, no run is going or was killed) or
+    "unknown"; ``changed_files`` and ``failures`` hold the first 20; ``failures``
     items are ``{path, kind, reason}``; ``moved_aside`` is where a damaged database went;
     ``message`` the one sentence to act on (None when healthy)."""
 

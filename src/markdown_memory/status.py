@@ -20,8 +20,8 @@ REFRESH_TTL_SECONDS = 0.5
 #: status lists at most this many changed files and failures
 STATUS_LIST_LIMIT = 20
 
-#: (counts, first failures, failed files, first changed files, how many files changed)
-_Facts = tuple[IndexCounts, list[dict[str, str]], int, list[FileChange], int]
+#: (counts, first failures, first changed files, how many files changed)
+_Facts = tuple[IndexCounts, list[dict[str, str]], list[FileChange], int]
 
 
 class StatusReporter:
@@ -62,7 +62,7 @@ class StatusReporter:
         return self.activity.indexing or self.database.locked_elsewhere()
 
     def _facts(self) -> _Facts:
-        """(counts, first failures, failed files, changed files, their number): the costly part of status
+        """(counts, first failures, changed files, their number): the costly part of status
         (row counts and a stat of every indexed file, ~10 ms for 700 files), reused for
         ``REFRESH_TTL_SECONDS`` unless this process changed the index meanwhile."""
         key = (self.activity.generation, self.activity.indexing)
@@ -75,7 +75,6 @@ class StatusReporter:
         facts: _Facts = (
             IndexCounts(raw["documents"], raw["sections"], raw["passages"], raw["vectors"], raw["pending_vectors"]),
             store.failures(STATUS_LIST_LIMIT),
-            store.failed_file_count(),
             changed[:STATUS_LIST_LIMIT],
             len(changed),
         )
@@ -104,13 +103,15 @@ class StatusReporter:
     def status(self) -> IndexStatus:
         """Index health (see ``models.IndexStatus``)."""
         store = self.database.connection()
-        counts, failures, failed_files, changed, changed_count = self._facts()
+        counts, failures, changed, changed_count = self._facts()
         last_at = store.get_meta("last_run_at")
         walked = store.get_meta("last_full_walk")
         indexing = self.indexing()
         killed_run = not indexing and self.database.run_marker().exists()  # a run died before it finished
+        # a file that failed to index is known (it is in ``failures``, with its reason): only a
+        # folder the walk could not list, a change since, or a run going or killed leave it unknown
         coverage = "verified" if (walked and last_at and store.get_meta("walk_complete") == "1" and not changed
-                                  and not failed_files and not indexing and not killed_run) else "unknown"
+                                  and not indexing and not killed_run) else "unknown"
         moved = store.get_meta("moved_aside")
         wid, _ = store.vector_space()
         expected = self.loader.expected_weights_id()

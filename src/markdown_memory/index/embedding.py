@@ -107,7 +107,9 @@ def embed_pending(
     ``sort_lengths``, else characters), in chunks of ``EMBED_CHUNK``, ``EMBED_WORKERS`` chunks in
     flight, each written in its own transaction by the calling thread; ``should_stop`` is polled between chunks (a chunk
     already running finishes in the background and is dropped). Section vectors are computed
-    once, when a section's last pending passage lands. The model input count is logged at INFO.
+    once, when a section's last pending passage lands. ``progress("embed", done, total)`` counts
+    passages given a fresh vector (the first return value; several share one text when packed), not
+    model inputs, whose count is logged at INFO.
     """
     stop = should_stop or (lambda: False)
     with store.transaction():
@@ -168,6 +170,7 @@ def embed_pending(
     lengths = sort_lengths([texts[k] for k in keys]) if sort_lengths else [len(texts[k]) for k in keys]
     keys = [keys[i] for i in sorted(range(len(keys)), key=lengths.__getitem__)]
     total = len(keys)
+    goal = sum(own[k] for k in keys)  # progress counts passages given a fresh vector, as the report does
     embedded = calls = 0
     chunks = iter(range(0, total, EMBED_CHUNK))
     workers = max(1, min(EMBED_WORKERS, os.cpu_count() or 1))
@@ -207,7 +210,7 @@ def embed_pending(
             embedded += fresh
             reused += len(pairs) - fresh
             if progress:
-                progress("embed", min(start + EMBED_CHUNK, total), total)
+                progress("embed", embedded, goal)
             if stop():
                 break
     finally:

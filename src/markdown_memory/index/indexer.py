@@ -113,9 +113,9 @@ def read_markdown(entry: WalkEntry, max_bytes: int = MAX_FILE_BYTES) -> tuple[by
 
 
 def write_document(store: Store, rel: str, data: bytes, text: str, signature: tuple[int, int, int],
-                   warnings: list[str], old_id: int | None, *, reuse_vectors: bool = True) -> tuple[int, int, int]:
-    """Parse and replace one document in a single transaction; with ``reuse_vectors`` its
-    unchanged passages (same embed key) keep their vectors.
+                   warnings: list[str], old_id: int | None) -> tuple[int, int, int]:
+    """Parse and replace one document in a single transaction; its unchanged passages (same
+    embed key) keep their vectors.
 
     Returns (sections, passages, vectors reused from the old version)."""
     doc = parse_document(text, rel)
@@ -143,7 +143,7 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
         # process): trust only what the transaction sees.
         old_id = store.document_id(rel)
         if old_id is not None:
-            old_vectors = store.old_vectors(old_id) if reuse_vectors else {}
+            old_vectors = store.old_vectors(old_id)
             store.delete_document(old_id)
         doc_id = store.insert_document(record, doc.sections, keyed, doc.links, doc.block_ids)
         if old_vectors:
@@ -176,7 +176,11 @@ def index_tree(
     returns None, means keyword-only. ``weights_id`` is the id of the vectors that embedder would
     make, when known without loading it (``embed.base.expected_weights_id``): a run with nothing
     pending skips loading the model only when the stored vectors carry that id; otherwise the
-    model is loaded and vectors of another build are replaced. ``should_stop`` is polled
+    model is loaded and vectors of another build are replaced. Stored vectors are replaced only
+    by a model that loaded: rewritten documents (``force``, edits) keep the vectors of their
+    unchanged passages whatever model made them, so a run whose model cannot load (keyword-only)
+    loses none; the one that loads drops them all at once (``store.ensure_vector_space``) and
+    they are not counted as reused. ``should_stop`` is polled
     between documents and between embedding batches; a stopped run is resumable.
     Never raises for a bad file: it is reported in ``failed`` and the run goes on. A full disk
     stops the run with the driver's error (``store.errors.is_disk_full``); every document
@@ -204,7 +208,6 @@ def index_tree(
     seen: set[str] = set()
     total = len(walk.files)
     stored_id = store.vector_space()[0]
-    reuse = weights_id is None or stored_id is None or stored_id == weights_id  # else: replaced below
     for n, entry in enumerate(walk.files, start=1):
         if stop():
             report.interrupted = True
@@ -212,8 +215,7 @@ def index_tree(
         if progress and (n == 1 or n % 25 == 0):
             progress("parse", n - 1, total)
         seen.add(entry.rel)
-        index_file(store, entry, known.get(entry.rel), report, failures, force=force, reuse_vectors=reuse,
-                   max_file_bytes=max_file_bytes)
+        index_file(store, entry, known.get(entry.rel), report, failures, force=force, max_file_bytes=max_file_bytes)
         if progress:
             progress("parse", n, total)
     if progress and not report.interrupted:
@@ -223,7 +225,7 @@ def index_tree(
     parse_interrupted = report.interrupted
     if not report.interrupted:
         gone = [(p, v.id) for p, v in known.items() if p not in seen and not _under_failed_dir(p, walk.problems)]
-        if gone and report.added and reuse:
+        if gone and report.added:
             # a moved or renamed file (folder): its new passages take the vectors of the old
             # ones before those are deleted, instead of being embedded again
             report.vectors_reused += reuse_identical_vectors(store)
@@ -267,6 +269,8 @@ def index_tree(
         if emb is None and not (pending == 0 and same_model):
             report.keyword_only = True
         elif emb is not None:
+            if stored_id is not None and emb.weights_id != stored_id:
+                report.vectors_reused = 0  # the parse kept another model's vectors: this one replaces them all
             embedded, reused = embed_pending(store, emb, progress=progress, should_stop=stop)
             report.vectors_embedded += embedded
             report.vectors_reused += reused
@@ -288,12 +292,10 @@ def index_file(
     failures: list[tuple[str, str, str]],
     *,
     force: bool = False,
-    reuse_vectors: bool = True,
     max_file_bytes: int = MAX_FILE_BYTES,
 ) -> None:
-    """Bring one file's document up to date (keyword index; vectors are embedded later).
-    ``reuse_vectors=False`` leaves every passage of a rewritten document without a vector (the
-    stored ones belong to another model build and are about to be replaced).
+    """Bring one file's document up to date (keyword index; vectors are embedded later; the
+    unchanged passages of a rewritten document keep theirs).
 
     ``old`` is the stored ``StoredDocument(id, sha256, (size, mtime_ns, ctime_ns))`` or None. A file over
     ``max_file_bytes`` is refused (its stored document removed) without being opened. An unchanged
@@ -326,7 +328,6 @@ def index_file(
     try:
         secs, pas, reused = write_document(
             store, entry.rel, data, text, entry.signature, warnings, old.id if old else None,
-            reuse_vectors=reuse_vectors,
         )
     except Exception as exc:  # a parser bug must not stop the run
         if is_disk_full(exc, store.path):

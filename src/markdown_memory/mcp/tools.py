@@ -74,6 +74,7 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
     from pydantic import Field
 
     from .. import __version__
+    from ..config import MAX_QUERY_CHARS
     from .server import INSTRUCTIONS, SERVER_NAME
 
     tools: dict[str, Tool] = {}
@@ -91,8 +92,9 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
                              open_world_hint=False)
 
     async def search_docs(
-        query: Annotated[str, Field(min_length=1, max_length=10_000,
-                                    description="What you want to know: words, a phrase, an identifier or an error message.")],
+        query: Annotated[str, Field(min_length=1, description=(
+            "What you want to know: words, a phrase, an identifier or an error message (a query longer "
+            f"than {MAX_QUERY_CHARS:,} characters is searched by its first {MAX_QUERY_CHARS:,}; the answer's message says so)."))],
         top_k: Annotated[int, Field(ge=1, le=20, description="Maximum number of hits (1-20).")] = 5,
         path_prefix: Annotated[str | None, Field(max_length=_PATH_MAX,
                                                  description="Only documents under this folder or path, relative to the docs root.")] = None,
