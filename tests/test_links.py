@@ -10,6 +10,7 @@ import re
 import shutil
 from pathlib import Path
 
+import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -345,3 +346,27 @@ def test_a_front_matter_title_names_its_note_like_an_alias(vault: Path, cli_main
     assert run.returncode == 0 and json.loads(run.stdout)["file_path"] == "front.md"
     run = cli_main("read", "No Such Title", "--docs-dir", str(vault), env=_env(db))
     assert run.returncode == 2 and f"({', '.join(MARKDOWN_SUFFIXES)})" in run.stderr
+
+
+def test_a_name_two_notes_share_lists_its_candidates_in_every_command(vault: Path, cli_main) -> None:
+    """Trial: ``links readme`` / ``outline readme`` / ``read readme`` said "not a Markdown file nor
+    a note's name" with no candidates, while ``read '[[readme]]'`` listed both notes."""
+    from markdown_memory.config import Settings
+    from markdown_memory.mcp.runtime import Runtime
+
+    db = str(vault.parent / "index.db")
+    assert cli_main("index", str(vault), env=_env(db)).returncode == 0
+    for args in (("links", "readme"), ("outline", "readme"), ("read", "readme")):
+        run = cli_main(*args, "--docs-dir", str(vault), "--json", env=_env(db))
+        error = json.loads(run.stdout)["error"]
+        assert run.returncode != 0 and error["candidates"] == ["alpha/readme.md", "beta/readme.md"], args
+        assert "names 2 documents" in error["message"], args
+    runtime = Runtime(Settings.load(vault, Path(db), "none", auto_index=False))
+    try:
+        for tool, fn in (("get_links", lambda: runtime.get_links("readme", 0)),
+                         ("read_section", lambda: runtime.read_section("readme", "", False, None))):
+            result = anyio.run(runtime.call, tool, fn)
+            error = json.loads(result.content[0].text)
+            assert result.is_error and error["candidates"] == ["alpha/readme.md", "beta/readme.md"], tool
+    finally:
+        runtime.shutdown()

@@ -446,8 +446,12 @@ def link_address(written: str, heading_path: str, store: Store) -> tuple[str, st
 
 def note_path(written: str, store: Store) -> str | None:
     """The path of the one indexed note ``written`` names as a wikilink would (its name, an alias
-    or its front-matter title: ``Front Matter Doc``); None when none or several do."""
+    or its front-matter title: ``Front Matter Doc``); None when none does. Raises
+    DocumentNotFoundError listing the candidates when several do (``a/dup.md``, ``b/dup.md``)."""
     found = Vault.load(store).wiki_document(written, "", titles=True)
+    if found.status == AMBIGUOUS:
+        raise DocumentNotFoundError(messages.link_ambiguous(written, len(found.candidates)),
+                                    candidates=list(found.candidates)[:10])
     return found.doc.path if found.doc is not None else None
 
 
