@@ -111,9 +111,13 @@ def keyword_only(ctx: Context, *, vec_available: bool, model_error: str | None, 
                 "(pip install sqlean.py) to enable vector search")
     if model_error:
         if not_installed:
+            from .embed.choice import usable  # lazily: numpy must stay off the MCP handshake path
+
+            other = (", or use `--embedder minilm` (no download; for the MCP server set "
+                     "MARKDOWN_MEMORY_EMBEDDER=minilm in its registration)"
+                     if ctx.embedder != "minilm" and usable("minilm") else "")
             return (f"keyword-only: the {ctx.embedder} model is not installed; run "
-                    f"`{program()} --download-model`, or use `--embedder minilm` (no download; for the MCP "
-                    "server set MARKDOWN_MEMORY_EMBEDDER=minilm in its registration)")
+                    f"`{program()} --download-model`{other}")
         return f"keyword-only: {short_cause(model_error)} (`{program()} status` shows how to fix it)"
     if loading:
         return (f"keyword-only for now: the {ctx.embedder} model is still loading "
@@ -150,8 +154,10 @@ def other_vectors(ctx: Context, other: str) -> str:
     if maker and maker != configured:
         fix = f"or {how} to re-embed them with {configured}{itself}" if loads else (
             f"they are kept while the {configured} model cannot load here")
+        use = (f"run with `--embedder {maker}` (MARKDOWN_MEMORY_EMBEDDER={maker}) to use them" if usable(maker)
+               else f"the {maker} model cannot load here either (install it again to use them)")
         return (f"keyword-only: the index's vectors were made by the {maker} model ({other}), not the configured "
-                f"{configured}; run with `--embedder {maker}` (MARKDOWN_MEMORY_EMBEDDER={maker}) to use them; {fix}")
+                f"{configured}; {use}; {fix}")
     fix = f"{how} to re-embed them{itself}" if loads else f"they are kept while the {configured} model cannot load here"
     return f"keyword-only: the index's vectors were made by another build of the {configured} model ({other}); {fix}"
 
