@@ -552,6 +552,23 @@ def links_unresolved(count: int) -> str:
     return f"{count} link(s) of this document lead to no indexed document or heading (status other than 'resolved')"
 
 
+def eval_not_indexed(why: str | None) -> str:
+    """An eval expectation naming a file on disk the index does not hold, and why when known."""
+    if why:
+        return f"the file is not indexed: {why}"
+    return "the file is not indexed (the index run's warnings say why: over the size limit, not text, excluded)"
+
+
+def eval_not_markdown() -> str:
+    from .files.walk import MARKDOWN_SUFFIXES
+
+    return f"not a Markdown extension ({', '.join(MARKDOWN_SUFFIXES)})"
+
+
+def eval_excluded() -> str:
+    return "excluded by an ignore file (.gitignore, .ignore...), a hidden or pruned folder, or an exclude pattern"
+
+
 def eval_unusable(items: list[tuple[str, str, str]]) -> str:
     """``eval``'s warning for expectations no hit can ever meet: ``(question id, "path:line",
     why)``, the first five named."""
