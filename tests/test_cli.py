@@ -470,3 +470,24 @@ def test_hints_name_the_program_as_it_can_be_run(cli_main, tmp_path, monkeypatch
     for target in ("[[Nope]]", "nope/zzz-nothing-like-it.md"):
         run = cli_main("read", target, "--docs-dir", str(root), env=env)
         assert run.returncode == 2 and f"CLI: {script} list" in run.stderr, run.stderr
+
+
+def test_keyword_only_by_choice_names_the_variable_that_chose_it(docs_root, tmp_path, cli_main, monkeypatch):
+    """Trial: with MARKDOWN_MEMORY_EMBEDDER=none the CLI and MCP said "(--embedder none)"."""
+    from markdown_memory.config import Settings
+    from markdown_memory.mcp.runtime import Runtime
+
+    env = {"MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_DB": str(tmp_path / "k.db")}
+    res = cli_main("search", "install", "--docs-dir", str(docs_root), "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    assert "keyword-only by choice (MARKDOWN_MEMORY_EMBEDDER=none)" in json.loads(res.stdout)["message"]
+    flagged = cli_main("--embedder", "none", "search", "install", "--docs-dir", str(docs_root), "--json",
+                       env={"MARKDOWN_MEMORY_EMBEDDER": None, "MARKDOWN_MEMORY_DB": str(tmp_path / "k.db")})
+    assert "keyword-only by choice (--embedder none)" in json.loads(flagged.stdout)["message"]
+    monkeypatch.setenv("MARKDOWN_MEMORY_EMBEDDER", "none")
+    runtime = Runtime(Settings.load(docs_root, tmp_path / "k.db", auto_index=False))
+    try:
+        answer = runtime.search_docs("install", 5, None, 2000)
+        assert "keyword-only by choice (MARKDOWN_MEMORY_EMBEDDER=none)" in answer["message"], answer["message"]
+    finally:
+        runtime.shutdown()

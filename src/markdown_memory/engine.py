@@ -97,7 +97,7 @@ class Engine:
         self.activity = IndexActivity()
         self.background = background
         self.context = messages.Context(self.root, settings.embedder, background and settings.auto_index,
-                                        agent=background, chosen=chosen)
+                                        agent=background, chosen=chosen, by_env=settings.embedder_by_env)
         self.reporter = StatusReporter(self.database, self.loader, self.activity, self.context)
         self.vector_cache = VectorCache() if background else None
         self.scheduler = BackgroundIndexer(self, enabled=background and settings.auto_index, clock=clock)

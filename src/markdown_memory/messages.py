@@ -42,13 +42,15 @@ class Context:
     """What every message depends on: the docs root, the embedder preset (``chosen``: why, when
     nothing named it, see ``embed/choice.py``), whether a background indexer keeps the index
     current (the MCP server with auto-index), and whether the reader is an agent calling MCP
-    tools (``agent``) or a person at the CLI: each is told the commands it can run."""
+    tools (``agent``) or a person at the CLI: each is told the commands it can run;
+    ``by_env``: MARKDOWN_MEMORY_EMBEDDER named the preset, not ``--embedder``."""
 
     root: Path
     embedder: str
     background: bool
     agent: bool = False
     chosen: str | None = None
+    by_env: bool = False
 
 
 def program() -> str:
@@ -105,7 +107,8 @@ def keyword_only(ctx: Context, *, vec_available: bool, model_error: str | None, 
     keyword-only by choice, sqlite-vec missing, the model not installed or failing, or still
     loading in the background. Short on purpose: it rides on every answer."""
     if ctx.embedder == "none":
-        return "keyword-only by choice (--embedder none); vectors are not computed"
+        how = "MARKDOWN_MEMORY_EMBEDDER=none" if ctx.by_env else "--embedder none"
+        return f"keyword-only by choice ({how}); vectors are not computed"
     if not vec_available:
         return ("keyword-only: sqlite-vec cannot be loaded by this Python; install `sqlean.py` "
                 "(pip install sqlean.py) to enable vector search")
