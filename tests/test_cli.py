@@ -73,9 +73,10 @@ def test_search_indexes_first_and_reads_like_a_person(docs_root, tmp_path, run):
 def test_outline_read_and_errors(docs_root, tmp_path, run):
     db = tmp_path / "o.db"
     run("--embedder", "none", "index", str(docs_root), env_db=db)
-    out = run("outline", "install.md", "--docs-dir", str(docs_root), "--json", "--embedder", "none", env_db=db,
+    out = run("outline", "install.md", "--docs-dir", str(docs_root), "--json", "--log-level", "INFO", env_db=db,
               check=False)
-    # global flags go before the command; a misplaced one is a usage error, not a traceback
+    # global flags go before the command (--embedder and --max-file-mb may follow it too); a
+    # misplaced one is a usage error, not a traceback
     assert out.returncode == 2 and "Traceback" not in out.stderr
     out = run("--embedder", "none", "outline", "install.md", "--docs-dir", str(docs_root), "--json", env_db=db)
     assert json.loads(out.stdout)["title"] == "Installation Guide"
@@ -491,3 +492,17 @@ def test_keyword_only_by_choice_names_the_variable_that_chose_it(docs_root, tmp_
         assert "keyword-only by choice (MARKDOWN_MEMORY_EMBEDDER=none)" in answer["message"], answer["message"]
     finally:
         runtime.shutdown()
+
+
+@pytest.mark.parametrize("command", [("index",), ("search", "install"), ("status",), ("read", "install.md"),
+                                     ("outline", "install.md"), ("list",), ("links", "install.md"), ("map",)])
+def test_embedder_may_follow_every_command_that_reads_a_docs_root(docs_root, tmp_path, cli_main, command):
+    """Trial: `search cache --docs-dir X --embedder none` failed "unrecognized arguments"."""
+    args = [*command, str(docs_root)] if command == ("index",) else [*command, "--docs-dir", str(docs_root)]
+    res = cli_main("--db", str(tmp_path / "e.db"), *args, "--embedder", "none", "--json",
+                   env={"MARKDOWN_MEMORY_EMBEDDER": None})
+    assert res.returncode == 0, res.stderr
+    if command[0] == "search":
+        assert "keyword-only by choice (--embedder none)" in json.loads(res.stdout)["message"]
+    if command[0] == "status":
+        assert json.loads(res.stdout)["embedder"]["name"] == "none"
