@@ -506,3 +506,18 @@ def test_embedder_may_follow_every_command_that_reads_a_docs_root(docs_root, tmp
         assert "keyword-only by choice (--embedder none)" in json.loads(res.stdout)["message"]
     if command[0] == "status":
         assert json.loads(res.stdout)["embedder"]["name"] == "none"
+
+
+def test_only_a_search_notes_keyword_only_on_stderr(docs_root, tmp_path, cli_main):
+    """Trial: `read`, `links` and `map` printed "keyword-only search: the embeddinggemma model …
+    is not installed" although they do not search (the default model is absent in tests)."""
+    env = {"MARKDOWN_MEMORY_EMBEDDER": "embeddinggemma", "MARKDOWN_MEMORY_DB": str(tmp_path / "g.db")}
+    assert cli_main("index", str(docs_root), env=env).returncode == 0
+    install = docs_root / "install.md"
+    for args in (("read", "install.md"), ("links", "install.md"), ("map",), ("outline", "install.md")):
+        install.write_text(install.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+        res = cli_main(*args, "--docs-dir", str(docs_root), env=env)  # refreshes the changed file first
+        assert res.returncode == 0, res.stderr
+        assert "keyword-only search" not in res.stderr, (args, res.stderr)
+    res = cli_main("search", "install", "--docs-dir", str(docs_root), env=env)
+    assert res.returncode == 0 and res.stderr.count("keyword-only search: ") == 1, res.stderr

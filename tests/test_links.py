@@ -370,3 +370,17 @@ def test_a_name_two_notes_share_lists_its_candidates_in_every_command(vault: Pat
             assert result.is_error and error["candidates"] == ["alpha/readme.md", "beta/readme.md"], tool
     finally:
         runtime.shutdown()
+
+
+def test_links_message_counts_unresolved_and_ambiguous_links_apart(vault: Path, cli_main) -> None:
+    """Trial: "2 link(s) … lead to no indexed document or heading" while one of them (an
+    ambiguous name) leads to two documents."""
+    db = str(vault.parent / "index.db")
+    assert cli_main("index", str(vault), env=_env(db)).returncode == 0
+    answer = json.loads(cli_main("links", "index.md", "--docs-dir", str(vault), "--json", env=_env(db)).stdout)
+    statuses = [k["status"] for k in answer["outgoing"]]
+    nowhere = sum(s in ("unresolved", "no_heading") for s in statuses)
+    assert statuses.count("ambiguous") == 1 and nowhere >= 1
+    assert answer["message"] == (f"{nowhere} link(s) of this document lead to no indexed document or heading "
+                                 "(status 'unresolved' or 'no_heading'); 1 link(s) name several documents "
+                                 "(status 'ambiguous', with their candidates)")

@@ -307,6 +307,7 @@ class Engine:
         keyword_only = qvec is None
         message = None
         if keyword_only:
+            self.loader.note_keyword_only()
             message = self.reporter.keyword_only_cause()
             if message is None and other_build is not None:
                 message = messages.other_vectors(self.context, other_build)

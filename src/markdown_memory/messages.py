@@ -551,8 +551,13 @@ def link_not_found(written: str) -> str:
             f"or a note name (list the indexed paths with list_documents, CLI: {program()} list)")
 
 
-def links_unresolved(count: int) -> str:
-    return f"{count} link(s) of this document lead to no indexed document or heading (status other than 'resolved')"
+def links_unresolved(count: int, ambiguous: int = 0) -> str:
+    """``count`` links lead nowhere (``unresolved``, ``no_heading``), ``ambiguous`` to several documents."""
+    parts = [f"{count} link(s) of this document lead to no indexed document or heading (status 'unresolved' "
+             "or 'no_heading')"] if count else []
+    if ambiguous:
+        parts.append(f"{ambiguous} link(s) name several documents (status 'ambiguous', with their candidates)")
+    return "; ".join(parts)
 
 
 def eval_not_indexed(why: str | None) -> str:

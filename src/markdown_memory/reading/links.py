@@ -475,7 +475,8 @@ def links_answer(store: Store, doc_id: int, path: str, title: str, offset: int =
     total, unresolved, out = store.outgoing_links(doc_id, limit, offset)
     back_total, back = store.incoming_links(doc_id, limit, offset)
     more = offset + limit < max(total, back_total)
-    message = messages.links_unresolved(unresolved) if unresolved else None
+    ambiguous = store.ambiguous_links(doc_id) if unresolved else 0
+    message = messages.links_unresolved(unresolved - ambiguous, ambiguous) if unresolved else None
     vault = Vault.load(store) if any(v.status == AMBIGUOUS for v in out) else None
     outgoing = tuple(_link(v, vault.resolve(v.kind, v.target, v.file_path).candidates if vault is not None
                            and v.status == AMBIGUOUS else ()) for v in out)
