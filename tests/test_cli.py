@@ -521,3 +521,17 @@ def test_only_a_search_notes_keyword_only_on_stderr(docs_root, tmp_path, cli_mai
         assert "keyword-only search" not in res.stderr, (args, res.stderr)
     res = cli_main("search", "install", "--docs-dir", str(docs_root), env=env)
     assert res.returncode == 0 and res.stderr.count("keyword-only search: ") == 1, res.stderr
+
+
+def test_a_tiny_size_limit_reads_in_bytes_and_kilobytes(tmp_path, cli_main):
+    """Trial: `--max-file-mb 0.00001` printed "0.0 MB is over the 1e-05 MB file size limit"."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "big.md").write_text("# Big\n\n" + "x" * 2491 + "\n", encoding="utf-8")  # 2,500 bytes
+    (root / "small.md").write_text("# S\n\nshort\n", encoding="utf-8")  # 11 bytes
+    env: dict[str, str | None] = {"MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_DB": str(tmp_path / "i.db")}
+    run = cli_main("index", str(root), "--max-file-mb", "0.00001", env=env)
+    assert run.returncode == 0, run.stderr
+    assert "2.5 KB is over the 10 bytes file size limit" in run.stdout + run.stderr
+    assert "11 bytes is over the 10 bytes file size limit" in run.stdout + run.stderr
+    assert "0.0 MB" not in run.stdout + run.stderr and "1e-05" not in run.stdout + run.stderr

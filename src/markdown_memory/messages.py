@@ -232,7 +232,9 @@ def empty_folder(ctx: Context, rel: str, directory: str) -> str:
 
 def file_too_large(size: int, limit: int) -> str:
     """Why a file is not indexed: its size and the limit (bytes), and how to raise the limit."""
-    return (f"{size / 1e6:.1f} MB is over the {limit / 1e6:g} MB file size limit; not indexed (raise the limit "
+    from .text import human_size
+
+    return (f"{human_size(size)} is over the {human_size(limit, exact=True)} file size limit; not indexed (raise the limit "
             "with --max-file-mb or MARKDOWN_MEMORY_MAX_FILE_MB to index it)")
 
 
