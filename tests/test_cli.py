@@ -91,9 +91,10 @@ def test_search_of_a_104_kb_query_searches_its_first_10000_characters_and_says_s
 def test_outline_read_and_errors(docs_root, tmp_path, run):
     db = tmp_path / "o.db"
     run("--embedder", "none", "index", str(docs_root), env_db=db)
-    out = run("outline", "install.md", "--docs-dir", str(docs_root), "--json", "--embedder", "none", env_db=db,
+    out = run("outline", "install.md", "--docs-dir", str(docs_root), "--json", "--log-level", "INFO", env_db=db,
               check=False)
-    # global flags go before the command; a misplaced one is a usage error, not a traceback
+    # global flags go before the command (--embedder and --max-file-mb may follow it too); a
+    # misplaced one is a usage error, not a traceback
     assert out.returncode == 2 and "Traceback" not in out.stderr
     out = run("--embedder", "none", "outline", "install.md", "--docs-dir", str(docs_root), "--json", env_db=db)
     assert json.loads(out.stdout)["title"] == "Installation Guide"
@@ -546,3 +547,67 @@ def test_status_coverage_is_verified_with_a_failed_file_listed(docs_root, tmp_pa
     (docs_root / "install.md").write_text("# Install\n\nChanged since the run.\n", encoding="utf-8")
     changed = json.loads(run("--embedder", "none", "status", "--docs-dir", str(docs_root), "--json", env_db=db).stdout)
     assert changed["coverage"] == "unknown"  # an edit since the last run: not verified
+
+
+def test_keyword_only_by_choice_names_the_variable_that_chose_it(docs_root, tmp_path, cli_main, monkeypatch):
+    """Trial: with MARKDOWN_MEMORY_EMBEDDER=none the CLI and MCP said "(--embedder none)"."""
+    from markdown_memory.config import Settings
+    from markdown_memory.mcp.runtime import Runtime
+
+    env = {"MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_DB": str(tmp_path / "k.db")}
+    res = cli_main("search", "install", "--docs-dir", str(docs_root), "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    assert "keyword-only by choice (MARKDOWN_MEMORY_EMBEDDER=none)" in json.loads(res.stdout)["message"]
+    flagged = cli_main("--embedder", "none", "search", "install", "--docs-dir", str(docs_root), "--json",
+                       env={"MARKDOWN_MEMORY_EMBEDDER": None, "MARKDOWN_MEMORY_DB": str(tmp_path / "k.db")})
+    assert "keyword-only by choice (--embedder none)" in json.loads(flagged.stdout)["message"]
+    monkeypatch.setenv("MARKDOWN_MEMORY_EMBEDDER", "none")
+    runtime = Runtime(Settings.load(docs_root, tmp_path / "k.db", auto_index=False))
+    try:
+        answer = runtime.search_docs("install", 5, None, 2000)
+        assert "keyword-only by choice (MARKDOWN_MEMORY_EMBEDDER=none)" in answer["message"], answer["message"]
+    finally:
+        runtime.shutdown()
+
+
+@pytest.mark.parametrize("command", [("index",), ("search", "install"), ("status",), ("read", "install.md"),
+                                     ("outline", "install.md"), ("list",), ("links", "install.md"), ("map",)])
+def test_embedder_may_follow_every_command_that_reads_a_docs_root(docs_root, tmp_path, cli_main, command):
+    """Trial: `search cache --docs-dir X --embedder none` failed "unrecognized arguments"."""
+    args = [*command, str(docs_root)] if command == ("index",) else [*command, "--docs-dir", str(docs_root)]
+    res = cli_main("--db", str(tmp_path / "e.db"), *args, "--embedder", "none", "--json",
+                   env={"MARKDOWN_MEMORY_EMBEDDER": None})
+    assert res.returncode == 0, res.stderr
+    if command[0] == "search":
+        assert "keyword-only by choice (--embedder none)" in json.loads(res.stdout)["message"]
+    if command[0] == "status":
+        assert json.loads(res.stdout)["embedder"]["name"] == "none"
+
+
+def test_only_a_search_notes_keyword_only_on_stderr(docs_root, tmp_path, cli_main):
+    """Trial: `read`, `links` and `map` printed "keyword-only search: the embeddinggemma model …
+    is not installed" although they do not search (the default model is absent in tests)."""
+    env = {"MARKDOWN_MEMORY_EMBEDDER": "embeddinggemma", "MARKDOWN_MEMORY_DB": str(tmp_path / "g.db")}
+    assert cli_main("index", str(docs_root), env=env).returncode == 0
+    install = docs_root / "install.md"
+    for args in (("read", "install.md"), ("links", "install.md"), ("map",), ("outline", "install.md")):
+        install.write_text(install.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+        res = cli_main(*args, "--docs-dir", str(docs_root), env=env)  # refreshes the changed file first
+        assert res.returncode == 0, res.stderr
+        assert "keyword-only search" not in res.stderr, (args, res.stderr)
+    res = cli_main("search", "install", "--docs-dir", str(docs_root), env=env)
+    assert res.returncode == 0 and res.stderr.count("keyword-only search: ") == 1, res.stderr
+
+
+def test_a_tiny_size_limit_reads_in_bytes_and_kilobytes(tmp_path, cli_main):
+    """Trial: `--max-file-mb 0.00001` printed "0.0 MB is over the 1e-05 MB file size limit"."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "big.md").write_text("# Big\n\n" + "x" * 2491 + "\n", encoding="utf-8")  # 2,500 bytes
+    (root / "small.md").write_text("# S\n\nshort\n", encoding="utf-8")  # 11 bytes
+    env: dict[str, str | None] = {"MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_DB": str(tmp_path / "i.db")}
+    run = cli_main("index", str(root), "--max-file-mb", "0.00001", env=env)
+    assert run.returncode == 0, run.stderr
+    assert "2.5 KB is over the 10 bytes file size limit" in run.stdout + run.stderr
+    assert "11 bytes is over the 10 bytes file size limit" in run.stdout + run.stderr
+    assert "0.0 MB" not in run.stdout + run.stderr and "1e-05" not in run.stdout + run.stderr

@@ -133,6 +133,22 @@ def test_minilm_vectors_with_minilm_gone_fall_back_to_the_default_and_say_why(
                              "default embeddinggemma is used instead and they are kept while it cannot load either "
                              "(install minilm again to use them)")  # the default model is absent in tests
     assert "keyword-only: the embeddinggemma model is not installed" in answer["message"]
+    assert "--embedder minilm" not in answer["message"], answer["message"]  # minilm cannot load here
+
+
+def test_a_preset_that_cannot_load_is_never_advised(cli_main, root: Path, tmp_path: Path) -> None:
+    """Trial: with minilm's files gone, status said minilm "cannot load here" and then "run with
+    `--embedder minilm` … to use them"; search advised "or use `--embedder minilm` (no download)"."""
+    assert cli_main("--embedder", "minilm", "index", str(root)).returncode == 0
+    empty = tmp_path / "no-minilm"
+    empty.mkdir()
+    env = {"MARKDOWN_MEMORY_MINILM_DIR": str(empty)}
+    status = cli_main("--embedder", "embeddinggemma", "status", "--docs-dir", str(root), "--json", env=env)
+    message = json.loads(status.stdout)["message"]
+    assert "--embedder minilm" not in message and "the minilm model cannot load here either" in message, message
+    search = _search(cli_main, root, "--embedder", "embeddinggemma", env=env)
+    assert "--embedder minilm" not in search["message"], search["message"]
+    assert "keyword-only: the embeddinggemma model is not installed" in search["message"]
 
 
 def test_the_engine_and_the_mcp_runtime_choose_the_same_way(cli_main, root: Path, tmp_path: Path) -> None:

@@ -240,3 +240,37 @@ def test_eval_percentiles_are_one_method():
     assert percentile([10.0, 1.0], 0.5) == 5.5 and percentile([10.0, 1.0], 0.95) == pytest.approx(9.55)
     assert percentile([3.0], 0.95) == 3.0
     assert percentile([1.0, 2.0, 3.0, 4.0, 100.0], 0.5) == 3.0
+
+
+def test_eval_reads_expected_paths_as_read_does_and_names_why_a_file_is_not_indexed(tmp_path, cli_main):
+    """Trial: "Home.MD" and "home.md#caching" (which `read` reads) were "no such file";
+    "../t4v/home.md" was "not indexed" (read: outside the root); a .txt file and an ignored one
+    were sent to "the index run's warnings" that said nothing; a BOM refused the questions file."""
+    root = tmp_path / "t4v"
+    root.mkdir()
+    (root / "home.md").write_text("# Home\n\n## Caching\n\nThe widget cache keeps entries for an hour.\n",
+                                  encoding="utf-8")
+    (root / "notes.txt").write_text("widget cache notes\n", encoding="utf-8")
+    (root / "secret.md").write_text("# Secret\n\nwidget cache secret\n", encoding="utf-8")
+    (root / ".gitignore").write_text("secret.md\n", encoding="utf-8")
+    query = "widget cache"
+    questions = tmp_path / "q.jsonl"
+    _write(questions, [
+        {"id": "case", "query": query, "expect": [{"path": "Home.MD", "line": 5}]},
+        {"id": "frag", "query": query, "expect": [{"path": "home.md#caching", "line": 5}]},
+        {"id": "up", "query": query, "expect": [{"path": "../t4v/home.md", "line": 5}]},
+        {"id": "txt", "query": query, "expect": [{"path": "notes.txt", "line": 1}]},
+        {"id": "ign", "query": query, "expect": [{"path": "secret.md", "line": 3}]},
+    ])
+    questions.write_bytes(b"\xef\xbb\xbf" + questions.read_bytes())  # a UTF-8 BOM, as some editors write
+    out = cli_main("--db", str(tmp_path / "e.db"), "--embedder", "none", "eval", str(questions),
+                   "--docs-dir", str(root), "--json")
+    assert out.returncode == 0, out.stderr
+    by_id = {r["id"]: r for r in json.loads(out.stdout)["results"]}
+    for name in ("case", "frag"):
+        assert by_id[name]["expect"][0]["path"] == "home.md" and by_id[name]["unusable"] == {}, by_id[name]
+        assert by_id[name]["rank"] == 0
+    assert by_id["up"]["unusable"] == {"../t4v/home.md:5": "outside the docs root"}
+    assert "not a Markdown extension (.md" in by_id["txt"]["unusable"]["notes.txt:1"]
+    assert "excluded by an ignore file" in by_id["ign"]["unusable"]["secret.md:3"]
+    assert not any("warnings say why" in why for r in by_id.values() for why in r["unusable"].values())

@@ -10,6 +10,7 @@ import re
 import shutil
 from pathlib import Path
 
+import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -67,7 +68,8 @@ def test_links_carry_their_section_and_line_and_code_never_links(vault: Path) ->
     assert by_raw["ops/Release Notes.md#v2"]["line"] == 20  # second line of its list item
     assert not [raw for raw in by_raw if "Code Note" in raw]  # code span and fence
     assert (answer["outgoing_total"], answer["unresolved"]) == (16, 2)
-    assert "2 link(s)" in answer["message"]
+    assert answer["message"].startswith("1 link(s) of this document lead to no indexed document")  # and 1 ambiguous
+    assert "; 1 link(s) name several documents" in answer["message"]
 
 
 def test_dendron_label_first_links_and_same_folder_names(vault: Path) -> None:
@@ -345,3 +347,41 @@ def test_a_front_matter_title_names_its_note_like_an_alias(vault: Path, cli_main
     assert run.returncode == 0 and json.loads(run.stdout)["file_path"] == "front.md"
     run = cli_main("read", "No Such Title", "--docs-dir", str(vault), env=_env(db))
     assert run.returncode == 2 and f"({', '.join(MARKDOWN_SUFFIXES)})" in run.stderr
+
+
+def test_a_name_two_notes_share_lists_its_candidates_in_every_command(vault: Path, cli_main) -> None:
+    """Trial: ``links readme`` / ``outline readme`` / ``read readme`` said "not a Markdown file nor
+    a note's name" with no candidates, while ``read '[[readme]]'`` listed both notes."""
+    from markdown_memory.config import Settings
+    from markdown_memory.mcp.runtime import Runtime
+
+    db = str(vault.parent / "index.db")
+    assert cli_main("index", str(vault), env=_env(db)).returncode == 0
+    for args in (("links", "readme"), ("outline", "readme"), ("read", "readme")):
+        run = cli_main(*args, "--docs-dir", str(vault), "--json", env=_env(db))
+        error = json.loads(run.stdout)["error"]
+        assert run.returncode != 0 and error["candidates"] == ["alpha/readme.md", "beta/readme.md"], args
+        assert "names 2 documents" in error["message"], args
+    runtime = Runtime(Settings.load(vault, Path(db), "none", auto_index=False))
+    try:
+        for tool, fn in (("get_links", lambda: runtime.get_links("readme", 0)),
+                         ("read_section", lambda: runtime.read_section("readme", "", False, None))):
+            result = anyio.run(runtime.call, tool, fn)
+            error = json.loads(result.content[0].text)
+            assert result.is_error and error["candidates"] == ["alpha/readme.md", "beta/readme.md"], tool
+    finally:
+        runtime.shutdown()
+
+
+def test_links_message_counts_unresolved_and_ambiguous_links_apart(vault: Path, cli_main) -> None:
+    """Trial: "2 link(s) … lead to no indexed document or heading" while one of them (an
+    ambiguous name) leads to two documents."""
+    db = str(vault.parent / "index.db")
+    assert cli_main("index", str(vault), env=_env(db)).returncode == 0
+    answer = json.loads(cli_main("links", "index.md", "--docs-dir", str(vault), "--json", env=_env(db)).stdout)
+    statuses = [k["status"] for k in answer["outgoing"]]
+    nowhere = sum(s in ("unresolved", "no_heading") for s in statuses)
+    assert statuses.count("ambiguous") == 1 and nowhere >= 1
+    assert answer["message"] == (f"{nowhere} link(s) of this document lead to no indexed document or heading "
+                                 "(status 'unresolved' or 'no_heading'); 1 link(s) name several documents "
+                                 "(status 'ambiguous', with their candidates)")

@@ -366,3 +366,26 @@ def test_toml_front_matter_gives_title_tags_and_date(tmp_path, cli_main) -> None
     assert bad["preamble"] is None and [h["heading_path"] for h in bad["headings"]] == ["Body"]
     run = cli_main("read", "Hugo Page", "Usage", "--docs-dir", str(root), env=env)
     assert run.returncode == 0 and run.stdout.startswith("## Usage")
+
+
+def test_toml_front_matter_error_at_its_end_names_the_closing_line(tmp_path, cli_main) -> None:
+    """Trial: "Unterminated string (at end of document)" named no line (the YAML warning does)."""
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "bad.md").write_text('+++\ntitle = """Unclosed\ndraft = true\n+++\n\n# Body\n\ntext\n', encoding="utf-8")
+    env: dict[str, str | None] = {"MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_DB": str(tmp_path / "i.db")}
+    run = cli_main("index", str(root), env=env)
+    assert run.returncode == 0
+    assert ("bad.md: invalid TOML front matter: Unterminated string (at line 4, the closing +++)"
+            in run.stdout + run.stderr), run.stdout + run.stderr
+
+
+def test_outline_dates_are_iso_8601_with_a_t(tmp_path, cli_main) -> None:
+    """Trial: `updated: 2024-03-04 05:06:07+00:00` came back with a space, not ISO 8601's T."""
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "n.md").write_text("---\ndate: 2024-03-01\nupdated: 2024-03-04 05:06:07+00:00\n---\n\n# N\n\ntext\n",
+                               encoding="utf-8")
+    env: dict[str, str | None] = {"MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_DB": str(tmp_path / "i.db")}
+    outline = json.loads(cli_main("outline", "n.md", "--docs-dir", str(root), "--json", env=env).stdout)
+    assert (outline["date"], outline["updated"]) == ("2024-03-01", "2024-03-04T05:06:07+00:00")

@@ -85,16 +85,19 @@ def _bounded(low: int, high: int | None = None) -> Callable[[str], int]:
 
 
 def _add_docs_dir(p: argparse.ArgumentParser) -> None:
-    """``--docs-dir`` of a command, with ``--max-file-mb`` (any command that reads a docs root
-    may index it; after the command, the flag overrides the global one)."""
+    """``--docs-dir`` of a command, with ``--max-file-mb`` and ``--embedder`` (any command that
+    reads a docs root may index it; after the command, each flag overrides the global one)."""
     p.add_argument("--docs-dir", metavar="DIR", help="docs root (default: $MARKDOWN_MEMORY_DOCS_DIR, "
                    "$CLAUDE_PROJECT_DIR, then the working directory)")
-    _add_max_file_mb(p)
+    _add_run_options(p)
 
 
-def _add_max_file_mb(p: argparse.ArgumentParser) -> None:
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """The global flags an index run depends on, accepted after the command too."""
     p.add_argument("--max-file-mb", type=float, metavar="MB", default=argparse.SUPPRESS,
                    help="files larger than this are not indexed (as the global --max-file-mb)")
+    p.add_argument("--embedder", choices=EMBEDDER_CHOICES, default=argparse.SUPPRESS,
+                   help="embedding preset (as the global --embedder)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="index (incrementally) a docs root")
     p.add_argument("docs_root", nargs="?", help="docs root (default as for --docs-dir)")
     p.add_argument("--docs-dir", dest="docs_dir_flag", metavar="DIR", help="same as DOCS_ROOT")
-    _add_max_file_mb(p)
+    _add_run_options(p)
     p.add_argument("--force", action="store_true", help="re-parse and re-embed every file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 

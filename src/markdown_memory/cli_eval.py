@@ -19,18 +19,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .config import EMBEDDER_CHOICES
-
 
 def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None]) -> None:
-    """Register ``eval`` on the subcommand parsers ``sub``. ``--embedder`` may also follow the
-    command (it then overrides the global flag)."""
+    """Register ``eval`` on the subcommand parsers ``sub`` (``add_docs_dir`` adds ``--docs-dir``
+    and the run options, ``--embedder`` among them, that may follow the command)."""
     p = sub.add_parser("eval", help="score search on your own labelled questions (docs/evaluation.md)")
     p.add_argument("questions", metavar="QUESTIONS.jsonl", help="JSON Lines file: one question per line with "
                    '"query" and "expect": [{"path", "line"}] (paths relative to the docs root)')
     add_docs_dir(p)
-    p.add_argument("--embedder", choices=EMBEDDER_CHOICES, default=argparse.SUPPRESS,
-                   help="embedding preset (as the global --embedder)")
     p.add_argument("--no-misses", action="store_true", help="print the figures only, not each miss")
     p.add_argument("--json", action="store_true", help="print one JSON object (figures and every question)")
 

@@ -123,7 +123,8 @@ class Settings:
 
     Attributes: ``docs_root`` (resolved directory), ``db_path`` (SQLite file), ``embedder``
     (one of EMBEDDER_CHOICES), ``embedder_named`` (False when neither a flag nor the environment
-    named it: the engine then chooses, see ``embed/choice.py``), ``threads`` (onnxruntime
+    named it: the engine then chooses, see ``embed/choice.py``; ``embedder_by_env``: the
+    environment named it, not a flag), ``threads`` (onnxruntime
     intra-op threads or None for the default), ``exclude`` (extra gitignore-style globs), ``auto_index`` (background catch-up
     in the server), ``max_file_bytes`` (larger files are not indexed).
     """
@@ -132,6 +133,7 @@ class Settings:
     db_path: Path
     embedder: str = DEFAULT_EMBEDDER
     embedder_named: bool = True
+    embedder_by_env: bool = False
     threads: int | None = None
     exclude: list[str] = field(default_factory=list)
     auto_index: bool = True
@@ -162,6 +164,7 @@ class Settings:
             db_path=resolve_db_path(root, db),
             embedder=name,
             embedder_named=bool(named),
+            embedder_by_env=bool(named) and not (embedder or "").strip(),
             threads=_threads_from_env(),
             exclude=exclude,
             auto_index=flag_from_env("MARKDOWN_MEMORY_AUTO_INDEX", True) if auto_index is None else auto_index,

@@ -96,7 +96,7 @@ class Engine:
         self.activity = IndexActivity()
         self.background = background
         self.context = messages.Context(self.root, settings.embedder, background and settings.auto_index,
-                                        agent=background, chosen=chosen)
+                                        agent=background, chosen=chosen, by_env=settings.embedder_by_env)
         self.reporter = StatusReporter(self.database, self.loader, self.activity, self.context)
         self.vector_cache = VectorCache() if background else None
         self.scheduler = BackgroundIndexer(self, enabled=background and settings.auto_index, clock=clock)
@@ -310,6 +310,7 @@ class Engine:
         keyword_only = qvec is None
         message = None
         if keyword_only:
+            self.loader.note_keyword_only()
             message = self.reporter.keyword_only_cause()
             if message is None and other_build is not None:
                 message = messages.other_vectors(self.context, other_build)

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from . import messages
-from .errors import QuestionsFileError
+from .errors import MarkdownMemoryError, QuestionsFileError
 from .models import Freshness, SearchAnswer
 from .search.rank import cjk_share
 from .text import count_tokens
@@ -123,7 +123,7 @@ def load_queries(path: Path, ids: Iterable[str] | None = None, limit: int | None
     wanted = set(ids or [])
     tops = tuple(named(f).strip("/") + "/" for f in (folders or []))
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a BOM some editors write is not a question
     except (OSError, UnicodeDecodeError) as exc:
         raise QuestionsFileError(messages.questions_unreadable(str(path), exc)) from exc
     out = []
@@ -176,12 +176,22 @@ def page_language(path: Path) -> str:
 
 
 def expectation_problem(root: Path, path: str, line: int,
-                        sections: Sequence[tuple[int, int]] | None = ()) -> str | None:
+                        sections: Sequence[tuple[int, int]] | None = (), not_indexed: str | None = None) -> str | None:
     """Why the expectation ``path:line`` (path relative to ``root``) can never be met, or None:
-    a path leading outside the root, a file that does not exist, a line past its end, a file
-    that is not indexed (``sections`` None), a line in no section (outside every 1-based
-    inclusive ``(start, end)`` line range of ``sections``, the indexed document's sections:
-    front matter, say). An empty ``sections`` skips the last check."""
+    a path leading outside the root (``..`` included, as ``read`` says), a file that does not
+    exist, a line past its end, a file that is not indexed (``sections`` None; ``not_indexed``
+    says why when known), a line in no section (outside every 1-based inclusive ``(start, end)``
+    line range of ``sections``, the indexed document's sections: front matter, say). An empty
+    ``sections`` skips the last check."""
+    from .errors import PathOutsideRootError
+    from .reading.resolve import normalise_request_path
+
+    try:
+        normalise_request_path(path, root)
+    except PathOutsideRootError:
+        return "outside the docs root"
+    except MarkdownMemoryError:
+        pass
     real_root = root.resolve()
     target = (root / path).resolve()
     if target != real_root and real_root not in target.parents:
@@ -196,19 +206,41 @@ def expectation_problem(root: Path, path: str, line: int,
     if line > count:
         return f"line {line} is past the end of the file ({count} lines)"
     if sections is None:
-        return "the file is not indexed (the index run's warnings say why: over the size limit, not text, excluded)"
+        return messages.eval_not_indexed(not_indexed)
     if sections and not any(start <= line <= end for start, end in sections):
         return f"line {line} is in no section (front matter or a line no hit covers)"
     return None
 
 
-def normalised_path(root: Path, path: str) -> str:
-    """An expected path as the index names it: ``./a.md``, ``a/../a.md`` or an absolute path
-    inside ``root`` -> ``a.md`` (``read``'s rule: ``reading.resolve.normalise_request_path``);
-    ``path`` unchanged when it leads outside the root (``expectation_problem`` says so)."""
-    from .errors import MarkdownMemoryError
-    from .reading.resolve import normalise_request_path
+def not_indexed_reason(engine: Any, rel: str) -> str | None:
+    """Why the file ``rel`` (on disk under the root) is not indexed, when knowable: not a
+    Markdown extension, the index run's recorded reason (size limit, not text...), or left out
+    by an ignore file, a hidden or pruned folder or an exclude pattern (``files.walk.walk_one``)."""
+    from .files.walk import is_markdown_name, walk_one
 
+    if not is_markdown_name(rel.rsplit("/", 1)[-1]):
+        return messages.eval_not_markdown()
+    recorded = engine.store.failure_reason(rel)
+    if recorded:
+        return str(recorded)
+    if walk_one(engine.root, rel, engine.settings.exclude) == "":
+        return messages.eval_excluded()
+    return None
+
+
+def normalised_path(root: Path, path: str, indexed: list[str] | None = None) -> str:
+    """An expected path as the index names it, by ``read``'s own resolver
+    (``reading.resolve.resolve_document`` over ``indexed``: ``./a.md``, ``a/../a.md``, an
+    absolute path inside ``root``, another case, ``a.md#fragment`` -> ``a.md``); a path it
+    finds no indexed document for is only normalised (``normalise_request_path``), and ``path``
+    comes back unchanged when it leads outside the root (``expectation_problem`` says so)."""
+    from .reading.resolve import normalise_request_path, resolve_document
+
+    if indexed is not None:
+        try:
+            return resolve_document(path, root, indexed)
+        except MarkdownMemoryError:
+            pass
     try:
         return normalise_request_path(path, root)
     except MarkdownMemoryError:
@@ -251,13 +283,15 @@ def run_queries(engine: Any, queries: list[dict[str, Any]]) -> list[QueryResult]
     engine.search("warm up", top_k=TOP_K, max_tokens=MAX_TOKENS, freshness=Freshness.FLAG)
     out = []
     spans: dict[str, list[tuple[int, int]] | None] = {}
+    indexed = engine.store.indexed_paths()
     for q in queries:
-        expect = [e | {"path": normalised_path(engine.root, e["path"])} for e in q.get("expect", [])]
+        expect = [e | {"path": normalised_path(engine.root, e["path"], indexed)} for e in q.get("expect", [])]
         r = QueryResult(str(q["id"]), q["query"], q.get("type") or "", q.get("lang") or "?", expect)
         for e in r.expect:
             if e["path"] not in spans:
                 spans[e["path"]] = indexed_sections(engine, e["path"])
-            why = expectation_problem(engine.root, e["path"], int(e["line"]), spans[e["path"]])
+            why = expectation_problem(engine.root, e["path"], int(e["line"]), spans[e["path"]],
+                                      not_indexed_reason(engine, e["path"]) if spans[e["path"]] is None else None)
             if why:
                 r.unusable[f"{e['path']}:{e['line']}"] = why
         r.missing = sorted({e["path"] for e in r.expect if not (engine.root / e["path"]).is_file()})

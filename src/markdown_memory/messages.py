@@ -42,13 +42,15 @@ class Context:
     """What every message depends on: the docs root, the embedder preset (``chosen``: why, when
     nothing named it, see ``embed/choice.py``), whether a background indexer keeps the index
     current (the MCP server with auto-index), and whether the reader is an agent calling MCP
-    tools (``agent``) or a person at the CLI: each is told the commands it can run."""
+    tools (``agent``) or a person at the CLI: each is told the commands it can run;
+    ``by_env``: MARKDOWN_MEMORY_EMBEDDER named the preset, not ``--embedder``."""
 
     root: Path
     embedder: str
     background: bool
     agent: bool = False
     chosen: str | None = None
+    by_env: bool = False
 
 
 def program() -> str:
@@ -105,15 +107,20 @@ def keyword_only(ctx: Context, *, vec_available: bool, model_error: str | None, 
     keyword-only by choice, sqlite-vec missing, the model not installed or failing, or still
     loading in the background. Short on purpose: it rides on every answer."""
     if ctx.embedder == "none":
-        return "keyword-only by choice (--embedder none); vectors are not computed"
+        how = "MARKDOWN_MEMORY_EMBEDDER=none" if ctx.by_env else "--embedder none"
+        return f"keyword-only by choice ({how}); vectors are not computed"
     if not vec_available:
         return ("keyword-only: sqlite-vec cannot be loaded by this Python; install `sqlean.py` "
                 "(pip install sqlean.py) to enable vector search")
     if model_error:
         if not_installed:
+            from .embed.choice import usable  # lazily: numpy must stay off the MCP handshake path
+
+            other = (", or use `--embedder minilm` (no download; for the MCP server set "
+                     "MARKDOWN_MEMORY_EMBEDDER=minilm in its registration)"
+                     if ctx.embedder != "minilm" and usable("minilm") else "")
             return (f"keyword-only: the {ctx.embedder} model is not installed; run "
-                    f"`{program()} --download-model`, or use `--embedder minilm` (no download; for the MCP "
-                    "server set MARKDOWN_MEMORY_EMBEDDER=minilm in its registration)")
+                    f"`{program()} --download-model`{other}")
         return f"keyword-only: {short_cause(model_error)} (`{program()} status` shows how to fix it)"
     if loading:
         return (f"keyword-only for now: the {ctx.embedder} model is still loading "
@@ -150,8 +157,10 @@ def other_vectors(ctx: Context, other: str) -> str:
     if maker and maker != configured:
         fix = f"or {how} to re-embed them with {configured}{itself}" if loads else (
             f"they are kept while the {configured} model cannot load here")
+        use = (f"run with `--embedder {maker}` (MARKDOWN_MEMORY_EMBEDDER={maker}) to use them" if usable(maker)
+               else f"the {maker} model cannot load here either (install it again to use them)")
         return (f"keyword-only: the index's vectors were made by the {maker} model ({other}), not the configured "
-                f"{configured}; run with `--embedder {maker}` (MARKDOWN_MEMORY_EMBEDDER={maker}) to use them; {fix}")
+                f"{configured}; {use}; {fix}")
     fix = f"{how} to re-embed them{itself}" if loads else f"they are kept while the {configured} model cannot load here"
     return f"keyword-only: the index's vectors were made by another build of the {configured} model ({other}); {fix}"
 
@@ -230,7 +239,9 @@ def empty_folder(ctx: Context, rel: str, directory: str) -> str:
 
 def file_too_large(size: int, limit: int) -> str:
     """Why a file is not indexed: its size and the limit (bytes), and how to raise the limit."""
-    return (f"{size / 1e6:.1f} MB is over the {limit / 1e6:g} MB file size limit; not indexed (raise the limit "
+    from .text import human_size
+
+    return (f"{human_size(size)} is over the {human_size(limit, exact=True)} file size limit; not indexed (raise the limit "
             "with --max-file-mb or MARKDOWN_MEMORY_MAX_FILE_MB to index it)")
 
 
@@ -549,8 +560,30 @@ def link_not_found(written: str) -> str:
             f"or a note name (list the indexed paths with list_documents, CLI: {program()} list)")
 
 
-def links_unresolved(count: int) -> str:
-    return f"{count} link(s) of this document lead to no indexed document or heading (status other than 'resolved')"
+def links_unresolved(count: int, ambiguous: int = 0) -> str:
+    """``count`` links lead nowhere (``unresolved``, ``no_heading``), ``ambiguous`` to several documents."""
+    parts = [f"{count} link(s) of this document lead to no indexed document or heading (status 'unresolved' "
+             "or 'no_heading')"] if count else []
+    if ambiguous:
+        parts.append(f"{ambiguous} link(s) name several documents (status 'ambiguous', with their candidates)")
+    return "; ".join(parts)
+
+
+def eval_not_indexed(why: str | None) -> str:
+    """An eval expectation naming a file on disk the index does not hold, and why when known."""
+    if why:
+        return f"the file is not indexed: {why}"
+    return "the file is not indexed (the index run's warnings say why: over the size limit, not text, excluded)"
+
+
+def eval_not_markdown() -> str:
+    from .files.walk import MARKDOWN_SUFFIXES
+
+    return f"not a Markdown extension ({', '.join(MARKDOWN_SUFFIXES)})"
+
+
+def eval_excluded() -> str:
+    return "excluded by an ignore file (.gitignore, .ignore...), a hidden or pruned folder, or an exclude pattern"
 
 
 def eval_unusable(items: list[tuple[str, str, str]]) -> str:

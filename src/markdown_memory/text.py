@@ -168,3 +168,13 @@ def short_cause(message: str, limit: int = CAUSE_CHARS) -> str:
     """The first clause of a long error message (up to the first ``;``), at most ``limit``
     characters: what rides on every answer, while the full text stays in ``status``."""
     return message.split(";")[0][:limit]
+
+
+def human_size(n: int, *, exact: bool = False) -> str:
+    """A size in bytes as a person reads it, in decimal units (10^3, 10^6, as ``--max-file-mb``):
+    ``999 bytes``, ``2.5 KB``, then MB from 0.1 MB (``0.9 MB``, ``12.3 MB``); ``exact`` (a limit someone set) shows every
+    significant digit instead of one decimal (``10 MB``, ``1.5 MB``)."""
+    if n < 1000:
+        return "1 byte" if n == 1 else f"{n} bytes"
+    value, unit = (n / 1e3, "KB") if n < 100_000 else (n / 1e6, "MB")
+    return f"{value:g} {unit}" if exact else f"{value:.1f} {unit}"

@@ -52,6 +52,7 @@ class ModelLoader:
         self._embedder = embedder
         self._error: str | None = None
         self._not_installed = False
+        self._warned = False  # the keyword-only note was printed (for_search)
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
@@ -100,12 +101,10 @@ class ModelLoader:
                 except EmbedderUnavailableError as exc:
                     self._error = str(exc)
                     self._not_installed = isinstance(exc, ModelNotInstalledError)
-                    # the cause on stderr; the full fix is in `status` and `--download-model`
-                    log.warning("keyword-only search: %s", short_cause(str(exc), 300))
-                    log.info("%s", exc)
+                    log.info("%s", exc)  # a search says it on stderr (for_search)
                 except Exception as exc:  # onnxruntime/tokenizers failures on verified files
                     self._error = f"the {self.preset} model failed to load: {exc}"
-                    log.warning("keyword-only search: %s", self._error)
+                    log.info("%s", self._error)
             self._ready.set()
         return self._embedder
 
@@ -134,10 +133,21 @@ class ModelLoader:
         """The model for a query vector: loads it (foreground), or starts the background load
         and waits at most ``wait_seconds`` for it."""
         if self.settled or not self.background:
-            return self.load() if not self.settled else self._embedder
-        self.start()
-        self._ready.wait(self.wait_seconds)
-        return self._embedder
+            found = self.load() if not self.settled else self._embedder
+        else:
+            self.start()
+            self._ready.wait(self.wait_seconds)
+            found = self._embedder
+        self.note_keyword_only()
+        return found
+
+    def note_keyword_only(self) -> None:
+        """A search's stderr note, once, when the model could not load (read, links and map
+        refresh the index but do not search: they say nothing); the full fix is in `status` and
+        `--download-model`."""
+        if self._error and not self._warned:
+            self._warned = True
+            log.warning("keyword-only search: %s", short_cause(self._error, 300))
 
     def query_vector(self, embedder: Embedder, query: str) -> np.ndarray:
         """float32 ``[dimension]`` vector of ``query`` from ``embedder`` (the one :meth:`for_search`

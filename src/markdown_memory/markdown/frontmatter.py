@@ -80,6 +80,8 @@ def _toml_front_matter(lines: list[str]) -> FrontMatter:
         if not _TOML_KEY_LINE.match(lines[1]):
             return FrontMatter()
         where = re.sub(r"at line (\d+)", lambda m: f"at line {int(m.group(1)) + 1}", str(exc))  # file lines
+        # an error at the block's end names the closing ``+++`` line, as the YAML warning names a line
+        where = where.replace("at end of document", f"at line {close + 1}, the closing +++")
         return FrontMatter(end_line=close + 1, warning=f"invalid TOML front matter: {where}")
     return FrontMatter(end_line=close + 1, metadata={str(k): v for k, v in data.items()})
 

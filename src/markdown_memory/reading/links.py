@@ -446,8 +446,12 @@ def link_address(written: str, heading_path: str, store: Store) -> tuple[str, st
 
 def note_path(written: str, store: Store) -> str | None:
     """The path of the one indexed note ``written`` names as a wikilink would (its name, an alias
-    or its front-matter title: ``Front Matter Doc``); None when none or several do."""
+    or its front-matter title: ``Front Matter Doc``); None when none does. Raises
+    DocumentNotFoundError listing the candidates when several do (``a/dup.md``, ``b/dup.md``)."""
     found = Vault.load(store).wiki_document(written, "", titles=True)
+    if found.status == AMBIGUOUS:
+        raise DocumentNotFoundError(messages.link_ambiguous(written, len(found.candidates)),
+                                    candidates=list(found.candidates)[:10])
     return found.doc.path if found.doc is not None else None
 
 
@@ -471,7 +475,8 @@ def links_answer(store: Store, doc_id: int, path: str, title: str, offset: int =
     total, unresolved, out = store.outgoing_links(doc_id, limit, offset)
     back_total, back = store.incoming_links(doc_id, limit, offset)
     more = offset + limit < max(total, back_total)
-    message = messages.links_unresolved(unresolved) if unresolved else None
+    ambiguous = store.ambiguous_links(doc_id) if unresolved else 0
+    message = messages.links_unresolved(unresolved - ambiguous, ambiguous) if unresolved else None
     vault = Vault.load(store) if any(v.status == AMBIGUOUS for v in out) else None
     outgoing = tuple(_link(v, vault.resolve(v.kind, v.target, v.file_path).candidates if vault is not None
                            and v.status == AMBIGUOUS else ()) for v in out)

@@ -258,6 +258,7 @@ class Store:
     block_ids_of = links.block_ids_of
     set_link_targets = links.set_link_targets
     outgoing_links = links.outgoing
+    ambiguous_links = links.ambiguous_count
     incoming_links = links.incoming
     # failures.py
     record_failure = failure_log.record_failure

@@ -8,6 +8,7 @@ Paths are POSIX paths relative to the docs root (``docs/guide.md``). A stat sign
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,13 @@ class StoredDocument(NamedTuple):
     sha256: str
     signature: Signature  # (size, mtime_ns, ctime_ns) when it was indexed
 
+
+def _json_value(value: Any) -> str:
+    """A front-matter value JSON has no type for: dates and times in ISO 8601 (``2024-03-04T05:06:07+00:00``,
+    with ``T`` as docs/cli.md says, not ``str``'s space), anything else as its text."""
+    if isinstance(value, (_dt.date, _dt.time)):
+        return value.isoformat()
+    return str(value)
 
 @dataclass(frozen=True)
 class DocumentHeader:
@@ -222,7 +230,7 @@ def insert_document(store: Store, record: dict[str, Any], parsed_sections: Itera
             record["mtime_ns"],
             record.get("ctime_ns", 0),
             record["title"],
-            json.dumps(record.get("metadata", {}), default=str, ensure_ascii=False),
+            json.dumps(record.get("metadata", {}), default=_json_value, ensure_ascii=False),
             json.dumps(record.get("warnings", []), ensure_ascii=False),
             record.get("line_count", 0),
             record.get("tokens", 0),

@@ -228,6 +228,12 @@ def outgoing(store: Store, doc_id: int, limit: int, offset: int) -> tuple[int, i
     return int(total), int(unresolved), [LinkView(*r) for r in rows]
 
 
+def ambiguous_count(store: Store, doc_id: int) -> int:
+    """How many of document ``doc_id``'s links are ``ambiguous`` (lead to several documents)."""
+    return int(store.conn.execute("SELECT count(*) FROM links WHERE doc_id = ? AND status = 'ambiguous'",
+                                  (doc_id,)).fetchone()[0])
+
+
 def incoming(store: Store, doc_id: int, limit: int, offset: int) -> tuple[int, list[LinkView]]:
     """(how many, one page of) the links of other documents, or of its own, that lead to
     document ``doc_id``, by source path and line."""
