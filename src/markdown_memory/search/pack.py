@@ -58,9 +58,8 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
               sent: Container[str] | None = None) -> list[dict[str, Any]]:
     """Choose up to ``top_k`` hits and decide which carry content. Private ``_`` keys are
     removed from the returned dicts. A hit whose lines overlap a better hit's in the same file
-    is skipped. A hit
-    whose :func:`section_key` is in ``sent`` comes as a pointer with ``already_sent: True``
-    (see module docstring)."""
+    is skipped. A hit whose :func:`section_key` is in ``sent`` comes as a pointer with
+    ``already_sent: True`` (see module docstring)."""
     chosen: list[dict[str, Any]] = []
     spans: dict[str, list[tuple[int, int]]] = {}
     for hit in hits:

@@ -120,7 +120,6 @@ class Candidate:
     best_passage: int | None = None
     coverage: float = 0.0
     covered: int = 0  # distinct query words (weighted for coverage) the section holds
-    heading_coverage: float = 0.0  # IDF share of the query words its breadcrumb holds (any form)
     defines: bool = False  # its heading is an identifier of the query (see ``defines``)
     late: int = 0  # places this candidate is pushed down on every list (release notes)
     score: float = 0.0
@@ -355,8 +354,6 @@ def rank(
             hit = [weights[tok] for tok in _covered(stems, words)]
             c.coverage = sum(hit) / idf_mass
             c.covered = len(hit)
-            crumb = set(WORD.findall(fts_text(row["base_path"])))
-            c.heading_coverage = sum(weights[tok] for tok in _covered(stems, crumb)) / idf_mass
 
     demote_notes = not asks_about_changes(query.text)
     for c in cands.values():
@@ -408,8 +405,12 @@ def rank(
     if isinstance(path_prefix, Scope) and path_prefix.blocks:  # a joining parent may lack the block asked for
         inside = store.sections_in_scope([c.section_id for c in ordered], path_prefix)
         ordered = [c for c in ordered if c.section_id in inside]
+    # a short query that the top hit's headings name in full ("caching", "what does the hook
+    # print" for "The prompt hook > What it reads and prints")
+    crumb_names_it = bool(ordered and weights) and len(
+        _covered(stems, set(WORD.findall(fts_text(ordered[0].row["base_path"]))))) == len(weights)
     confidence = "none" if absent else _confidence(ordered, embedder_name, qvec is not None, bool(idents),
-                                                          min(MIN_COVERED, len(weights)))
+                                                          min(MIN_COVERED, len(weights)), crumb_names_it)
     return Ranking(ordered[: max(top_k, 1) * 3], confidence, absent)
 
 
@@ -491,13 +492,13 @@ def _unique_text(ordered: list[Candidate]) -> list[Candidate]:
 
 
 def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors: bool, has_idents: bool,
-                min_covered: int = 1) -> str:
+                min_covered: int = 1, crumb_names_it: bool = False) -> str:
     """"high" when the top hit is likely the answer: it defines or holds verbatim a rare query
     identifier, or it tops both the keyword and the vector list, and the best hits clear the
     keyword and vector bars. "low" when the best hits clear both bars (or, keyword-only, the
     keyword bar) without such a top hit, or when the vectors alone clear NO_KEYWORD_VECTOR_BAR
-    (a paraphrase sharing no word with its answer), or when the top hit's breadcrumb holds every
-    query word (a short query naming a section). "none" otherwise: with vectors at hand,
+    (a paraphrase sharing no word with its answer), or when ``crumb_names_it``: the top hit's breadcrumb
+    holds every query word (a short query naming a section). "none" otherwise: with vectors at hand,
     keyword evidence alone, or vectors just over the usual bar, is what an unanswerable question
     on the docs' own topic also gets (its words name the product; its embedding lands near the
     product's pages)."""
@@ -526,9 +527,6 @@ def _confidence(ordered: list[Candidate], embedder_name: str | None, has_vectors
         # a question in another language than the docs has no keyword evidence by nature; a
         # paraphrase ("how long does the client wait" for "timeouts") may share no word either
         return "low"
-    if strong_top or top.heading_coverage >= 1.0 - 1e-9:
-        # a short query that the top hit's headings name in full ("caching", "what does the
-        # hook print" for "The prompt hook > What it reads and prints"):
-        # keyword evidence no unanswerable question on the docs' topic gets
+    if strong_top or crumb_names_it:  # keyword evidence no unanswerable question on the topic gets
         return "low"
     return "none"

@@ -98,10 +98,6 @@ def search_sections(
                 "preview": _preview(preview_src),
                 "passage_lines": [best[1], best[2]] if best else [row["start_line"], row["start_line"]],
                 "matched_by": c.matched_by,
-                "_doc_id": row["doc_id"],
-                "_ordinal": row["ordinal"],
-                "_level": row["level"],
-                "_parent": row["parent_ordinal"],
             }
         )
     return SearchOutcome(hits, confidence, ranking.absent)
