@@ -150,15 +150,25 @@ def test_search_keeps_answering_at_zero_bytes_free_over_cli_and_mcp(tmp_path: Pa
     docs = _docs(tmp_path / "docs", 10)
     flags = (*CLI_NONE, "--db", str(db))
     assert cli_main(*flags, "index", str(docs)).returncode == 0
+    with_space = json.loads(cli_main(*flags, "search", "commonword", "--docs-dir", str(docs), "--json").stdout)
+    best = [(r["file_path"], r["heading_path"]) for r in with_space["results"]]
     (docs / "late.md").write_text("# Late\n\nlatecomer text written while the disk was full\n", encoding="utf-8")
     fill = _fill(fs)
+
+    def same_best(results: list[dict], *, session: bool = False) -> bool:
+        """The hits of the search with space, first ones first (the disk-full sentence in the
+        message may leave room for fewer pointers; in an MCP session, texts already sent are
+        pointers and the budget reaches later hits, so only the best one must agree)."""
+        got = [(r["file_path"], r["heading_path"]) for r in results]
+        return len(got) >= 2 and (got[0] == best[0] if session else got == best[: len(got)])
+
     full_env = {"SQLITE_TMPDIR": str(fs), "TMPDIR": str(fs)}
 
     # CLI: a search (which indexes first) answers from the index, saying why it is not current
     found = cli_main(*flags, "search", "commonword", "--docs-dir", str(docs), "--json", env=full_env)
     assert found.returncode == 0, found
     answer = json.loads(found.stdout)
-    assert len(answer["results"]) == 5
+    assert same_best(answer["results"]), answer["results"]
     assert answer["message"].startswith(_sentence(fs))
     assert "disk I/O error" not in found.stderr and "Traceback" not in found.stderr
     human = cli_main(*flags, "search", "commonword", "--docs-dir", str(docs), env=full_env)
@@ -172,7 +182,7 @@ def test_search_keeps_answering_at_zero_bytes_free_over_cli_and_mcp(tmp_path: Pa
         server.initialize()
         for _ in range(3):
             is_error, body = server.tool("search_docs", {"query": "commonword"}, timeout=30)
-            assert not is_error and len(body["results"]) == 5, body
+            assert not is_error and same_best(body["results"], session=True), body
             assert body["index_status"]["message"].startswith(_sentence(fs))
         is_error, body = server.tool("list_documents", {}, timeout=30)
         assert not is_error and body["total"] == 10
