@@ -33,16 +33,16 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import unquote
 
 from .. import messages
 from ..errors import DocumentNotFoundError
 from ..files.walk import MARKDOWN_SUFFIXES
 from ..markdown.frontmatter import FrontMatter, front_matter_aliases
-from ..models import Link, Links
+from ..models import Links
 from ..store import Store
-from ..store.links import DocumentName, HeadingRow, LinkRow, LinkTarget, LinkView
+from ..store.links import DocumentName, HeadingRow, LinkRow, LinkTarget
 from ..text import heading_slug, match_form
 
 #: an indexed extension at the end of a name (``files.walk.MARKDOWN_SUFFIXES``, any case)
@@ -464,11 +464,6 @@ def is_wikilink(file_path: str) -> bool:
 LINKS_PAGE = 50
 
 
-def _link(view: LinkView, candidates: tuple[str, ...] = ()) -> Link:
-    return Link(view.file_path, view.heading_path, view.line, view.kind, view.raw, view.target, view.status,
-                view.target_path, view.target_heading_path, candidates)
-
-
 def links_answer(store: Store, doc_id: int, path: str, title: str, offset: int = 0, limit: int = LINKS_PAGE) -> Links:
     """Document ``doc_id``'s outgoing links and backlinks, ``limit`` of each from ``offset``; an
     ``ambiguous`` outgoing link carries the paths its name leads to (resolved again, not stored)."""
@@ -478,7 +473,7 @@ def links_answer(store: Store, doc_id: int, path: str, title: str, offset: int =
     ambiguous = store.ambiguous_links(doc_id) if unresolved else 0
     message = messages.links_unresolved(unresolved - ambiguous, ambiguous) if unresolved else None
     vault = Vault.load(store) if any(v.status == AMBIGUOUS for v in out) else None
-    outgoing = tuple(_link(v, vault.resolve(v.kind, v.target, v.file_path).candidates if vault is not None
-                           and v.status == AMBIGUOUS else ()) for v in out)
-    return Links(path, title, outgoing, total, unresolved, tuple(_link(v) for v in back),
+    outgoing = tuple(replace(v, candidates=vault.resolve(v.kind, v.target, v.file_path).candidates)
+                     if vault is not None and v.status == AMBIGUOUS else v for v in out)
+    return Links(path, title, outgoing, total, unresolved, tuple(back),
                  back_total, offset + limit if more else None, message)

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..models import Link
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -98,23 +99,6 @@ class HeadingRow(NamedTuple):
     parent_ordinal: int | None
     title: str
     base_path: str
-
-
-@dataclass(frozen=True)
-class LinkView:
-    """One link for an answer: where it sits (``file_path``, ``heading_path``: the source
-    section's breadcrumb, ``line``), what was written, and where it leads (``target_path``,
-    ``target_heading_path``: None when unresolved or when it names the whole document)."""
-
-    file_path: str
-    heading_path: str
-    line: int
-    kind: str
-    raw: str
-    target: str
-    status: str
-    target_path: str | None
-    target_heading_path: str | None
 
 
 def ensure_tables(store: Store) -> None:
@@ -219,13 +203,13 @@ _VIEW = ("SELECT d.path, s.base_path, l.line, l.kind, l.raw, l.target, l.status,
          "LEFT JOIN documents td ON td.id = l.target_doc_id LEFT JOIN sections ts ON ts.id = l.target_section_id ")
 
 
-def outgoing(store: Store, doc_id: int, limit: int, offset: int) -> tuple[int, int, list[LinkView]]:
+def outgoing(store: Store, doc_id: int, limit: int, offset: int) -> tuple[int, int, list[Link]]:
     """(how many, how many not ``resolved``, one page of) document ``doc_id``'s links in file order."""
     total, unresolved = store.conn.execute("SELECT count(*), coalesce(sum(status != 'resolved'), 0) FROM links "
                                            "WHERE doc_id = ?", (doc_id,)).fetchone()
     rows = store.conn.execute(_VIEW + "WHERE l.doc_id = ? ORDER BY l.line, l.id LIMIT ? OFFSET ?",
                               (doc_id, int(limit), int(offset))).fetchall()
-    return int(total), int(unresolved), [LinkView(*r) for r in rows]
+    return int(total), int(unresolved), [Link(*r) for r in rows]
 
 
 def ambiguous_count(store: Store, doc_id: int) -> int:
@@ -234,11 +218,11 @@ def ambiguous_count(store: Store, doc_id: int) -> int:
                                   (doc_id,)).fetchone()[0])
 
 
-def incoming(store: Store, doc_id: int, limit: int, offset: int) -> tuple[int, list[LinkView]]:
+def incoming(store: Store, doc_id: int, limit: int, offset: int) -> tuple[int, list[Link]]:
     """(how many, one page of) the links of other documents, or of its own, that lead to
     document ``doc_id``, by source path and line."""
     total = store.conn.execute("SELECT count(*) FROM links WHERE target_doc_id = ?", (doc_id,)).fetchone()[0]
     rows = store.conn.execute(_VIEW + "WHERE l.target_doc_id = ? ORDER BY d.path, l.line, l.id LIMIT ? OFFSET ?",
                               (doc_id, int(limit), int(offset))).fetchall()
-    return int(total), [LinkView(*r) for r in rows]
+    return int(total), [Link(*r) for r in rows]
 
