@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import indexed_engine, top
 
@@ -189,3 +191,19 @@ def test_a_short_query_naming_a_heading_is_not_reported_as_unanswered(engine, qu
     assert top(answer) == expected
     assert answer.confidence == "low"
     assert "nothing in the docs" not in (answer.message or "").lower()
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_property_a_query_its_top_hit_breadcrumb_names_in_full_is_never_unanswered(engine, data):
+    """The kind behind the trial finding: a query made of a section's own heading or of its
+    whole breadcrumb, any case, finds that section first and is never reported as unanswered
+    (12 of the fixture's 38 such queries were, with the right section first)."""
+    sections = [(d.path, h.heading_path) for d in engine.list_documents().documents
+                for h in engine.outline(d.path).headings]
+    file_path, heading_path = data.draw(st.sampled_from(sections))
+    whole = data.draw(st.booleans())
+    query = (heading_path.replace(" > ", " ") if whole else heading_path.split(" > ")[-1]).lower()
+    answer = engine.search(query)
+    if top(answer) == (file_path, heading_path):
+        assert answer.confidence != "none", (query, answer.message)
