@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import indexed_engine
+from markdown_memory.models import Hit
 from markdown_memory.search.pack import entry_cost, pack_hits
 from markdown_memory.text import count_tokens
 
@@ -31,7 +32,7 @@ QUERIES = ["garbage collection pack group blocks", "storage engine block pack in
 
 
 def answer_cost(results):
-    return sum(entry_cost(r.to_dict()) + (r.tokens if r.content is not None else 0) for r in results)
+    return sum(entry_cost(r) + (r.tokens if r.content is not None else 0) for r in results)
 
 
 @pytest.mark.parametrize("max_tokens", [50, 200, 600, 2000])
@@ -73,19 +74,21 @@ def test_no_two_hits_share_lines(engine):
                 assert a.end_line < b.start_line or b.end_line < a.start_line, (a.heading_path, b.heading_path)
 
 
-def _hit(doc, ordinal, parent, tokens):
-    return {"_doc_id": doc, "_ordinal": ordinal, "_parent": parent, "_level": 2, "file_path": f"d{doc}.md",
-            "heading_path": f"h{ordinal}", "start_line": ordinal, "end_line": ordinal, "tokens": tokens,
-            "score": 1.0, "content": "x" * tokens * 4, "preview": "x"}
+def _hit(doc, ordinal, parent, tokens, *, start=None, end=None, score=1.0):
+    """A ranked hit of document ``doc`` (``parent``: its parent section's ordinal, for reading)."""
+    return Hit(f"d{doc}.md", f"h{ordinal}", start or ordinal, end or ordinal, tokens, score, "x" * tokens * 4, "x",
+               (ordinal, ordinal), ("keyword",))
+
+
+def _texts(out):
+    return [r.content is not None for r in out]
 
 
 def test_pack_greedy_in_rank_order_then_pointers():
     hits = [_hit(1, 1, None, 500), _hit(1, 5, None, 900), _hit(2, 1, None, 100)]
     out = pack_hits(hits, top_k=5, max_tokens=1000)
-    assert "content" in out[0]
     # the second hit does not fit: it and every later one become pointers (no reordering)
-    assert "content" not in out[1] and "content" not in out[2]
-    assert not any(k.startswith("_") for r in out for k in r)
+    assert _texts(out) == [True, False, False]
 
 
 def test_a_hit_larger_than_the_whole_budget_does_not_leave_the_rest_without_text():
@@ -99,22 +102,20 @@ def test_a_hit_larger_than_the_whole_budget_does_not_leave_the_rest_without_text
     pointers = sum(entry_cost(h) for h in hits)
     hits[2] = _hit(3, 1, None, 1000 - pointers - 10)  # fits once the last pointer goes
     out = pack_hits(hits, top_k=5, max_tokens=1000)
-    assert ["content" in r for r in out] == [False, True, True]
+    assert _texts(out) == [False, True, True]
     out = pack_hits(hits, top_k=5, max_tokens=20_000)
-    assert ["content" in r for r in out] == [False, True, True, True]
+    assert _texts(out) == [False, True, True, True]
 
 
 def test_pack_gives_parent_and_child_both_their_text_and_drops_overlapping_lines():
     """Issue 14: a parent's short intro ("described below") ranked first turned its answering
     child into a pointer. Their texts are disjoint, so both carry content when they fit."""
-    parent, child = _hit(1, 1, None, 50), _hit(1, 3, 1, 50)
-    parent["end_line"], child["start_line"], child["end_line"] = 9, 10, 20
-    overlapping = _hit(1, 4, None, 50)
-    overlapping["start_line"], overlapping["end_line"] = 15, 30
+    parent, child = _hit(1, 1, None, 50, end=9), _hit(1, 3, 1, 50, start=10, end=20)
+    overlapping = _hit(1, 4, None, 50, start=15, end=30)
     out = pack_hits([parent, child, overlapping, _hit(2, 1, None, 50)], top_k=5, max_tokens=1000)
     # A hit repeating lines already returned is dropped; the rest all carry their text.
-    assert [(r["file_path"], r["start_line"]) for r in out] == [("d1.md", 1), ("d1.md", 10), ("d2.md", 1)]
-    assert ["content" in r for r in out] == [True, True, True]
+    assert [(r.file_path, r.start_line) for r in out] == [("d1.md", 1), ("d1.md", 10), ("d2.md", 1)]
+    assert _texts(out) == [True, True, True]
 
 
 def test_a_grandchild_keeps_its_content_beside_the_document_intro():
@@ -122,14 +123,14 @@ def test_a_grandchild_keeps_its_content_beside_the_document_intro():
     subsection into a pointer."""
     grand, child = _hit(1, 0, None, 50), _hit(1, 5, 2, 50)
     out = pack_hits([grand, child], top_k=5, max_tokens=1000)
-    assert ["content" in r for r in out] == [True, True]
+    assert _texts(out) == [True, True]
 
 
 def test_far_weaker_hits_come_as_pointers():
-    hits = [_hit(1, 1, None, 50), _hit(2, 1, None, 50), _hit(3, 1, None, 50)]
-    hits[1]["score"], hits[2]["score"] = 0.9, 0.2  # the third scores a fifth of the best
+    # the third scores a fifth of the best
+    hits = [_hit(1, 1, None, 50), _hit(2, 1, None, 50, score=0.9), _hit(3, 1, None, 50, score=0.2)]
     out = pack_hits(hits, top_k=5, max_tokens=1000)
-    assert ["content" in r for r in out] == [True, True, False]
+    assert _texts(out) == [True, True, False]
 
 
 def test_a_larger_top_k_never_takes_text_from_the_best_hits():
@@ -139,7 +140,7 @@ def test_a_larger_top_k_never_takes_text_from_the_best_hits():
     hits = [_hit(1, 1, None, 985)] + [_hit(d, 1, None, 300) for d in range(2, 21)]
     few = pack_hits(hits, top_k=5, max_tokens=2000)
     many = pack_hits(hits, top_k=20, max_tokens=2000)
-    assert "content" in few[0] and "content" in many[0]
+    assert few[0].content is not None and many[0].content is not None
     assert 5 < len(many) < 20  # some pointers stay, the ones that cost the text went
 
 
@@ -148,9 +149,9 @@ def test_a_larger_top_k_never_takes_text_from_the_best_hits():
        st.integers(min_value=200, max_value=6000), st.integers(min_value=1, max_value=5))
 def test_property_text_given_at_a_small_top_k_stays_at_a_larger_one(sizes, budget, small):
     hits = [_hit(d, 1, None, n) for d, n in enumerate(sizes, start=1)]
-    texts = lambda out: {r["file_path"] for r in out if "content" in r}  # noqa: E731
+    texts = lambda out: {r.file_path for r in out if r.content is not None}  # noqa: E731
     few, many = pack_hits(hits, top_k=small, max_tokens=budget), pack_hits(hits, top_k=20, max_tokens=budget)
     assert texts(few) <= texts(many)
     from markdown_memory.search.pack import entry_cost
-    spent = sum(int(r["tokens"]) for r in many if "content" in r) + sum(entry_cost(r) for r in many)
+    spent = sum(r.tokens for r in many if r.content is not None) + sum(entry_cost(r) for r in many)
     assert spent <= budget or len(many) == 1

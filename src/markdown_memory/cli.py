@@ -18,11 +18,14 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
 from .config import EMBEDDER_CHOICES, Settings
 from .errors import ConfigError, MarkdownMemoryError, UsageError, describe_error
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .models import DocumentList, Outline, SearchAnswer
 
 log = logging.getLogger("markdown_memory")
 
@@ -246,70 +249,69 @@ def _read_command(settings: Settings, args: argparse.Namespace) -> Callable[[str
     return command
 
 
-def _render_search(answer: dict[str, Any], read_command: Callable[[str, str], str] | None = None) -> str:
+def _render_search(answer: SearchAnswer, read_command: Callable[[str, str], str] | None = None) -> str:
     """``search`` for a person: per hit a header line, the first lines of its text (or the
     preview of a pointer hit) and, when text is left out, the command that reads the section."""
     read = read_command or (lambda f, h: shlex.join(["markdown-memory", "read", f, h]))
     out = []
-    for i, hit in enumerate(answer["results"], start=1):
-        stale = f", stale: file {hit['stale']} since indexed" if hit.get("stale") else ""
-        out.append(f"{i}. {hit['file_path']}:{hit['start_line']}-{hit['end_line']}  {hit['heading_path']}  "
-                   f"(score {hit['score']}, {hit['tokens']} tokens, {'+'.join(hit['matched_by'])}{stale})")
-        body = hit.get("content")
-        if body is None:
-            out.append(f"   {hit['preview']}")
-            out.append(f"   … (not shown, {hit['tokens']} tokens: {read(hit['file_path'], hit['heading_path'])})")
+    for i, hit in enumerate(answer.results, start=1):
+        stale = f", stale: file {hit.stale} since indexed" if hit.stale else ""
+        out.append(f"{i}. {hit.file_path}:{hit.start_line}-{hit.end_line}  {hit.heading_path}  "
+                   f"(score {hit.score}, {hit.tokens} tokens, {'+'.join(hit.matched_by)}{stale})")
+        if hit.content is None:
+            out.append(f"   {hit.preview}")
+            out.append(f"   … (not shown, {hit.tokens} tokens: {read(hit.file_path, hit.heading_path)})")
         else:
-            text_lines = body.split("\n")
+            text_lines = hit.content.split("\n")
             shown = text_lines[:12]
             out.extend("   " + _clip(line) for line in shown)
             if len(text_lines) > len(shown):
                 out.append(f"   … ({len(text_lines) - len(shown)} more lines: "
-                           f"{read(hit['file_path'], hit['heading_path'])})")
+                           f"{read(hit.file_path, hit.heading_path)})")
         out.append("")
-    if not answer["results"]:
+    if not answer.results:
         out.append("no results")
-    if answer.get("message"):
-        out.append(f"note: {answer['message']}")
-    emb = (answer.get("index_status") or {}).get("embedder") or {}
-    if emb.get("chosen"):  # a preset nobody named and not simply the default: say which and why
-        out.append(f"embedder: {emb['name']} ({emb['chosen']})")
+    if answer.message:
+        out.append(f"note: {answer.message}")
+    emb = answer.index_status.embedder if answer.index_status is not None else None
+    if emb is not None and emb.chosen:  # a preset nobody named and not simply the default: say which and why
+        out.append(f"embedder: {emb.name} ({emb.chosen})")
     return "\n".join(out).rstrip()
 
 
-def _render_list(docs: dict[str, Any], directory: str | None, offset: int) -> str:
+def _render_list(docs: DocumentList, directory: str | None, offset: int) -> str:
     """``list`` for a person: one line per document, then a ``note:`` line when the page does not
     hold every document (which ones it shows, and the ``--offset`` of the next page)."""
-    out = [f"{_printable(d['path'])}  ({d['sections']} sections, {d['tokens']} tokens)  {_printable(d['title'])}"
-           + ("  " + " ".join("#" + _printable(t) for t in d["tags"]) if d.get("tags") else "")
-           for d in docs["documents"]]
+    out = [f"{_printable(d.path)}  ({d.sections} sections, {d.tokens} tokens)  {_printable(d.title)}"
+           + ("  " + " ".join("#" + _printable(t) for t in d.tags) if d.tags else "")
+           for d in docs.documents]
     where = f" under {directory!r}" if directory else ""
-    shown, total = len(docs["documents"]), docs["total"]
-    if not shown and not (total and docs.get("message")):  # past the end: the message says it
+    shown, total = len(docs.documents), docs.total
+    if not shown and not (total and docs.message):  # past the end: the message says it
         out.append(f"no indexed documents{where}" + (f" at offset {offset} ({total} in all)" if total else ""))
     elif shown and shown < total:
         note = f"note: showing documents {offset + 1}-{offset + shown} of {total}{where}"
-        if docs["next_offset"] is not None:
-            note += f"; pass --offset {docs['next_offset']} for the next page"
+        if docs.next_offset is not None:
+            note += f"; pass --offset {docs.next_offset} for the next page"
         out.append(note)
-    if docs.get("message"):
-        out.append(f"note: {docs['message']}")
+    if docs.message:
+        out.append(f"note: {docs.message}")
     return "\n".join(out)
 
 
-def _render_outline(outline: dict[str, Any]) -> str:
-    out = [f"{outline['file_path']} — {outline['title']}"]
-    if outline.get("aliases"):
-        out.append("aliases: " + ", ".join(outline["aliases"]))
-    if outline.get("tags"):
-        out.append("tags: " + " ".join("#" + t for t in outline["tags"]))
-    if outline.get("preamble"):
-        p = outline["preamble"]
-        out.append(f"[{p['start_line']}-{p['end_line']}] {p['heading_path']}")
-    for node in outline["headings"]:
-        indent = "  " * (node["level"] - 1)
-        out.append(f"{indent}[{node['start_line']}-{node['end_line']}] {node['heading_path']} "
-                   f"({node['tokens']} tokens)")
+def _render_outline(outline: Outline) -> str:
+    out = [f"{outline.file_path} — {outline.title}"]
+    if outline.aliases:
+        out.append("aliases: " + ", ".join(outline.aliases))
+    if outline.tags:
+        out.append("tags: " + " ".join("#" + t for t in outline.tags))
+    if outline.preamble is not None:
+        p = outline.preamble
+        out.append(f"[{p.start_line}-{p.end_line}] {p.heading_path}")
+    for node in outline.headings:
+        indent = "  " * (node.level - 1)
+        out.append(f"{indent}[{node.start_line}-{node.end_line}] {node.heading_path} "
+                   f"({node.tokens} tokens)")
     return "\n".join(out)
 
 
@@ -508,12 +510,12 @@ def _run_command(args: argparse.Namespace) -> int:
             answer = engine.search(args.query, top_k=args.top_k, path_prefix=args.path_prefix,
                                    max_tokens=args.max_tokens, progress=progress, tags=args.tags,
                                    tags_mode=args.tags_mode, kind=args.kind, lang=args.lang,
-                                   freshness=Freshness.FLAG if args.no_refresh else Freshness.INDEX).to_dict()
+                                   freshness=Freshness.FLAG if args.no_refresh else Freshness.INDEX)
             progress.finish()
-            _emit(answer) if args.json else print(_render_search(answer, _read_command(settings, args)))
+            _emit(answer.to_dict()) if args.json else print(_render_search(answer, _read_command(settings, args)))
         elif args.command == "outline":
-            outline = engine.outline(args.file, args.max_depth).to_dict()
-            _emit(outline) if args.json else print(_render_outline(outline))
+            outline = engine.outline(args.file, args.max_depth)
+            _emit(outline.to_dict()) if args.json else print(_render_outline(outline))
         elif args.command == "read":
             section = engine.read(args.file, args.heading_path, include_subsections=args.include_subsections,
                                   page_tokens=10**9,  # a link target is resolved against the whole, current index
@@ -523,8 +525,8 @@ def _run_command(args: argparse.Namespace) -> int:
             status = engine.status().to_dict()
             _emit(status) if args.json else print(_render_status(status))
         elif args.command == "list":
-            docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit, tags=args.tags).to_dict()
-            _emit(docs) if args.json else print(_render_list(docs, args.directory, args.offset))
+            docs = engine.list_documents(args.directory, offset=args.offset, limit=args.limit, tags=args.tags)
+            _emit(docs.to_dict()) if args.json else print(_render_list(docs, args.directory, args.offset))
         elif args.command == "eval":
             from .cli_eval import run as run_eval
 

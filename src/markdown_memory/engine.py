@@ -319,11 +319,7 @@ class Engine:
         if outcome.confidence == "none":
             note = self.reporter.empty_index_message() or messages.no_confident_match(outcome.absent)
             message = messages.prepend_note(note, message)
-        hits = [Hit(h["file_path"], h["heading_path"], h["start_line"], h["end_line"], h["tokens"], h["score"],
-                    h.get("content"), h["preview"], tuple(h["passage_lines"]), tuple(h["matched_by"]),
-                    already_sent=bool(h.get("already_sent")))
-                for h in packed]
-        return _Ranked(hits, outcome.confidence, keyword_only, message)
+        return _Ranked(packed, outcome.confidence, keyword_only, message)
 
     # -- documents ------------------------------------------------------------------------
     def _document(self, file_path: str) -> tuple[int, str, str, dict[str, object]]:

@@ -48,7 +48,7 @@ from typing import Any
 
 from . import messages
 from .errors import MarkdownMemoryError, QuestionsFileError
-from .models import Freshness, SearchAnswer
+from .models import Freshness, Hit, SearchAnswer
 from .search.rank import cjk_share
 from .text import count_tokens
 
@@ -146,12 +146,12 @@ def load_queries(path: Path, ids: Iterable[str] | None = None, limit: int | None
     return out[:limit] if limit else out
 
 
-def first_correct(results: list[dict[str, Any]], expect: list[dict[str, Any]]) -> int | None:
-    """0-based position of the first hit (wire shape: ``Hit.to_dict()`` or an MCP answer's
-    hits) whose file is an expected path and whose line range holds its line; None: none is."""
+def first_correct(results: Sequence[Hit], expect: list[dict[str, Any]]) -> int | None:
+    """0-based position of the first hit whose file is an expected path and whose line range
+    holds its line; None: none is."""
     for i, hit in enumerate(results):
         for e in expect:
-            if hit["file_path"] == e["path"] and hit["start_line"] <= e["line"] <= hit["end_line"]:
+            if hit.file_path == e["path"] and hit.start_line <= e["line"] <= hit.end_line:
                 return i
     return None
 
@@ -302,17 +302,13 @@ def run_queries(engine: Any, queries: list[dict[str, Any]]) -> list[QueryResult]
         r.latency_ms = (time.perf_counter() - t0) * 1000
         r.tokens = answer_tokens(ans)
         r.confidence = ans.confidence
-        hits = [h.to_dict() for h in ans.results]
-        r.rank5 = first_correct(hits, r.expect)
+        r.rank5 = first_correct(ans.results, r.expect)
         r.in_content = r.rank5 is not None and ans.results[r.rank5].content is not None
-        wide = [h.to_dict() for h in engine.search(q["query"], top_k=WIDE_K, max_tokens=MAX_TOKENS,
-                                                   freshness=Freshness.FLAG).results]
+        wide = engine.search(q["query"], top_k=WIDE_K, max_tokens=MAX_TOKENS, freshness=Freshness.FLAG).results
         r.rank = first_correct(wide, r.expect)
-        r.top = [
-            {k: h.get(k) for k in ("file_path", "heading_path", "start_line", "end_line", "score", "matched_by")}
-            | {"content": "content" in h}
-            for h in wide[:TOP_K]
-        ]
+        r.top = [{"file_path": h.file_path, "heading_path": h.heading_path, "start_line": h.start_line,
+                  "end_line": h.end_line, "score": h.score, "matched_by": list(h.matched_by),
+                  "content": h.content is not None} for h in wide[:TOP_K]]
         out.append(r)
     return out
 

@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from dataclasses import replace
-from typing import Any
 
-from ..models import SearchAnswer
+from ..models import Hit, SearchAnswer
 from ..text import count_tokens
 
 POINTER_TOKENS = 30  # fixed JSON cost of one entry (keys, lines, score, matched_by)
@@ -40,10 +39,10 @@ POINTER_TOKENS = 30  # fixed JSON cost of one entry (keys, lines, score, matched
 CONTENT_SCORE_SHARE = 0.5
 
 
-def entry_cost(hit: dict[str, Any]) -> int:
+def entry_cost(hit: Hit) -> int:
     """Estimated tokens of one result entry without its content: the fixed JSON keys plus its
     path, breadcrumb and preview."""
-    return POINTER_TOKENS + count_tokens(f"{hit['file_path']} {hit['heading_path']} {hit.get('preview', '')}")
+    return POINTER_TOKENS + count_tokens(f"{hit.file_path} {hit.heading_path} {hit.preview}")
 
 
 def section_key(file_path: str, heading_path: str, content: str) -> str:
@@ -54,17 +53,17 @@ def section_key(file_path: str, heading_path: str, content: str) -> str:
     return f"{file_path}\x00{heading_path}\x00{digest}"
 
 
-def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
-              sent: Container[str] | None = None) -> list[dict[str, Any]]:
-    """Choose up to ``top_k`` hits and decide which carry content. Private ``_`` keys are
-    removed from the returned dicts. A hit whose lines overlap a better hit's in the same file
-    is skipped. A hit whose :func:`section_key` is in ``sent`` comes as a pointer with
-    ``already_sent: True`` (see module docstring)."""
-    chosen: list[dict[str, Any]] = []
+def pack_hits(hits: Sequence[Hit], *, top_k: int, max_tokens: int,
+              sent: Container[str] | None = None) -> list[Hit]:
+    """Choose up to ``top_k`` of the ranked ``hits`` (each carrying its ``content``) and decide
+    which keep it: the others come back as pointers (``content`` None). A hit whose lines
+    overlap a better hit's in the same file is skipped. A hit whose :func:`section_key` is in
+    ``sent`` comes as a pointer with ``already_sent`` True (see module docstring)."""
+    chosen: list[Hit] = []
     spans: dict[str, list[tuple[int, int]]] = {}
     for hit in hits:
-        a, b = int(hit["start_line"]), int(hit["end_line"])
-        taken = spans.setdefault(hit["file_path"], [])
+        a, b = hit.start_line, hit.end_line
+        taken = spans.setdefault(hit.file_path, [])
         if any(a <= y and x <= b for x, y in taken):
             continue
         chosen.append(hit)
@@ -81,21 +80,18 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
         costs.pop()
     used = sum(costs)
     full = True
-    out = []
-    floor = CONTENT_SCORE_SHARE * max((float(h.get("score", 0.0)) for h in chosen), default=0.0)
+    out: list[Hit] = []
+    floor = CONTENT_SCORE_SHARE * max((h.score for h in chosen), default=0.0)
     i = 0
     while i < len(chosen):
         hit = chosen[i]
         i += 1
-        item = {k: v for k, v in hit.items() if not k.startswith("_")}
-        if sent is not None and "content" in item and section_key(
-                item["file_path"], item["heading_path"], item["content"]) in sent:
-            item.pop("content")
-            item["already_sent"] = True
-            out.append(item)
+        if sent is not None and hit.content is not None and section_key(
+                hit.file_path, hit.heading_path, hit.content) in sent:
+            out.append(replace(hit, content=None, already_sent=True))
             continue
-        extra = int(item["tokens"])
-        if full and float(item.get("score", 0.0)) < floor:
+        extra = hit.tokens
+        if full and hit.score < floor:
             full = False
         drop = _trailing_to_drop(costs, i, used + extra - max_tokens) if full else None
         if drop is not None:
@@ -109,10 +105,9 @@ def pack_hits(hits: list[dict[str, Any]], *, top_k: int, max_tokens: int,
             # paged with read_section, so the smaller hits after it still get their text.
             if sum(costs[:i]) + extra <= max_tokens:
                 full = False
-            item.pop("content", None)
-        out.append(item)
+            hit = replace(hit, content=None)
+        out.append(hit)
     return out
-
 
 
 def _trailing_to_drop(costs: list[int], kept: int, over: int) -> int | None:

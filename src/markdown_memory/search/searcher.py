@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from ..models import Hit
 from ..store import PassageSpan, Store, VectorCache
 from ..store.scope import Scope
 from ..text import HTML_TAG, WORD, fts_text
@@ -18,11 +18,11 @@ PREVIEW_CHARS = 100
 
 @dataclass
 class SearchOutcome:
-    """``hits``: dicts with file_path, heading_path, start_line, end_line, tokens, score,
-    content (verbatim section text), preview (<= 100 characters of the best passage),
-    passage_lines, matched_by; ``confidence``: "high" | "low" | "none"."""
+    """``hits``: ranked ``models.Hit``s, each carrying its verbatim section text (``content``;
+    the packer decides which keep it), a preview of <= 100 characters of the best passage and
+    that passage's lines; ``confidence``: "high" | "low" | "none"."""
 
-    hits: list[dict[str, Any]] = field(default_factory=list)
+    hits: list[Hit] = field(default_factory=list)
     confidence: str = "none"
     absent: list[str] = field(default_factory=list)  # query identifiers no document contains
 
@@ -81,23 +81,15 @@ def search_sections(
         return SearchOutcome([], "none", ranking.absent)
     scope = path_prefix if isinstance(path_prefix, Scope) and path_prefix.blocks else None
     by_section = store.passages_of_sections([c.section_id for c in cands], scope)
-    hits = []
+    hits: list[Hit] = []
     for c in cands:
         row = c.row
         best = _best_passage(by_section.get(c.section_id, []), query, c.best_passage)
         preview_src = best[0] if best else _first_text_line(row["text"])
-        hits.append(
-            {
-                "file_path": row["file_path"],
-                "heading_path": row["heading_path"],
-                "start_line": row["start_line"],
-                "end_line": row["end_line"],
-                "tokens": row["tokens"],
-                "score": round(c.score, 5),
-                "content": row["text"],
-                "preview": _preview(preview_src),
-                "passage_lines": [best[1], best[2]] if best else [row["start_line"], row["start_line"]],
-                "matched_by": c.matched_by,
-            }
-        )
+        hits.append(Hit(
+            file_path=row["file_path"], heading_path=row["heading_path"], start_line=row["start_line"],
+            end_line=row["end_line"], tokens=row["tokens"], score=round(c.score, 5), content=row["text"],
+            preview=_preview(preview_src),
+            passage_lines=(best[1], best[2]) if best else (row["start_line"], row["start_line"]),
+            matched_by=tuple(c.matched_by)))
     return SearchOutcome(hits, confidence, ranking.absent)
