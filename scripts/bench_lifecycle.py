@@ -39,6 +39,7 @@ def main() -> int:
     from markdown_memory.config import Settings
     from markdown_memory.engine import Engine
     from markdown_memory.mcp.runtime import Runtime
+    from markdown_memory.models import SearchRequest
 
     out: dict[str, object] = {"root": str(root), "embedder": args.embedder}
     with tempfile.TemporaryDirectory() as tmp:
@@ -46,7 +47,7 @@ def main() -> int:
         settings = Settings.load(root, Path(tmp) / "server.db", args.embedder, auto_index=True)
         started = time.perf_counter()
         runtime = Runtime(settings)
-        answer = runtime.search_docs(QUERY, 5, None, 2000)
+        answer = runtime.search_docs(SearchRequest(QUERY))
         out["server_first_answer_ms"] = round((time.perf_counter() - started) * 1000, 1)
         out["server_first_answer_documents"] = answer["index_status"]["documents"]
         out["server_first_answer_hits"] = len(answer["results"])

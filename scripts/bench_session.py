@@ -51,6 +51,7 @@ def main() -> int:
     sys.path.insert(0, str(HERE.parent / "src"))
     from markdown_memory.config import Settings
     from markdown_memory.mcp.runtime import Runtime, dumps
+    from markdown_memory.models import SearchRequest
     from markdown_memory.search import section_key
     from markdown_memory.text import count_tokens
 
@@ -75,8 +76,8 @@ def main() -> int:
     seen: set[str] = set()  # texts the session without memory already received
     print(f"{'id':<6} {'tokens':>7} {'memory':>7} {'repeat':>7} {'new':>6} {'new/m':>6}  {'answer':<7} {'memory':<7} query")
     for q in questions:
-        plain = without.search_docs(q["query"], 5, None, args.max_tokens, resend=True)
-        kept = with_memory.search_docs(q["query"], 5, None, args.max_tokens)
+        plain = without.search_docs(SearchRequest(q["query"], max_tokens=args.max_tokens, resend=True))
+        kept = with_memory.search_docs(SearchRequest(q["query"], max_tokens=args.max_tokens))
         row = {"id": q["id"], "query": q["query"],
                "tokens": count_tokens(dumps(plain)), "tokens_memory": count_tokens(dumps(kept)),
                "answer": where(plain["results"], q["expect"]), "answer_memory": where(kept["results"], q["expect"]),

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
 from markdown_memory.mcp.runtime import Runtime
+from markdown_memory.models import SearchRequest
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
 
@@ -85,11 +86,11 @@ def test_case_032_mcp_finds_variants(tree_032, tmp_path):
     runtime = mcp(tree_032, tmp_path / "i.db")
     is_error, report = call(runtime, "index_directory", lambda: runtime.index_directory(None, False))
     assert not is_error and report["added"] == 8
-    is_error, body = call(runtime, "search_docs", lambda: runtime.search_docs("mdwntoken", 5, None, 2000))
+    is_error, body = call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("mdwntoken")))
     assert not is_error and [h["file_path"] for h in body["results"]] == ["wiki-page.mdwn"]
     (tree_032 / "later.mkdn").write_text("# Later\n\nlatertoken\n")
     call(runtime, "index_directory", lambda: runtime.index_directory(None, False))
-    is_error, body = call(runtime, "search_docs", lambda: runtime.search_docs("latertoken", 5, None, 2000))
+    is_error, body = call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("latertoken")))
     assert not is_error and [h["file_path"] for h in body["results"]] == ["later.mkdn"]
     listed = call(runtime, "list_documents", lambda: runtime.list_documents(None, 0))[1]
     assert sorted(d["path"] for d in listed["documents"]) == sorted([*VARIANTS.values(), "later.mkdn"])
@@ -138,12 +139,12 @@ def test_case_041_mcp_answers_on_a_root_with_undecodable_names(tree_041, tmp_pat
     is_error, report = call(runtime, "index_directory", lambda: runtime.index_directory(None, False))
     assert not is_error and report["added"] == 1
     assert "caf\\xe9-latin1.md" in {f["path"] for f in report["index_status"]["failures"]}
-    for tool, fn in (("search_docs", lambda: runtime.search_docs("goodnametoken", 5, None, 2000)),
+    for tool, fn in (("search_docs", lambda: runtime.search_docs(SearchRequest("goodnametoken"))),
                      ("list_documents", lambda: runtime.list_documents(None, 0)),
                      ("get_document_outline", lambda: runtime.outline("good.md", None))):
         is_error, body = call(runtime, tool, fn)
         assert not is_error, body
-    assert call(runtime, "search_docs", lambda: runtime.search_docs("latinnametoken", 5, None, 2000))[1]["results"] == []
+    assert call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("latinnametoken")))[1]["results"] == []
 
 
 # -- 031 special characters in names (discovery and indexing) -------------------------------------

@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+from markdown_memory.models import SearchRequest
+
 
 @pytest.fixture
 def run(cli_main, monkeypatch, request):
@@ -564,7 +566,7 @@ def test_keyword_only_by_choice_names_the_variable_that_chose_it(docs_root, tmp_
     monkeypatch.setenv("MARKDOWN_MEMORY_EMBEDDER", "none")
     runtime = Runtime(Settings.load(docs_root, tmp_path / "k.db", auto_index=False))
     try:
-        answer = runtime.search_docs("install", 5, None, 2000)
+        answer = runtime.search_docs(SearchRequest("install"))
         assert "keyword-only by choice (MARKDOWN_MEMORY_EMBEDDER=none)" in answer["message"], answer["message"]
     finally:
         runtime.shutdown()

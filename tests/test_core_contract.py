@@ -14,6 +14,7 @@ import pytest
 from markdown_memory import Engine, Freshness, SearchAnswer, Settings
 from markdown_memory.errors import QueryError, SectionNotFoundError, describe_error
 from markdown_memory.mcp.runtime import Runtime
+from markdown_memory.models import SearchRequest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -83,7 +84,7 @@ def test_the_mcp_runtime_and_the_engine_say_the_same_about_stale_hits(root: Path
     _touch(root / "configuration.md", "\n\nACME_CACHE_DIR again.\n")
     runtime = Runtime(settings)
     try:
-        over_mcp = runtime.search_docs("ACME_CACHE_DIR", 5, None, 2000)
+        over_mcp = runtime.search_docs(SearchRequest("ACME_CACHE_DIR"))
         direct = Engine(settings, background=True).search("ACME_CACHE_DIR", freshness=Freshness.FLAG).to_dict(
             agent=True)  # the server's engine: background mode, and its reader is an agent
     finally:

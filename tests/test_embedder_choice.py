@@ -15,6 +15,7 @@ import pytest
 from conftest import FIXTURES, requires_minilm
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
+from markdown_memory.models import SearchRequest
 
 pytestmark = requires_minilm
 QUERY = "how do I install on macOS"
@@ -167,7 +168,7 @@ def test_the_engine_and_the_mcp_runtime_choose_the_same_way(cli_main, root: Path
         eng.close()
     runtime = Runtime(settings)  # the server started without --embedder
     try:
-        over_mcp = runtime.search_docs(QUERY, 5, None, 2000)
+        over_mcp = runtime.search_docs(SearchRequest(QUERY))
     finally:
         runtime.shutdown(1)
     emb = over_mcp["index_status"]["embedder"]

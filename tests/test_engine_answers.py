@@ -12,6 +12,7 @@ import pytest
 from markdown_memory.config import Settings
 from markdown_memory.errors import QueryError
 from markdown_memory.mcp.runtime import Runtime
+from markdown_memory.models import SearchRequest
 
 
 # -- search on an index that holds no document ------------------------------------------------
@@ -21,12 +22,12 @@ def test_search_on_a_never_indexed_root_says_so_instead_of_no_match(docs_root: P
     never-indexed root answered 'no confident match: nothing in the docs clearly answers this
     query', and an agent concluded the docs do not cover the topic."""
     runtime = Runtime(Settings.load(docs_root, tmp_path / "i.db", "none", auto_index=False))
-    result = anyio.run(runtime.call, "search_docs", lambda: runtime.search_docs("install on linux", 5, None, 2000))
+    result = anyio.run(runtime.call, "search_docs", lambda: runtime.search_docs(SearchRequest("install on linux")))
     answer = json.loads(result.content[0].text)
     assert not result.is_error and answer["results"] == []
     assert "has not been indexed yet" in answer["message"] and "index_directory" in answer["message"]
     assert "no confident match" not in answer["message"]
-    prefixed = runtime.search_docs("install", 5, "ops", 2000)
+    prefixed = runtime.search_docs(SearchRequest("install", path_prefix="ops"))
     assert "has not been indexed yet" in prefixed["message"]
 
     out = cli_main("--embedder", "none", "search", "--no-refresh", "install on linux", "--docs-dir", str(docs_root),

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from markdown_memory.errors import DocumentNotFoundError
+from markdown_memory.models import SearchRequest
 
 
 class FakeClock:
@@ -86,12 +87,12 @@ def test_server_tools_answer_from_edited_files_at_once(docs_root, tmp_path):
 
     runtime = Runtime(Settings.load(docs_root, tmp_path / "srv.db", "none"))
     runtime.engine.index()
-    runtime.search_docs("nightly backups", 5, None, 2000)
+    runtime.search_docs(SearchRequest("nightly backups"))
     path = docs_root / "ops" / "troubleshooting.md"
     path.write_text(path.read_text().replace("Nightly", "Hourly"))
     bump(path)
     time.sleep(0.6)  # the stat probe runs at most every REFRESH_TTL_SECONDS (an agent's next call)
-    answer = runtime.search_docs("hourly backups", 5, None, 2000)
+    answer = runtime.search_docs(SearchRequest("hourly backups"))
     hit = answer["results"][0]
     assert hit["file_path"] == "ops/troubleshooting.md" and "Hourly" in hit["content"]
     assert "stale" not in hit
@@ -161,14 +162,14 @@ def test_server_search_right_after_adding_text_finds_it(docs_root, tmp_path):
 
     runtime = Runtime(Settings.load(docs_root, tmp_path / "srv.db", "none", auto_index=True))
     runtime.engine.index()
-    runtime.search_docs("backups kept for days", 5, None, 2000)
+    runtime.search_docs(SearchRequest("backups kept for days"))
     assert runtime.engine.scheduler.wait(30)
     for n in range(5):  # each time within milliseconds of the previous call
-        runtime.search_docs("backups kept for days", 5, None, 2000)
+        runtime.search_docs(SearchRequest("backups kept for days"))
         path = docs_root / "cli.md"
         path.write_text(path.read_text() + f"\n## Zebra crossing {n}\n\nStripes number {n}.\n")
         bump(path)
-        hits = runtime.search_docs(f"zebra crossing stripes number {n}", 5, None, 2000)["results"]
+        hits = runtime.search_docs(SearchRequest(f"zebra crossing stripes number {n}"))["results"]
         assert hits and hits[0]["file_path"] == "cli.md" and hits[0]["heading_path"].endswith(f"Zebra crossing {n}")
     runtime.shutdown()
 

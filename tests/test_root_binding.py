@@ -20,6 +20,7 @@ from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
 from markdown_memory.errors import DatabaseReadOnlyError, DocsRootMissingError, RootMismatchError
 from markdown_memory.mcp.runtime import Runtime
+from markdown_memory.models import SearchRequest
 
 
 def _project(path: Path, word: str) -> Path:
@@ -188,7 +189,7 @@ def test_a_moved_root_whose_documents_are_not_here_says_how_to_rebuild(tmp_path:
 def _tool_calls(runtime: Runtime) -> dict:
     """Every MCP tool body of ``runtime``, by tool name, as a call without arguments."""
     return {
-        "search_docs": lambda: runtime.search_docs("wombat", 5, None, 2000),
+        "search_docs": lambda: runtime.search_docs(SearchRequest("wombat")),
         "read_section": lambda: runtime.read_section("x.md", "X", False, None),
         "get_document_outline": lambda: runtime.outline("x.md", None),
         "list_documents": lambda: runtime.list_documents(None, 0),
@@ -255,7 +256,7 @@ def test_mcp_tools_answer_a_missing_docs_root_as_a_tool_error(tmp_path: Path) ->
     runtime = Runtime(Settings.load(root, db, "none", auto_index=True))
     runtime.engine.index()
     root.rename(tmp_path / "moved")
-    for tool, fn in {"search_docs": lambda: runtime.search_docs("wombat", 5, None, 2000),
+    for tool, fn in {"search_docs": lambda: runtime.search_docs(SearchRequest("wombat")),
                      "index_directory": lambda: runtime.index_directory(None, False),
                      "list_documents": lambda: runtime.list_documents(None, 0)}.items():
         result = anyio.run(runtime.call, tool, fn)

@@ -14,6 +14,7 @@ import pytest
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
 from markdown_memory.mcp.runtime import Runtime
+from markdown_memory.models import SearchRequest
 from markdown_memory.status import REFRESH_TTL_SECONDS
 
 
@@ -25,7 +26,7 @@ def test_answers_see_what_another_process_indexed_since_the_previous_call(docs_r
     db = tmp_path / "index.db"
     runtime = Runtime(Settings.load(docs_root, db, "none", auto_index=False))
     runtime.engine.index()
-    first = runtime.search_docs("zebra crossing stripes", 5, None, 2000)
+    first = runtime.search_docs(SearchRequest("zebra crossing stripes"))
     documents = first["index_status"]["documents"]
     assert not any(h["file_path"] == "zebra.md" for h in first["results"])
     (docs_root / "zebra.md").write_text("# Zebra crossing\n\nThe stripes are painted white.\n", encoding="utf-8")
@@ -33,7 +34,7 @@ def test_answers_see_what_another_process_indexed_since_the_previous_call(docs_r
     other.index()
     other.close()
     time.sleep(REFRESH_TTL_SECONDS + 0.1)  # index_status itself is reused for this long (status.py)
-    second = runtime.search_docs("zebra crossing stripes", 5, None, 2000)
+    second = runtime.search_docs(SearchRequest("zebra crossing stripes"))
     assert second["index_status"]["documents"] == documents + 1
     assert second["results"][0]["file_path"] == "zebra.md"
     assert "stale" not in second["results"][0]
@@ -48,16 +49,16 @@ def test_an_edit_right_after_an_answer_is_in_the_next_answer_of_the_server(docs_
     before each answer once 4x its own cost has passed)."""
     runtime = Runtime(Settings.load(docs_root, tmp_path / "index.db", "none", auto_index=True))
     runtime.engine.index()
-    runtime.search_docs("install on linux", 5, None, 2000)
+    runtime.search_docs(SearchRequest("install on linux"))
     assert runtime.engine.scheduler.wait(30)
     for n in range(3):
-        runtime.search_docs("install on linux", 5, None, 2000)
+        runtime.search_docs(SearchRequest("install on linux"))
         path = docs_root / "configuration.md"
         path.write_text(path.read_text(encoding="utf-8") + f"\n## Okapi herding {n}\n\nOkapis graze at dusk {n}.\n",
                         encoding="utf-8")
         st = path.stat()
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # a coarse-clock filesystem
-        hits = runtime.search_docs(f"okapi herding graze dusk {n}", 5, None, 2000)["results"]
+        hits = runtime.search_docs(SearchRequest(f"okapi herding graze dusk {n}"))["results"]
         assert hits[0]["heading_path"].endswith(f"Okapi herding {n}") and f"dusk {n}" in hits[0]["content"]
     runtime.shutdown()
 

@@ -12,6 +12,7 @@ import pytest
 
 from markdown_memory.config import Settings
 from markdown_memory.mcp.runtime import Runtime
+from markdown_memory.models import SearchRequest
 
 #: the fields of ``index_status`` on every tool answer (the agent view of ``IndexStatus``)
 AGENT_STATUS_FIELDS = ("root", "documents", "sections", "passages", "vectors", "indexing", "coverage",
@@ -36,7 +37,7 @@ def test_fts5_failure_is_an_error_saying_the_query_could_not_be_parsed(docs_root
     runtime = _runtime(docs_root, tmp_path)
     runtime.engine.index()
     monkeypatch.setattr(AnalysedQuery, "match_expression", lambda self: "a (b")
-    is_error, body = _call(runtime, "search_docs", lambda: runtime.search_docs("a (b", 5, None, 2000))
+    is_error, body = _call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("a (b")))
     assert is_error
     assert "could not be parsed" in body["error"] and "results" not in body
     assert "internal error" not in body["error"] and "syntax error" in body["error"]
@@ -58,7 +59,7 @@ def test_unexpected_exception_is_one_error_without_traceback(docs_root: Path, tm
 def test_index_status_is_trimmed_to_what_an_agent_needs(docs_root: Path, tmp_path: Path) -> None:
     runtime = _runtime(docs_root, tmp_path)
     runtime.engine.index()
-    status = runtime.search_docs("nightly backups", 5, None, 2000)["index_status"]
+    status = runtime.search_docs(SearchRequest("nightly backups"))["index_status"]
     assert set(status) == set(AGENT_STATUS_FIELDS)
     assert set(runtime.list_documents(None, 0)["index_status"]) == set(AGENT_STATUS_FIELDS)
     assert set(status["embedder"]) == {"name", "loaded", "error"}
@@ -113,7 +114,7 @@ def test_model_that_cannot_load_degrades_to_keyword_search_and_reports_why(docs_
     runtime = Runtime(Settings.load(docs_root, tmp_path / "index.db", "minilm", auto_index=False))
     is_error, report = _call(runtime, "index_directory", lambda: runtime.index_directory(None, False))
     assert not is_error and report["keyword_only"] is True
-    is_error, answer = _call(runtime, "search_docs", lambda: runtime.search_docs("nightly backups", 5, None, 2000))
+    is_error, answer = _call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("nightly backups")))
     assert not is_error
     assert answer["results"][0]["heading_path"] == "Troubleshooting > Backups"
     assert answer["keyword_only"] is True and "corrupt" in answer["message"]
@@ -136,22 +137,22 @@ def test_auto_index_off_flags_hits_from_changed_files_stale_and_says_how_to_refr
     lines with no ``stale`` flag and a null message; only index_status.changed_files knew."""
     runtime = _runtime(docs_root, tmp_path, auto_index=False)
     runtime.index_directory(None, False)
-    fresh = runtime.search_docs("backups kept for days", 5, None, 2000)["results"][0]
+    fresh = runtime.search_docs(SearchRequest("backups kept for days"))["results"][0]
     assert fresh["heading_path"] == "Troubleshooting > Backups" and "stale" not in fresh
     _edit_backups(docs_root)
     (docs_root / "cli.md").unlink()
-    again = runtime.search_docs("backups kept for days", 5, None, 2000)["results"][0]
+    again = runtime.search_docs(SearchRequest("backups kept for days"))["results"][0]
     assert again["stale"] == "modified" and again["already_sent"] is True  # session memory: text sent above
-    answer = runtime.search_docs("backups kept for days", 5, None, 2000, resend=True)
+    answer = runtime.search_docs(SearchRequest("backups kept for days", resend=True))
     hit = answer["results"][0]
     assert hit["file_path"] == "ops/troubleshooting.md" and hit["stale"] == "modified"
     assert "14 days" in hit["content"] and hit["start_line"] == fresh["start_line"]  # the indexed text, flagged
     assert "stale" in answer["message"] and "index_directory" in answer["message"]
-    gone = runtime.search_docs("machine-readable output flag", 5, None, 2000)["results"]
+    gone = runtime.search_docs(SearchRequest("machine-readable output flag"))["results"]
     assert any(h["file_path"] == "cli.md" and h["stale"] == "missing" for h in gone)
     assert all("stale" not in h for h in gone if h["file_path"] != "cli.md")
     runtime.index_directory(None, False)
-    after = runtime.search_docs("backups kept for days", 5, None, 2000)
+    after = runtime.search_docs(SearchRequest("backups kept for days"))
     hit = after["results"][0]
     assert "stale" not in hit and "30 days" in hit["content"] and hit["start_line"] == fresh["start_line"] + 4
     assert not after["message"] or "stale" not in after["message"]

@@ -23,6 +23,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from . import __version__
 from .config import EMBEDDER_CHOICES, Settings
 from .errors import ConfigError, MarkdownMemoryError, UsageError, describe_error
+from .models import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TOP_K,
+    LIST_PAGE_SIZE,
+    MAX_MAX_TOKENS,
+    MAX_TOP_K,
+    MIN_MAX_TOKENS,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .models import DocumentList, Outline, SearchAnswer
@@ -137,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="search the docs root")
     p.add_argument("query")
     _add_docs_dir(p)
-    p.add_argument("--top-k", type=_bounded(1, 50), default=5, help="number of results (1-50, default 5)")
+    p.add_argument("--top-k", type=_bounded(1, MAX_TOP_K), default=DEFAULT_TOP_K,
+                   help=f"number of results (1-{MAX_TOP_K}, default {DEFAULT_TOP_K})")
     p.add_argument("--path-prefix", help="only documents under this folder or path")
     p.add_argument("--tag", dest="tags", action="append", metavar="TAG",
                    help="only documents carrying this tag or one nested in it (repeatable)")
@@ -145,8 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with several --tag: documents with any of them (default) or all")
     p.add_argument("--kind", choices=["code", "table", "list", "prose"], help="only sections holding a block of this kind")
     p.add_argument("--lang", help="only sections holding a code block in this language (bash also matches sh, console)")
-    p.add_argument("--max-tokens", type=_bounded(200, 20000), default=2000,
-                   help="budget for result text, 200-20000 (default 2000)")
+    p.add_argument("--max-tokens", type=_bounded(MIN_MAX_TOKENS, MAX_MAX_TOKENS), default=DEFAULT_MAX_TOKENS,
+                   help=f"budget for result text, {MIN_MAX_TOKENS}-{MAX_MAX_TOKENS} (default {DEFAULT_MAX_TOKENS})")
     p.add_argument("--no-refresh", action="store_true", help="do not re-index changed files first")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -172,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_docs_dir(p)
     p.add_argument("--offset", type=_bounded(0), default=0,
                    help="skip this many documents (next_offset of the previous page; default 0)")
-    p.add_argument("--limit", type=_bounded(1, 200), default=200, help="documents per page, 1-200 (default 200)")
+    p.add_argument("--limit", type=_bounded(1, LIST_PAGE_SIZE), default=LIST_PAGE_SIZE,
+                   help=f"documents per page, 1-{LIST_PAGE_SIZE} (default {LIST_PAGE_SIZE})")
     p.add_argument("--tag", dest="tags", action="append", metavar="TAG",
                    help="only documents carrying this tag or one nested in it (repeatable: any of them)")
     p.add_argument("--json", action="store_true")
@@ -488,7 +498,7 @@ def _index_root(positional: str | None, flag: str | None) -> str | None:
 def _run_command(args: argparse.Namespace) -> int:
     """One engine call per command, rendered for a person or as one JSON object."""
     from .engine import Engine
-    from .models import Freshness
+    from .models import Freshness, SearchRequest
     from .progress import Progress
 
     if args.command == "setup":  # edits agent config files; no docs root, no index
@@ -507,9 +517,10 @@ def _run_command(args: argparse.Namespace) -> int:
             _emit(data) if args.json else print(_render_report(data))
         elif args.command == "search":
             progress = Progress()
-            answer = engine.search(args.query, top_k=args.top_k, path_prefix=args.path_prefix,
-                                   max_tokens=args.max_tokens, progress=progress, tags=args.tags,
-                                   tags_mode=args.tags_mode, kind=args.kind, lang=args.lang,
+            request = SearchRequest(args.query, top_k=args.top_k, max_tokens=args.max_tokens,
+                                    path_prefix=args.path_prefix, tags=args.tags, tags_mode=args.tags_mode,
+                                    kind=args.kind, lang=args.lang)
+            answer = engine.search(request, progress=progress,
                                    freshness=Freshness.FLAG if args.no_refresh else Freshness.INDEX)
             progress.finish()
             _emit(answer.to_dict()) if args.json else print(_render_search(answer, _read_command(settings, args)))

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import messages
 from .config import MAX_QUERY_CHARS, Settings
@@ -31,6 +31,7 @@ from .index.indexer import Progress
 from .index.runs import IndexRuns
 from .markdown.vault import vault_meta
 from .models import (
+    LIST_PAGE_SIZE,
     DocumentEntry,
     DocumentList,
     Freshness,
@@ -42,6 +43,7 @@ from .models import (
     OutlineHeading,
     Preamble,
     SearchAnswer,
+    SearchRequest,
     SectionText,
 )
 from .reading.links import LINKS_PAGE, is_wikilink, link_address, links_answer, note_path
@@ -60,10 +62,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger("markdown_memory.engine")
 
-#: Requests: top_k is clamped to 1..MAX_TOP_K (a query is cut to config.MAX_QUERY_CHARS).
-MAX_TOP_K = 50
-#: list_documents pages hold at most this many documents
-MAX_LIST_LIMIT = 200
 #: a larger list offset is past the end of any index (and past SQLite's 64-bit integers)
 MAX_OFFSET = 2**62
 READ_PAGE_TOKENS = 8_000
@@ -227,29 +225,33 @@ class Engine:
         return flagged, sum(1 for h in flagged if h.stale)
 
     # -- search ---------------------------------------------------------------------------
-    def search(self, query: str, *, top_k: int = 5, path_prefix: str | None = None, max_tokens: int = 2000,
-               freshness: Freshness = Freshness.FLAG, progress: Progress | None = None,
-               tags: Sequence[str] | str | None = None, tags_mode: str = "any", kind: str | None = None,
-               lang: str | None = None, already_sent: Container[str] | None = None) -> SearchAnswer:
-        """Hybrid search (BM25 keyword + vector lists fused by RRF, see ``search/``): at most
-        ``top_k`` hits, whose section text fits ``max_tokens`` in rank order (later hits are
-        pointers). ``message`` says when nothing matched confidently, why search is
-        keyword-only, which hits are stale, that another process is indexing, or that the
-        index is empty and how to fill it. Filters (``search/filters.py``, ``store/scope.py``):
-        ``tags`` (``tags_mode`` any/all; a tag matches its nested tags), block ``kind`` and code
-        ``lang`` restrict what is ranked; filters matching nothing give no hits and a message
-        naming the filter. ``already_sent``: ``search.section_key``s of texts this session
-        already received (the MCP server's session memory): those hits come as pointers marked
-        ``already_sent``. A query longer than ``config.MAX_QUERY_CHARS`` characters is searched by
-        its first ones and ``message`` says so (``messages.query_cut``). Raises QueryError for an empty query or a bad filter value,
-        QueryNotParsedError when the keyword index rejects it, PathOutsideRootError."""
-        if not query or not query.strip():
-            raise QueryError("query is empty; pass words, a phrase or an identifier to search for")
+    def search(self, request: SearchRequest | str, *, freshness: Freshness = Freshness.FLAG,
+               progress: Progress | None = None, already_sent: Container[str] | None = None,
+               **fields: Any) -> SearchAnswer:
+        """Hybrid search (BM25 keyword + vector lists fused by RRF, see ``search/``) for
+        ``request`` (``models.SearchRequest``; a plain query string with the request's fields as
+        keywords is shorthand for ``SearchRequest(query, **fields)``): at most ``top_k`` hits,
+        whose section text fits ``max_tokens`` in rank order (later hits are pointers).
+        ``message`` says when nothing matched confidently, why search is keyword-only, which
+        hits are stale, that another process is indexing, or that the index is empty and how to
+        fill it. Filters (``search/filters.py``, ``store/scope.py``): ``tags`` (``tags_mode``
+        any/all; a tag matches its nested tags), block ``kind`` and code ``lang`` restrict what
+        is ranked; filters matching nothing give no hits and a message naming the filter.
+        ``already_sent``: ``search.section_key``s of texts this session already received (the
+        MCP server's session memory, ignored when the request says ``resend``): those hits come
+        as pointers marked ``already_sent``. A query longer than ``config.MAX_QUERY_CHARS``
+        characters is searched by its first ones and ``message`` says so
+        (``messages.query_cut``). Raises QueryError for an empty query or a bad filter value,
+        InvalidRequestError for a field out of bounds, QueryNotParsedError when the keyword
+        index rejects the query, PathOutsideRootError."""
+        if isinstance(request, str):
+            request = SearchRequest(request, **fields)
+        query, top_k, max_tokens = request.query, request.top_k, request.max_tokens
+        already_sent = None if request.resend else already_sent
         cut = messages.query_cut(len(query), MAX_QUERY_CHARS) if len(query) > MAX_QUERY_CHARS else None
         query = query[:MAX_QUERY_CHARS]
-        top_k = max(1, min(int(top_k), MAX_TOP_K))
-        prefix = self.subpath(path_prefix)
-        scope = make_scope(prefix, tags, tags_mode, kind, lang)
+        prefix = self.subpath(request.path_prefix)
+        scope = make_scope(prefix, request.tags, request.tags_mode, request.kind, request.lang)
         indexed_here = self._prepare(freshness, "search_docs", progress=progress)
         self.loader.start()
         nothing = None
@@ -403,7 +405,7 @@ class Engine:
         doc_id, rel, title, _meta = self._document(file_path)
         return links_answer(self.store, doc_id, rel, title, max(0, min(int(offset), MAX_OFFSET)), max(1, int(limit)))
 
-    def list_documents(self, directory: str | None = None, *, offset: int = 0, limit: int = MAX_LIST_LIMIT,
+    def list_documents(self, directory: str | None = None, *, offset: int = 0, limit: int = LIST_PAGE_SIZE,
                        freshness: Freshness = Freshness.FLAG, tags: Sequence[str] | str | None = None) -> DocumentList:
         """Indexed documents (optionally under ``directory``, carrying one of ``tags`` or a tag
         nested in one) by path, paged by ``offset``/``limit`` (max 200), each with its tags.
@@ -411,7 +413,7 @@ class Engine:
         there, no document with the tags, past the end) or that another run is indexing."""
         rel = self.subpath(directory)
         self._prepare(freshness, "list_documents", schedule=rel is None)
-        limit = max(1, min(int(limit), MAX_LIST_LIMIT))
+        limit = max(1, min(int(limit), LIST_PAGE_SIZE))
         offset = max(0, min(int(offset), MAX_OFFSET))  # SQLite integers are 64-bit
         store = self.store
         wanted = clean_tags(tags)

@@ -57,6 +57,12 @@ class QueryError(MarkdownMemoryError):
     root, a read cursor outside the section."""
 
 
+class InvalidRequestError(QueryError):
+    """A search request field is outside its bounds (``models.SearchRequest``): a ``top_k`` or
+    ``max_tokens`` that is not a whole number in range. The message names the field, the
+    accepted values and what was given."""
+
+
 class QueryNotParsedError(QueryError):
     """SQLite's FTS5 rejected a keyword query (a syntax problem the query analyser missed).
     ``cause``: the driver's error (or its text); ``query``: the query as the user gave it, when

@@ -56,7 +56,7 @@ def respond(stdin: str, *, docs_dir: str | None = None, db: str | None = None,
 def _search(payload: Payload, docs_dir: str | None, db: str | None, max_tokens: int) -> tuple[str | None, str | None]:
     from ..config import Settings
     from ..engine import Engine
-    from ..models import Freshness
+    from ..models import Freshness, SearchRequest
     from .seen import SessionMemory
 
     root = (docs_dir or os.environ.get("MARKDOWN_MEMORY_DOCS_DIR") or os.environ.get("CLAUDE_PROJECT_DIR")
@@ -66,7 +66,7 @@ def _search(payload: Payload, docs_dir: str | None, db: str | None, max_tokens: 
         return None, messages.hook_no_index(settings.docs_root, settings.db_path)
     engine = Engine(settings)
     try:
-        found = engine.search(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000),
+        found = engine.search(SearchRequest(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000)),
                               freshness=Freshness.FLAG)
     finally:
         engine.close()

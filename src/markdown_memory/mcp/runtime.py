@@ -31,12 +31,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from mcp_types import CallToolResult
 
     from ..engine import Engine
-    from ..models import Freshness, Hit
+    from ..models import Freshness, Hit, SearchRequest
 
 log = logging.getLogger("markdown_memory.server")
 
-#: list_documents pages over MCP
-LIST_PAGE = 200
 #: index_directory waits this long for another process's writer lock (seconds)
 INDEX_LOCK_WAIT_SECONDS = 0.5
 
@@ -194,13 +192,10 @@ class Runtime:
         return self._engine.shutdown(timeout) if self._engine is not None else True
 
     # -- tools ------------------------------------------------------------------------------
-    def search_docs(self, query: str, top_k: int, path_prefix: str | None, max_tokens: int, *,
-                    tags: list[str] | None = None, tags_mode: str = "any", kind: str | None = None,
-                    lang: str | None = None, resend: bool = False) -> dict[str, Any]:
-        """Texts already sent in this session come as ``already_sent`` pointers unless ``resend``."""
-        answer = self.engine.search(query, top_k=top_k, path_prefix=path_prefix, max_tokens=max_tokens,
-                                    freshness=self.freshness, tags=tags, tags_mode=tags_mode, kind=kind, lang=lang,
-                                    already_sent=None if resend else self.memory)
+    def search_docs(self, request: SearchRequest) -> dict[str, Any]:
+        """Texts already sent in this session come as ``already_sent`` pointers unless the
+        request says ``resend``."""
+        answer = self.engine.search(request, freshness=self.freshness, already_sent=self.memory)
         self.memory.remember(answer.results)
         return answer.to_dict(agent=True)
 
@@ -216,7 +211,9 @@ class Runtime:
         return self.engine.links(file_path, offset=offset, freshness=self.freshness).to_dict()
 
     def list_documents(self, directory: str | None, offset: int, tags: list[str] | None = None) -> dict[str, Any]:
-        return self.engine.list_documents(directory, offset=offset, limit=LIST_PAGE, freshness=self.freshness,
+        from ..models import LIST_PAGE_SIZE
+
+        return self.engine.list_documents(directory, offset=offset, limit=LIST_PAGE_SIZE, freshness=self.freshness,
                                           tags=tags).to_dict(agent=True)
 
     def docs_map(self) -> str:

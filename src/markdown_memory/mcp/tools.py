@@ -75,6 +75,15 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
 
     from .. import __version__
     from ..config import MAX_QUERY_CHARS
+    from ..models import (
+        DEFAULT_MAX_TOKENS,
+        DEFAULT_TOP_K,
+        LIST_PAGE_SIZE,
+        MAX_MAX_TOKENS,
+        MIN_MAX_TOKENS,
+        TOOL_MAX_TOP_K,
+        SearchRequest,
+    )
     from .server import INSTRUCTIONS, SERVER_NAME
 
     tools: dict[str, Tool] = {}
@@ -95,11 +104,12 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         query: Annotated[str, Field(min_length=1, description=(
             "What you want to know: words, a phrase, an identifier or an error message (a query longer "
             f"than {MAX_QUERY_CHARS:,} characters is searched by its first {MAX_QUERY_CHARS:,}; the answer's message says so)."))],
-        top_k: Annotated[int, Field(ge=1, le=20, description="Maximum number of hits (1-20).")] = 5,
+        top_k: Annotated[int, Field(ge=1, le=TOOL_MAX_TOP_K,
+                                    description=f"Maximum number of hits (1-{TOOL_MAX_TOP_K}).")] = DEFAULT_TOP_K,
         path_prefix: Annotated[str | None, Field(max_length=_PATH_MAX,
                                                  description="Only documents under this folder or path, relative to the docs root.")] = None,
-        max_tokens: Annotated[int, Field(ge=200, le=20_000,
-                                         description="Budget for section text in the answer (200-20000 tokens).")] = 2000,
+        max_tokens: Annotated[int, Field(ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS, description=(
+            f"Budget for section text in the answer ({MIN_MAX_TOKENS}-{MAX_MAX_TOKENS} tokens)."))] = DEFAULT_MAX_TOKENS,
         tags: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(
             max_length=32, description="Only documents carrying these tags (front matter or inline #tags); "
                                        "a tag also matches its nested tags ('project' matches 'project/alpha').")] = None,
@@ -112,9 +122,9 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
             "console); implies kind 'code'."))] = None,
         resend: Annotated[bool, Field(description="Send the text of sections already sent in full earlier in this session again (default false: they come as pointers with already_sent=true).")] = False,
     ) -> CallToolResult:
-        return await runtime.call("search_docs", lambda: runtime.search_docs(
-            query, top_k, path_prefix, max_tokens, tags=tags, tags_mode=tags_mode, kind=kind, lang=lang,
-            resend=resend))
+        return await runtime.call("search_docs", lambda: runtime.search_docs(SearchRequest(
+            query, top_k=top_k, max_tokens=max_tokens, path_prefix=path_prefix, tags=tags, tags_mode=tags_mode,
+            kind=kind, lang=lang, resend=resend)))
 
     async def read_section(
         file_path: Annotated[str, Field(min_length=1, max_length=_PATH_MAX,
@@ -219,7 +229,7 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         structured_output=False,
         description=(
             "List indexed Markdown documents (optionally under a folder or with given tags): path, title, sections, "
-            "tokens, modified, tags; 200 per page, continue with offset=next_offset. Also returns index_status."
+            f"tokens, modified, tags; {LIST_PAGE_SIZE} per page, continue with offset=next_offset. Also returns index_status."
         ),
     )
     tool(
