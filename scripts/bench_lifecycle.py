@@ -3,7 +3,7 @@
 Measures, with a fresh database each time:
   * cold start, server path: ``Runtime.search_docs`` on a never-indexed root (what an agent's
     first MCP search costs: engine creation, catch-up start, the bounded wait for keywords);
-  * cold start, scheduler only: a server-mode engine's ``engine.scheduler.on_call`` (the
+  * cold start, scheduler only: a server-mode engine's ``engine._scheduler.on_call`` (the
     ``BackgroundIndexer``) + ``Engine.search`` (keyword-only until the model is loaded);
   * time until the catch-up run is complete (parse + embed);
   * a no-change re-index (median of --repeat runs; target < 100 ms for ~700 files).
@@ -57,7 +57,7 @@ def main() -> int:
         settings = Settings.load(root, Path(tmp) / "auto.db", args.embedder, auto_index=True)
         started = time.perf_counter()
         engine = Engine(settings, background=True)  # server mode: model loads in a thread
-        auto = engine.scheduler
+        auto = engine._scheduler
         auto.on_call("search_docs")
         first = engine.search(QUERY)
         out["first_answer_ms"] = round((time.perf_counter() - started) * 1000, 1)
@@ -77,7 +77,7 @@ def main() -> int:
         out["no_change_reindex_ms_median"] = round(statistics.median(times), 1)
         out["no_change_reindex_ms_all"] = [round(x, 1) for x in times]
         t = time.perf_counter()
-        engine.reporter.changed_files(limit=None)
+        engine._reporter.changed_files(limit=None)
         out["stat_probe_ms"] = round((time.perf_counter() - t) * 1000, 1)
         engine.shutdown(timeout=30)
         engine.close()

@@ -186,7 +186,7 @@ def in_process(root: Path, kw_db: Path, hyb_db: Path | None, queries: list[str])
         out[f"query_{label}_p95_ms"] = round(_percentile(lat, 95), 1)
     if hyb_db is not None:
         hyb = engines[1][1]
-        embedder = hyb.loader.load()
+        embedder = hyb.load_model()
         cache = VectorCache()
         t = time.perf_counter()
         matrix = cache.matrix(hyb.store)

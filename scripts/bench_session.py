@@ -68,7 +68,7 @@ def main() -> int:
     args.db.parent.mkdir(parents=True, exist_ok=True)
     with_memory, without = Runtime(settings), Runtime(settings)
     for runtime in (with_memory, without):
-        runtime.engine.loader.load()  # answers with vectors from the first question on
+        runtime.engine.load_model()  # answers with vectors from the first question on
     if not with_memory.engine.store.has_documents():
         print(f"indexing {args.corpus} into {args.db} ...", file=sys.stderr)
         with_memory.engine.index()

@@ -57,11 +57,7 @@ def open_engine(corpus: Path, db: Path, embedder: str, folders: list[str] | None
     """An engine over ``corpus`` with database ``db``, indexed (only ``folders`` when given)
     when the database has no documents yet; ``vector_cache``: KNN through the MCP server's
     in-memory quantized vectors (``store.VectorCache``) instead of sqlite-vec's exact scan."""
-    engine = Engine(Settings.load(corpus, db, embedder))
-    if vector_cache:
-        from markdown_memory.store import VectorCache
-
-        engine.vector_cache = VectorCache()
+    engine = Engine(Settings.load(corpus, db, embedder), vectors_in_memory=vector_cache)
     if not engine.status().counts.documents:
         started = time.monotonic()
         for folder in folders or [None]:

@@ -116,7 +116,7 @@ def test_one_error_mapping_for_both_adapters() -> None:
 def test_an_injected_embedder_is_used_without_loading_a_model(root: Path, minilm: object) -> None:
     eng = Engine(Settings.load(root, root.parent / "m.db", "minilm"), embedder=minilm)  # type: ignore[arg-type]
     eng.index()
-    assert eng.loader.embedder is minilm
+    assert eng._loader.embedder is minilm
     answer = eng.search("where does the cache live")
     assert not answer.keyword_only and any("vector" in h.matched_by for h in answer.results)
 

@@ -60,7 +60,7 @@ def test_indexed_vectors_equal_each_text_embedded_alone_on_its_own_rows(which, m
     shutil.copytree(GUIDE, root)
     rec = Recording(inner)
     engine = make_engine(root)
-    engine.loader._embedder = rec  # the indexer's real path, with this model
+    engine._loader._embedder = rec  # the indexer's real path, with this model
     report = engine.index()
     assert report.vectors_embedded > 20
     store = engine.store
@@ -125,7 +125,7 @@ def test_repeated_search_embeds_the_query_once(minilm, make_engine, tmp_path):
     engine = make_engine(root)
     engine.index()
     rec = Recording(minilm)
-    engine.loader._embedder = rec
+    engine._loader._embedder = rec
     first = engine.search("how do I install it")
     second = engine.search("how do I install it")
     assert rec.query_calls == 1

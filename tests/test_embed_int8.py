@@ -180,7 +180,7 @@ def test_switching_arithmetic_re_embeds_and_a_no_change_run_does_not_load_the_mo
 
     again = _engine(root, db)
     report = again.index()
-    assert report.vectors_embedded == 0 and again.loader.embedder is None  # nothing changed: model not loaded
+    assert report.vectors_embedded == 0 and again._loader.embedder is None  # nothing changed: model not loaded
     again.close()
 
     monkeypatch.setenv(int8.ENV_SWITCH, "0")
@@ -215,7 +215,7 @@ def test_search_over_vectors_of_another_build_says_so_and_asks_for_a_run(tmp_pat
     assert answer.keyword_only is True
     assert "another build of the minilm model" in answer.message and "still being computed" not in answer.message
     assert answer.message.endswith(f"; run `markdown-memory --embedder minilm index {root}` to re-embed them")
-    assert plain.activity.vectors_due is True  # the server's auto-indexer starts a run on the next call
+    assert plain._activity.vectors_due is True  # the server's auto-indexer starts a run on the next call
     plain.close()
 
 

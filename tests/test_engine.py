@@ -147,7 +147,7 @@ def test_switching_embedder_never_mixes_vector_spaces(docs_root, make_engine, tm
     report = vec.index()  # nothing changed on disk, but passages lack vectors: embed them now
     assert report.vectors_embedded > 0
     assert vec.status().counts.vectors == vec.status().counts.passages
-    assert vec.store.get_meta("weights_id") == vec.loader.embedder.weights_id
+    assert vec.store.get_meta("weights_id") == vec._loader.embedder.weights_id
 
 
 def test_markdown_memory_ignore_file_excludes_tracked_files(docs_root, make_engine):

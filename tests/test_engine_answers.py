@@ -41,10 +41,10 @@ def test_search_on_a_never_indexed_root_says_so_instead_of_no_match(docs_root: P
 def test_search_while_the_first_run_is_under_way_and_on_an_empty_root(docs_root: Path, make_engine,
                                                                      tmp_path: Path) -> None:
     engine = make_engine(docs_root, "none")
-    engine.activity.announce()  # as while the first (background) run is about to parse
+    engine._activity.announce()  # as while the first (background) run is about to parse
     assert engine.indexing
     assert "is being indexed" in engine.search("install").message
-    engine.activity.withdraw()
+    engine._activity.withdraw()
     assert not engine.indexing
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -131,7 +131,7 @@ def test_server_search_soon_after_an_edit_answers_from_the_new_text(docs_root, t
 
     engine.index()
     before = search_docs("backups kept for days")["results"][0]
-    assert engine.scheduler.wait(30)  # the first call's catch-up run (nothing to do) is over
+    assert engine._scheduler.wait(30)  # the first call's catch-up run (nothing to do) is over
     search_docs("backups kept for days")  # the probe this edit follows
     probed = len(probes)
     path = docs_root / "ops" / "troubleshooting.md"
@@ -163,7 +163,7 @@ def test_server_search_right_after_adding_text_finds_it(docs_root, tmp_path):
     runtime = Runtime(Settings.load(docs_root, tmp_path / "srv.db", "none", auto_index=True))
     runtime.engine.index()
     runtime.search_docs(SearchRequest("backups kept for days"))
-    assert runtime.engine.scheduler.wait(30)
+    assert runtime.engine._scheduler.wait(30)
     for n in range(5):  # each time within milliseconds of the previous call
         runtime.search_docs(SearchRequest("backups kept for days"))
         path = docs_root / "cli.md"

@@ -2,7 +2,7 @@
 
 Engines run in server mode (``background=True``, as the MCP server makes them). The scheduler
 is driven through ``BackgroundIndexer.on_call`` exactly as the engine's ``Freshness.REFRESH``
-policy drives it: the engine's own ``engine.scheduler`` (default timings), or one built here
+policy drives it: the engine's own ``engine._scheduler`` (default timings), or one built here
 with shortened gaps (or a fake clock), so nothing here sleeps for real minutes.
 """
 
@@ -75,7 +75,7 @@ def scheduler():
     made = []
 
     def factory(engine, **timings) -> BackgroundIndexer:
-        auto = BackgroundIndexer(engine, enabled=engine.settings.auto_index, **timings)
+        auto = BackgroundIndexer(engine._index_hooks(), enabled=engine.settings.auto_index, **timings)
         made.append(auto)
         return auto
 
@@ -100,7 +100,7 @@ def test_first_call_starts_a_run_and_answers_at_once(tmp_path, server_engine, mo
     write_docs(root, 120)
     slow_writes(monkeypatch, 0.005)
     engine = server_engine(root, "minilm")
-    auto = engine.scheduler
+    auto = engine._scheduler
     assert engine.status().indexing is False and engine.status().counts.documents == 0  # nothing before a call
     started = time.monotonic()
     assert auto.on_call("search") == "first"
@@ -125,7 +125,7 @@ def test_documents_become_searchable_one_by_one_during_the_first_run(tmp_path, s
     write_docs(root, 80)
     slow_writes(monkeypatch, 0.02)
     engine = server_engine(root, "none")
-    auto = engine.scheduler
+    auto = engine._scheduler
     auto.on_call("search")
     deadline = time.monotonic() + 20
     while engine.status().counts.documents < 10 and time.monotonic() < deadline:
@@ -185,7 +185,7 @@ def test_edited_file_is_reindexed_on_the_next_call_after_the_gap(tmp_path, serve
     clock.now += 2  # within the gap: no run, but hits from the edited file are flagged stale
     assert auto.on_call("search") is None
     answer = engine.search("WIDGET_3_QUOTA")
-    assert engine.reporter.changed_among(h.file_path for h in answer.results) == {"widget-0003.md": "modified"}
+    assert engine._reporter.changed_among(h.file_path for h in answer.results) == {"widget-0003.md": "modified"}
     assert answer.results[0].file_path == "widget-0003.md" and answer.results[0].stale == "modified"
     assert all(h.stale is None for h in answer.results[1:])
     assert "marked stale" in answer.message and "re-indexed automatically" in answer.message
@@ -233,7 +233,7 @@ def test_shutdown_stops_between_documents_and_the_next_run_resumes(tmp_path, ser
     slow_writes(monkeypatch, 0.01)
     db = tmp_path / "resume.db"
     engine = server_engine(root, "none", db=db)
-    auto = engine.scheduler
+    auto = engine._scheduler
     auto.on_call("search")
     deadline = time.monotonic() + 20
     while engine.status().counts.documents < 20 and time.monotonic() < deadline:
@@ -249,7 +249,7 @@ def test_shutdown_stops_between_documents_and_the_next_run_resumes(tmp_path, ser
     # a new process (new engine, same database) resumes: only the rest is parsed
     monkeypatch.undo()
     engine2 = server_engine(root, "none", db=db)
-    auto2 = engine2.scheduler
+    auto2 = engine2._scheduler
     auto2.on_call("search")
     assert auto2.wait(30)
     report = auto2.last_report
@@ -263,7 +263,7 @@ def test_auto_index_off_never_runs_and_tells_the_agent_to_index(tmp_path, server
     monkeypatch.setenv("MARKDOWN_MEMORY_AUTO_INDEX", "0")
     engine = server_engine(root, "none")
     assert engine.settings.auto_index is False
-    auto = engine.scheduler
+    auto = engine._scheduler
     assert auto.on_call("search") is None and not auto.running
     status = engine.status()
     assert status.counts.documents == 0 and status.indexing is False
@@ -272,7 +272,7 @@ def test_auto_index_off_never_runs_and_tells_the_agent_to_index(tmp_path, server
     (root / "widget-0001.md").write_text("# Widget 1\n\nrewritten\n", encoding="utf-8")
     assert auto.on_call("search") is None
     assert "index_directory" in engine.status().message
-    assert engine.reporter.changed_among(["widget-0001.md", "widget-0002.md"]) == {"widget-0001.md": "modified"}
+    assert engine._reporter.changed_among(["widget-0001.md", "widget-0002.md"]) == {"widget-0001.md": "modified"}
     # flagged, though nothing re-indexes it
     flagged = engine.search("WIDGET_1_QUOTA")
     assert flagged.results[0].file_path == "widget-0001.md" and flagged.results[0].stale == "modified"

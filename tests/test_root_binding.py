@@ -328,7 +328,7 @@ def test_an_interrupted_run_on_a_read_only_database_is_not_taken_for_damage(
     engine = _engine(root, db)
     engine.index()
     engine.close()
-    engine.database.run_marker().write_text("1")  # a run was killed
+    engine._database.run_marker().write_text("1")  # a run was killed
     (root / "x.md").write_text("# X\n\nwombat changed\n")
     _read_only(request, db)
     with pytest.raises(DatabaseReadOnlyError, match="cannot be written"):

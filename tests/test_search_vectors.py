@@ -67,9 +67,9 @@ def test_the_server_engine_searches_through_one_vector_cache(docs_root, tmp_path
                         lambda name, *args, **kwargs: minilm if name == "minilm" else real(name, *args, **kwargs))
     runtime = Runtime(Settings.load(docs_root, tmp_path / "index.db", "minilm", auto_index=False))
     engine = runtime.engine
-    assert isinstance(engine.vector_cache, VectorCache)
+    assert isinstance(engine._vector_cache, VectorCache)
     engine.index()
-    assert engine.loader.embedder is minilm
+    assert engine._loader.embedder is minilm
     answer = engine.search("how long does the client wait for a server")
     assert answer.keyword_only is False and answer.results
-    assert engine.vector_cache.matrix(engine.store) is not None
+    assert engine._vector_cache.matrix(engine.store) is not None

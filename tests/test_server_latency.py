@@ -50,7 +50,7 @@ def test_an_edit_right_after_an_answer_is_in_the_next_answer_of_the_server(docs_
     runtime = Runtime(Settings.load(docs_root, tmp_path / "index.db", "none", auto_index=True))
     runtime.engine.index()
     runtime.search_docs(SearchRequest("install on linux"))
-    assert runtime.engine.scheduler.wait(30)
+    assert runtime.engine._scheduler.wait(30)
     for n in range(3):
         runtime.search_docs(SearchRequest("install on linux"))
         path = docs_root / "configuration.md"

@@ -73,7 +73,7 @@ def test_first_call_on_a_never_built_index_starts_catch_up_and_answers(docs_root
     assert listing["index_status"]["indexing"] is True or listing["total"] > 0
     # Wait for the catch-up run itself (the scheduler marks it running before its thread
     # starts), not for engine.indexing, which polling could catch before the run began.
-    scheduler = runtime.engine.scheduler
+    scheduler = runtime.engine._scheduler
     assert scheduler.runs == 1 and scheduler.last_reason == "first"
     assert scheduler.wait(30)
     listing = runtime.list_documents(None, 0)
@@ -91,7 +91,7 @@ def test_no_catch_up_when_auto_index_is_off(docs_root: Path, tmp_path: Path) -> 
 
 def test_index_directory_while_another_run_is_in_progress_answers_at_once(docs_root: Path, tmp_path: Path) -> None:
     runtime = _runtime(docs_root, tmp_path)
-    activity = runtime.engine.activity
+    activity = runtime.engine._activity
     activity.announce()  # as the scheduler does for a background run about to start
     started = time.monotonic()
     answer = runtime.index_directory(None, False)

@@ -194,7 +194,7 @@ def test_knn_allowed_set_masks_every_path(make_engine, vault: Path, monkeypatch:
     every = store.allowed_passages("projects")
     assert every is not None and len(every)
     allowed = every[::2]
-    qvec = np.asarray(engine.loader.for_search().embed_query("deploy the widget"), dtype=np.float32)
+    qvec = np.asarray(engine._loader.for_search().embed_query("deploy the widget"), dtype=np.float32)
     answers = []
     for cache in (None, VectorCache(), "no rowid IN"):
         if cache == "no rowid IN":

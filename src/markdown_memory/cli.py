@@ -111,6 +111,26 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="embedding preset (as the global --embedder)")
 
 
+def _add_search_parser(sub: Any) -> None:
+    """The ``search`` command's arguments (bounds from ``models``: the request's)."""
+    p = sub.add_parser("search", help="search the docs root")
+    p.add_argument("query")
+    _add_docs_dir(p)
+    p.add_argument("--top-k", type=_bounded(1, MAX_TOP_K), default=DEFAULT_TOP_K,
+                   help=f"number of results (1-{MAX_TOP_K}, default {DEFAULT_TOP_K})")
+    p.add_argument("--path-prefix", help="only documents under this folder or path")
+    p.add_argument("--tag", dest="tags", action="append", metavar="TAG",
+                   help="only documents carrying this tag or one nested in it (repeatable)")
+    p.add_argument("--tags-mode", choices=["any", "all"], default="any",
+                   help="with several --tag: documents with any of them (default) or all")
+    p.add_argument("--kind", choices=["code", "table", "list", "prose"], help="only sections holding a block of this kind")
+    p.add_argument("--lang", help="only sections holding a code block in this language (bash also matches sh, console)")
+    p.add_argument("--max-tokens", type=_bounded(MIN_MAX_TOKENS, MAX_MAX_TOKENS), default=DEFAULT_MAX_TOKENS,
+                   help=f"budget for result text, {MIN_MAX_TOKENS}-{MAX_MAX_TOKENS} (default {DEFAULT_MAX_TOKENS})")
+    p.add_argument("--no-refresh", action="store_true", help="do not re-index changed files first")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="markdown-memory",
@@ -142,22 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="re-parse and re-embed every file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
-    p = sub.add_parser("search", help="search the docs root")
-    p.add_argument("query")
-    _add_docs_dir(p)
-    p.add_argument("--top-k", type=_bounded(1, MAX_TOP_K), default=DEFAULT_TOP_K,
-                   help=f"number of results (1-{MAX_TOP_K}, default {DEFAULT_TOP_K})")
-    p.add_argument("--path-prefix", help="only documents under this folder or path")
-    p.add_argument("--tag", dest="tags", action="append", metavar="TAG",
-                   help="only documents carrying this tag or one nested in it (repeatable)")
-    p.add_argument("--tags-mode", choices=["any", "all"], default="any",
-                   help="with several --tag: documents with any of them (default) or all")
-    p.add_argument("--kind", choices=["code", "table", "list", "prose"], help="only sections holding a block of this kind")
-    p.add_argument("--lang", help="only sections holding a code block in this language (bash also matches sh, console)")
-    p.add_argument("--max-tokens", type=_bounded(MIN_MAX_TOKENS, MAX_MAX_TOKENS), default=DEFAULT_MAX_TOKENS,
-                   help=f"budget for result text, {MIN_MAX_TOKENS}-{MAX_MAX_TOKENS} (default {DEFAULT_MAX_TOKENS})")
-    p.add_argument("--no-refresh", action="store_true", help="do not re-index changed files first")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_search_parser(sub)
 
     p = sub.add_parser("outline", help="heading tree of one document")
     p.add_argument("file")

@@ -58,6 +58,7 @@ from .store.scope import Scope
 from .text import count_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .index.scheduler import IndexHooks
     from .store import Store
 
 log = logging.getLogger("markdown_memory.engine")
@@ -76,50 +77,99 @@ class Engine:
     per-thread database connections; index runs take a cross-process writer lock.
 
     ``embedder``: a loaded model to use instead of loading the configured preset (tests share
-    one); without it a preset ``settings`` does not name is chosen by ``embed/choice.py``. ``background``: server mode (see module docstring). ``clock``: the monotonic clock
-    of the scheduler and the refresh throttle.
+    one); without it a preset ``settings`` does not name is chosen by ``embed/choice.py``.
+    ``background``: server mode (see module docstring). ``clock``: the monotonic clock of the
+    scheduler and the refresh throttle. ``vectors_in_memory``: KNN over the process's in-memory
+    quantized vectors (``store.VectorCache``) rather than sqlite-vec (default: in server mode).
+    The collaborators (database, model loader, scheduler, status reporter, ...) are private:
+    adapters use the methods and properties below.
     """
 
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None, background: bool = False,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, vectors_in_memory: bool | None = None) -> None:
         from .index.scheduler import BackgroundIndexer
         from .store import VectorCache
 
         # a preset nobody named is chosen here, from the database (embed/choice.py): the one place
         settings, chosen = resolve_embedder(settings) if embedder is None else (settings, None)
-        self.settings = settings
-        self.root: Path = settings.docs_root
-        self.database = Database(settings.docs_root, settings.db_path)
-        self.loader = ModelLoader(settings.embedder, settings.threads, embedder=embedder, background=background)
-        self.activity = IndexActivity()
-        self.background = background
-        self.context = messages.Context(self.root, settings.embedder, background and settings.auto_index,
+        self._settings = settings
+        self._root: Path = settings.docs_root
+        self._database = Database(settings.docs_root, settings.db_path)
+        self._loader = ModelLoader(settings.embedder, settings.threads, embedder=embedder, background=background)
+        self._activity = IndexActivity()
+        self._background = background
+        self._context = messages.Context(self._root, settings.embedder, background and settings.auto_index,
                                         agent=background, chosen=chosen, by_env=settings.embedder_by_env)
-        self.reporter = StatusReporter(self.database, self.loader, self.activity, self.context)
-        self.vector_cache = VectorCache() if background else None
-        self.scheduler = BackgroundIndexer(self, enabled=background and settings.auto_index, clock=clock)
-        self.runs = IndexRuns(settings, self.database, self.loader, self.activity, clock=clock)
-        self.last_report: IndexReport | None = None
+        self._reporter = StatusReporter(self._database, self._loader, self._activity, self._context)
+        in_memory = background if vectors_in_memory is None else vectors_in_memory
+        self._vector_cache = VectorCache() if in_memory else None
+        self._scheduler = BackgroundIndexer(self._index_hooks(), enabled=background and settings.auto_index, clock=clock)
+        self._runs = IndexRuns(settings, self._database, self._loader, self._activity, clock=clock)
+
+    def _index_hooks(self) -> IndexHooks:
+        """What a background scheduler calls (``index/scheduler.py``): whole-root index runs,
+        the stat probe of indexed files, closing a run thread's connection."""
+        from .index.scheduler import IndexHooks
+
+        def changed_files() -> dict[str, str]:
+            return {c.path: c.change for c in self._reporter.changed_files(limit=None)}
+
+        return IndexHooks(index=lambda wait, stop: self.index(wait_seconds=wait, should_stop=stop),
+                          changed_files=changed_files, close=self.close, activity=self._activity, root=self._root)
 
     # -- resources ------------------------------------------------------------------------
     @property
+    def settings(self) -> Settings:
+        """The settings this engine runs with (its embedder preset chosen, see ``embed/choice.py``)."""
+        return self._settings
+
+    @property
+    def root(self) -> Path:
+        """The docs root."""
+        return self._root
+
+    @property
     def store(self) -> Store:
         """This thread's database connection (see ``Database.connection``)."""
-        return self.database.connection()
+        return self._database.connection()
 
     def close(self) -> None:
         """Close this thread's database connection."""
-        self.database.close()
+        self._database.close()
 
     def shutdown(self, timeout: float = 5.0) -> bool:
         """Stop background work; True when none is left running after ``timeout`` seconds (a
         model still loading cannot be interrupted)."""
-        return self.scheduler.shutdown(timeout) and not self.loader.loading
+        return self._scheduler.shutdown(timeout) and not self._loader.loading
+
+    @property
+    def stopping(self) -> bool:
+        """True once background work was asked to stop (:meth:`request_stop`): a run of this
+        process checks it at each file."""
+        return self._scheduler.stopping
+
+    def request_stop(self) -> None:
+        """Ask running index runs (the background scheduler's, or one passing ``should_stop=
+        lambda: engine.stopping``) to stop at the next file; the next run resumes."""
+        self._scheduler.request_stop()
+
+    def load_model(self) -> Embedder | None:
+        """Load the configured embedding model now, in this thread (benchmarks use it so that
+        loading is not timed); None for the ``none`` preset."""
+        return self._loader.load()
+
+    def indexed_paths(self) -> list[str]:
+        """Every indexed document's path, relative to the docs root."""
+        return self.store.indexed_paths()
+
+    def failure_reason(self, rel: str) -> str | None:
+        """Why the file ``rel`` could not be indexed, as the last run recorded it (None: no failure)."""
+        return self.store.failure_reason(rel)
 
     @property
     def indexing(self) -> bool:
         """True while an index run of this process is under way or about to start."""
-        return self.activity.indexing
+        return self._activity.indexing
 
     def subpath(self, raw: str | None) -> str | None:
         """A folder or path prefix inside the root as a POSIX relative path, spelled as on disk
@@ -128,7 +178,7 @@ class Engine:
         if raw is None or not raw.strip():
             return None
         try:
-            rel = disk_spelling(self.root, normalise_request_path(raw, self.root).rstrip("/"))
+            rel = disk_spelling(self._root, normalise_request_path(raw, self._root).rstrip("/"))
         except DocumentNotFoundError:  # the root itself ("." or its absolute path)
             return None
         return rel or None
@@ -143,27 +193,26 @@ class Engine:
         process is already indexing); DocsRootMissingError when the root no longer exists
         (nothing is created or changed); DatabaseReadOnlyError when the database or its folder
         cannot be written."""
-        self.database.require_root()
+        self._database.require_root()
         target = None
         rel = self.subpath(directory)
         if rel is not None:
-            target, link = self.root / rel, linked_part(self.root, rel)  # links are never followed
+            target, link = self._root / rel, linked_part(self._root, rel)  # links are never followed
             if link is not None or not target.is_dir():
-                raise QueryError(messages.not_a_folder_to_index(str(directory), link, self.root))
-        if if_idle and self.activity.indexing:
+                raise QueryError(messages.not_a_folder_to_index(str(directory), link, self._root))
+        if if_idle and self._activity.indexing:
             raise IndexBusyError("an index run is already in progress in this server")
-        report = self.runs.index(target, force=force, wait_seconds=wait_seconds, progress=progress,
+        report = self._runs.index(target, force=force, wait_seconds=wait_seconds, progress=progress,
                                  should_stop=should_stop)
         if report.keyword_only:
-            report = report.with_message(self.reporter.keyword_only_cause())
-        self.last_report = report
+            report = report.with_message(self._reporter.keyword_only_cause())
         return report
 
     def refresh(self, paths: list[str] | None = None, *, ttl: float = REFRESH_TTL_SECONDS) -> IndexReport | None:
         """Re-index now, keyword index only, the files changed on disk since they were indexed
         (a throttled stat probe), or exactly ``paths``; None when nothing was stale. See
         ``IndexRuns.refresh``."""
-        return self.runs.refresh(paths, ttl=ttl)
+        return self._runs.refresh(paths, ttl=ttl)
 
     # -- freshness policy -------------------------------------------------------------------
     def _prepare(self, freshness: Freshness, kind: str, *, progress: Progress | None = None,
@@ -196,9 +245,9 @@ class Engine:
             except Exception:  # a refresh problem must not fail the answer; the next run retries
                 log.warning("refreshing changed files failed", exc_info=True)
             if schedule:
-                self.scheduler.on_call(kind)
-                if kind != "list_documents" and self.scheduler.first_run_running:
-                    self.activity.wait_parsed(CATCH_UP_WAIT_SECONDS)
+                self._scheduler.on_call(kind)
+                if kind != "list_documents" and self._scheduler.first_run_running:
+                    self._activity.wait_parsed(CATCH_UP_WAIT_SECONDS)
         return True
 
     def _current(self, freshness: Freshness, run: Callable[[], list[Hit]]) -> tuple[list[Hit], int]:
@@ -207,7 +256,7 @@ class Engine:
         throttled probe) are re-indexed and the search runs again; whatever still differs is
         flagged ``stale``. Returns the hits and how many were flagged."""
         hits = run()
-        changed = self.reporter.changed_among(h.file_path for h in hits)
+        changed = self._reporter.changed_among(h.file_path for h in hits)
         if changed and freshness is Freshness.REFRESH:
             try:
                 self.refresh(sorted(changed))
@@ -217,10 +266,10 @@ class Engine:
                 log.warning("refreshing the files of search hits failed", exc_info=True)
             else:
                 hits = run()
-                changed = self.reporter.changed_among(h.file_path for h in hits)
+                changed = self._reporter.changed_among(h.file_path for h in hits)
         if not changed:
             return hits, 0
-        self.reporter.invalidate()  # status must not contradict the flag with an older probe
+        self._reporter.invalidate()  # status must not contradict the flag with an older probe
         flagged = [replace(h, stale=changed[h.file_path]) if h.file_path in changed else h for h in hits]
         return flagged, sum(1 for h in flagged if h.stale)
 
@@ -253,16 +302,16 @@ class Engine:
         prefix = self.subpath(request.path_prefix)
         scope = make_scope(prefix, request.tags, request.tags_mode, request.kind, request.lang)
         indexed_here = self._prepare(freshness, "search_docs", progress=progress)
-        self.loader.start()
+        self._loader.start()
         nothing = None
         if prefix is not None and not self.store.has_documents_under(prefix):
-            nothing = messages.no_documents_under(self.context, prefix)
+            nothing = messages.no_documents_under(self._context, prefix)
         elif (scope.tags or scope.blocks) and not self.store.has_scoped_sections(scope):
-            nothing = messages.no_filter_match(self.context, self.store.empty_filters(scope), scope.tags,
+            nothing = messages.no_filter_match(self._context, self.store.empty_filters(scope), scope.tags,
                                                scope.tags_mode, scope.kind, scope.lang)
         if nothing is not None:
             status = self.status()  # nothing was searched: keyword_only says what a search would be
-            return SearchAnswer((), "none", status.keyword_only, self.reporter.empty_index_message() or nothing, status)
+            return SearchAnswer((), "none", status.keyword_only, self._reporter.empty_index_message() or nothing, status)
         last: list[_Ranked] = []
 
         def run() -> list[Hit]:
@@ -275,19 +324,19 @@ class Engine:
         if cut:
             message = messages.prepend_note(cut, message)
         if flagged:
-            message = messages.prepend_note(messages.stale_hits(self.context, flagged), message)
+            message = messages.prepend_note(messages.stale_hits(self._context, flagged), message)
         status = self.status()
         if not ranked.keyword_only and status.counts.pending_vectors:
-            message = messages.prepend_note(messages.partly_keyword_only(self.context, status.counts), message)
+            message = messages.prepend_note(messages.partly_keyword_only(self._context, status.counts), message)
         # a foreground process says in the answer that another one is indexing; a background
         # engine's index_status says it
-        if not self.background and (not indexed_here or status.indexing):
+        if not self._background and (not indexed_here or status.indexing):
             message = messages.prepend_note(
                 messages.busy_elsewhere(status.counts.documents, status.counts.vectors), message)
-        if self.database.disk_full and not self.background:  # a background engine's index_status says it
-            message = messages.prepend_note(self.database.disk_full, message)
+        if self._database.disk_full and not self._background:  # a background engine's index_status says it
+            message = messages.prepend_note(self._database.disk_full, message)
         answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status)
-        return fit_answer(answer, max_tokens, agent=self.context.agent)
+        return fit_answer(answer, max_tokens, agent=self._context.agent)
 
     def _search(self, query: str, top_k: int, scope: Scope, max_tokens: int,
                 already_sent: Container[str] | None = None) -> _Ranked:
@@ -299,27 +348,27 @@ class Engine:
         other_build: str | None = None
         wid, _dim = store.vector_space()
         if store.vec_available and store.has_vec_tables():
-            emb = self.loader.for_search()
+            emb = self._loader.for_search()
             if emb is not None and emb.weights_id == wid:
-                qvec = self.loader.query_vector(emb, query)
+                qvec = self._loader.query_vector(emb, query)
                 embedder_name = emb.name
             elif emb is not None and wid is not None:
                 other_build = wid
-                self.activity.need_vectors()  # the server's next index run re-embeds with this model
+                self._activity.need_vectors()  # the server's next index run re-embeds with this model
         outcome = search_sections(store, analysed, qvec, embedder_name=embedder_name, top_k=top_k,
-                                  path_prefix=scope, vector_cache=self.vector_cache)
+                                  path_prefix=scope, vector_cache=self._vector_cache)
         packed = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens, sent=already_sent)
         keyword_only = qvec is None
         message = None
         if keyword_only:
-            self.loader.note_keyword_only()
-            message = self.reporter.keyword_only_cause()
+            self._loader.note_keyword_only()
+            message = self._reporter.keyword_only_cause()
             if message is None and other_build is not None:
-                message = messages.other_vectors(self.context, other_build)
-            if message is None and self.settings.embedder != "none":
+                message = messages.other_vectors(self._context, other_build)
+            if message is None and self._settings.embedder != "none":
                 message = messages.vectors_pending()
         if outcome.confidence == "none":
-            note = self.reporter.empty_index_message() or messages.no_confident_match(outcome.absent)
+            note = self._reporter.empty_index_message() or messages.no_confident_match(outcome.absent)
             message = messages.prepend_note(note, message)
         return _Ranked(packed, outcome.confidence, keyword_only, message)
 
@@ -329,12 +378,12 @@ class Engine:
         file changed on disk (or is on disk but not yet indexed), so reads never serve old text."""
         store = self.store
         try:
-            rel = resolve_document(file_path, self.root, store.indexed_paths())
+            rel = resolve_document(file_path, self._root, store.indexed_paths())
         except DocumentNotFoundError:
-            rel = disk_spelling(self.root, normalise_request_path(file_path, self.root))
+            rel = disk_spelling(self._root, normalise_request_path(file_path, self._root))
             self.refresh([rel])
             try:
-                rel = resolve_document(file_path, self.root, store.indexed_paths())
+                rel = resolve_document(file_path, self._root, store.indexed_paths())
             except DocumentNotFoundError as exc:
                 reason = store.failure_reason(rel)
                 if reason:
@@ -345,8 +394,8 @@ class Engine:
                 rel = named
         else:
             try:
-                st = os.stat(self.root / rel)
-                current = stat_signature(st) if os.access(self.root / rel, os.R_OK) else None
+                st = os.stat(self._root / rel)
+                current = stat_signature(st) if os.access(self._root / rel, os.R_OK) else None
             except OSError:
                 current = None
             if current != store.document_signature(rel):
@@ -423,13 +472,13 @@ class Engine:
         nxt = offset + len(docs)
         message = None
         if rel and not store.count_documents(rel):
-            message = messages.empty_folder(self.context, rel, str(directory))
+            message = messages.empty_folder(self._context, rel, str(directory))
         elif wanted and not total and store.has_documents():
-            message = messages.no_tagged_documents(self.context, wanted)
+            message = messages.no_tagged_documents(self._context, wanted)
         elif total and not docs:
             message = messages.offset_past_end(offset, total)
         status = self.status()
-        if status.indexing and not self.activity.indexing:  # status probed the writer lock already
+        if status.indexing and not self._activity.indexing:  # status probed the writer lock already
             message = messages.prepend_note(messages.list_busy_elsewhere(), message)
         return DocumentList(docs, total, nxt if nxt < total else None, message, status)
 
@@ -437,12 +486,12 @@ class Engine:
         """The docs map (``reading.map``): every indexed document with its top headings and token
         counts, as llms.txt-style Markdown within ``max_tokens`` (coarser when it must be)."""
         self._prepare(freshness, "docs_map")
-        return build_map(self.root.name, self.store.document_headings(), max_tokens,
-                         empty_note=self.reporter.empty_index_message())
+        return build_map(self._root.name, self.store.document_headings(), max_tokens,
+                         empty_note=self._reporter.empty_index_message())
 
     def status(self) -> IndexStatus:
         """Index health (see ``models.IndexStatus``)."""
-        return self.reporter.status()
+        return self._reporter.status()
 
 
 @dataclass(frozen=True)

@@ -220,7 +220,7 @@ def not_indexed_reason(engine: Any, rel: str) -> str | None:
 
     if not is_markdown_name(rel.rsplit("/", 1)[-1]):
         return messages.eval_not_markdown()
-    recorded = engine.store.failure_reason(rel)
+    recorded = engine.failure_reason(rel)
     if recorded:
         return str(recorded)
     if walk_one(engine.root, rel, engine.settings.exclude) == "":
@@ -283,7 +283,7 @@ def run_queries(engine: Any, queries: list[dict[str, Any]]) -> list[QueryResult]
     engine.search("warm up", top_k=TOP_K, max_tokens=MAX_TOKENS, freshness=Freshness.FLAG)
     out = []
     spans: dict[str, list[tuple[int, int]] | None] = {}
-    indexed = engine.store.indexed_paths()
+    indexed = engine.indexed_paths()
     for q in queries:
         expect = [e | {"path": normalised_path(engine.root, e["path"], indexed)} for e in q.get("expect", [])]
         r = QueryResult(str(q["id"]), q["query"], q.get("type") or "", q.get("lang") or "?", expect)

@@ -1,13 +1,14 @@
 """Background catch-up indexing for a long-running process (the MCP server).
 
-``BackgroundIndexer(engine)`` keeps the index of ``engine.root`` up to date without the agent
-asking (the engine creates it; ``enabled`` only in background mode with auto-index on):
+``BackgroundIndexer(hooks)`` keeps an index up to date without the agent asking (the engine
+creates it and gives it :class:`IndexHooks`, callables and not the engine itself; ``enabled``
+only in background mode with auto-index on):
 
 * Nothing runs before the first call. The first ``on_call()`` (the engine's ``REFRESH``
   freshness policy calls it for every answer but a folder listing) starts a catch-up run in a
   daemon thread and returns at once; the caller answers from the index as it stands
   (``engine.indexing`` is already true for that answer: the run is announced to
-  ``engine.activity`` before its thread starts). Documents are committed one by one,
+  ``hooks.activity`` before its thread starts). Documents are committed one by one,
   so keyword search sees them as they land; vectors fill in afterwards, batch by batch.
 * Later calls run a cheap stat probe of the indexed files (``StatusReporter.changed_files``; about
   5 us per file, cached ``probe_ttl`` seconds). When it sees a file edited, deleted or
@@ -35,13 +36,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import IndexBusyError, MarkdownMemoryError
 from ..models import IndexReport
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..engine import Engine
+from .activity import IndexActivity
 
 log = logging.getLogger("markdown_memory.index")
 #: How long ``shutdown`` waits for a run to stop by default (seconds).
@@ -54,8 +54,24 @@ REFRESH_WAIT_SECONDS = 2.0
 LOCK_WAIT_SECONDS = 0.5
 
 
+@dataclass(frozen=True)
+class IndexHooks:
+    """What the scheduler needs from the engine. ``index(wait_seconds, should_stop)``: one
+    incremental run of the whole root (raises IndexBusyError when another process holds the
+    writer lock longer than ``wait_seconds``, MarkdownMemoryError for a user-fixable state);
+    ``changed_files()``: ``{path: "modified" | "missing" | "unreadable"}`` of the indexed files
+    that differ on disk; ``close()``: close the calling thread's database connection;
+    ``activity``: this process's index activity; ``root``: the docs root (for the log)."""
+
+    index: Callable[[float, Callable[[], bool]], IndexReport]
+    changed_files: Callable[[], dict[str, str]]
+    close: Callable[[], None]
+    activity: IndexActivity
+    root: Path
+
+
 class BackgroundIndexer:
-    """Schedules background index runs for one engine (see module docstring).
+    """Schedules background index runs for one docs root (see module docstring).
 
     All times are seconds. ``clock`` is the monotonic clock (tests may pass their own).
     Thread-safe: ``on_call`` may be called from any number of worker threads.
@@ -63,7 +79,7 @@ class BackgroundIndexer:
 
     def __init__(
         self,
-        engine: Engine,
+        hooks: IndexHooks,
         *,
         enabled: bool,
         min_gap: float = MIN_GAP_SECONDS,
@@ -73,7 +89,7 @@ class BackgroundIndexer:
         lock_wait: float = LOCK_WAIT_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.engine = engine
+        self._hooks = hooks
         self.enabled = enabled
         self.min_gap = min_gap
         self.probe_ttl = probe_ttl
@@ -137,7 +153,7 @@ class BackgroundIndexer:
                 reason = "first"
             else:
                 since_end = now - (self._ended_at if self._ended_at is not None else self._started_at)
-                if since_end >= self.min_gap and (self.engine.activity.vectors_due or self._changed(now)):
+                if since_end >= self.min_gap and (self._hooks.activity.vectors_due or self._changed(now)):
                     reason = "changed"
                 elif now - self._started_at >= self.walk_interval:
                     reason = "walk"
@@ -169,7 +185,7 @@ class BackgroundIndexer:
         if self._probe is not None and now - self._probe[0] < self.probe_ttl:
             return self._probe[1]
         try:
-            found = {c.path: c.change for c in self.engine.reporter.changed_files(limit=None)}
+            found = self._hooks.changed_files()
         except Exception:  # a probe must never fail a tool call
             log.exception("stat probe of indexed files failed")
             found = {}
@@ -181,14 +197,14 @@ class BackgroundIndexer:
         self._done.clear()
         self.runs += 1
         self.last_reason = reason
-        self.engine.activity.announce()  # visible to the answer of the call that started the run
+        self._hooks.activity.announce()  # visible to the answer of the call that started the run
         self._thread = threading.Thread(target=self._run, args=(reason,), name="mm-auto-index", daemon=True)
         self._thread.start()
 
     def _run(self, reason: str) -> None:
-        engine = self.engine
+        hooks = self._hooks
         try:
-            report = engine.index(wait_seconds=self.lock_wait, should_stop=self._stop.is_set)
+            report = hooks.index(self.lock_wait, self._stop.is_set)
             self.last_report = report
             self.last_error = None
             for warning in report.warnings[:50]:  # the server's only channel to a person: stderr
@@ -199,7 +215,7 @@ class BackgroundIndexer:
                      report.added, report.updated, report.removed, len(report.failed), report.seconds,
                      " (stopped; the next run resumes)" if report.interrupted else "")
         except IndexBusyError:
-            log.info("%s index run skipped: another process is indexing %s", reason, engine.root)
+            log.info("%s index run skipped: another process is indexing %s", reason, hooks.root)
         except MarkdownMemoryError as exc:  # a user-fixable state (root gone, read-only database, disk full)
             error = f"{type(exc).__name__}: {exc}"
             # said once while it lasts (a full disk stops every catch-up run the same way)
@@ -209,10 +225,10 @@ class BackgroundIndexer:
             self.last_error = f"{type(exc).__name__}: {exc}"
             log.exception("%s index run failed", reason)
         finally:
-            engine.activity.withdraw()
-            engine.activity.mark_parsed()  # a run that failed early must not keep answers waiting
+            hooks.activity.withdraw()
+            hooks.activity.mark_parsed()  # a run that failed early must not keep answers waiting
             try:
-                engine.close()  # this thread's read connection, if any was opened
+                hooks.close()  # this thread's read connection, if any was opened
             except Exception:  # pragma: no cover
                 log.debug("closing the run thread's connection failed", exc_info=True)
             with self._lock:

@@ -183,7 +183,7 @@ class Runtime:
     def request_stop(self) -> None:
         """Ask running index runs (catch-up or index_directory) to stop at the next file."""
         if self._engine is not None:
-            self._engine.scheduler.request_stop()
+            self._engine.request_stop()
 
     def shutdown(self, timeout: float = 5.0) -> bool:
         """Ask background work to stop; True when it finished within ``timeout`` seconds
@@ -237,7 +237,7 @@ class Runtime:
         engine = self.engine
         try:
             report = engine.index(directory, force=force, wait_seconds=INDEX_LOCK_WAIT_SECONDS, progress=progress,
-                                  should_stop=lambda: engine.scheduler.stopping, if_idle=True)
+                                  should_stop=lambda: engine.stopping, if_idle=True)
         except IndexBusyError as exc:
             return IndexOutcome(None, engine.status(), messages.index_in_progress(str(exc))).to_dict()
         return IndexOutcome(report, engine.status()).to_dict()

@@ -15,8 +15,10 @@ cursors go up to ``COUNT_MAX``.
 """
 
 # No ``from __future__ import annotations``: the SDK reads the tool functions' annotations at
-# run time, and they name objects imported inside tool_set.
+# run time, and they name objects imported inside _query_tools and _document_tools.
 from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from ..models import LIST_PAGE_SIZE
 
 if TYPE_CHECKING:  # pragma: no cover
     from mcp.server.mcpserver import MCPServer
@@ -66,39 +68,97 @@ def argument_problem(tool: str, schema: dict[str, Any], arguments: dict[str, Any
     return None
 
 
+#: Each tool's title, whether it writes (the index), and the description agents read; in the
+#: order ``tools/list`` gives them. A new tool: a line here, its function in ``_query_tools`` or
+#: ``_document_tools`` (the schema), its body in ``runtime.Runtime`` (one engine call).
+_TOOLS: dict[str, tuple[str, bool, str]] = {
+    "search_docs": ("Search project docs", False, (
+        "Search the project's Markdown docs (keyword + semantic) and get the best matching sections. "
+        "Use this first, before opening any .md file. Filters (tags, kind, lang, path_prefix) apply before "
+        "ranking, e.g. kind='code' with lang='bash' for a shell snippet. Each hit has file_path, heading_path, start_line, "
+        "end_line, tokens, score and content (the verbatim section text) while the total stays within "
+        "max_tokens; hits past the budget are pointers with a short preview: fetch one with read_section. "
+        "A pointer with already_sent=true is a section whose text this session already received in full "
+        "(pass resend=true to get such texts again). "
+        "confidence 'none' means nothing clearly matched. A hit with stale (modified/missing/unreadable) comes "
+        "from a file changed since it was indexed: its text may be outdated and message says how to refresh. "
+        "index_status.keyword_only=true: prefer exact terms; index_status.message says how to fix the index."
+    )),
+    "read_section": ("Read one doc section", False, (
+        "Read one section of a Markdown document verbatim, by file_path and heading_path (from search_docs or "
+        "get_document_outline), or by a link target as file_path alone ('note#Heading', '[[note#Heading]]'). Returns content with start_line/end_line and tokens. When next_cursor is "
+        "not null, call again with cursor=next_cursor for the rest (a cursor past the section's last line is "
+        "an error). A heading that does not resolve lists candidates: retry with one of them."
+    )),
+    "get_document_outline": ("Outline of one document", False, (
+        "List the heading tree of one Markdown document (no bodies): each heading's heading_path, level, "
+        "start_line, end_line and tokens of its own text (the lines read_section returns), and "
+        "end_line_with_children and tokens_with_children including its subsections (what read_section with "
+        "include_subsections returns), plus the title, aliases, tags, description, dates and front-matter keys. Use it to pick the one section "
+        "to read_section instead of reading the file."
+    )),
+    "get_links": ("Links and backlinks of one document", False, (
+        "List one Markdown document's outgoing links (wikilinks, embeds, relative Markdown links) and its "
+        "backlinks (links in other documents that lead to it), each with the section it sits in "
+        "(heading_path, line). An outgoing link has status resolved / no_heading / ambiguous / unresolved and, "
+        "when found, target_path and target_heading_path to pass to read_section (an ambiguous one lists its "
+        "candidates). 50 of each per page; "
+        "continue with offset=next_offset."
+    )),
+    "list_documents": ("List indexed documents", False, (
+        "List indexed Markdown documents (optionally under a folder or with given tags): path, title, sections, "
+        f"tokens, modified, tags; {LIST_PAGE_SIZE} per page, continue with offset=next_offset. Also returns index_status."
+    )),
+    "index_directory": ("Update the docs index", True, (
+        "Bring the index up to date for the docs root (or one folder in it): only changed files are "
+        "re-read. Call it when index_status.message asks for it or after editing docs. Returns counts, "
+        "warnings and files that could not be indexed. If a run is already in progress it answers at "
+        "once with in_progress=true."
+    )),
+}
+
+
 def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
     """(the ``MCPServer`` holding the tools, the tools by name)."""
-    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.tools import Tool
-    from mcp_types import CallToolResult, ToolAnnotations
-    from pydantic import Field
+    from mcp_types import ToolAnnotations
 
     from .. import __version__
-    from ..config import MAX_QUERY_CHARS
-    from ..models import (
-        DEFAULT_MAX_TOKENS,
-        DEFAULT_TOP_K,
-        LIST_PAGE_SIZE,
-        MAX_MAX_TOKENS,
-        MIN_MAX_TOKENS,
-        TOOL_MAX_TOP_K,
-        SearchRequest,
-    )
     from .server import INSTRUCTIONS, SERVER_NAME
-
-    tools: dict[str, Tool] = {}
-
-    def tool(fn: Any, *, name: str, title: str, annotations: "ToolAnnotations", structured_output: bool,
-             description: str) -> None:
-        made = Tool.from_function(fn, name=name, title=title, description=description, annotations=annotations,
-                                  structured_output=structured_output)
-        made.parameters["additionalProperties"] = False
-        tools[name] = made
 
     reader = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                              open_world_hint=False)
     writer = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                              open_world_hint=False)
+    functions = {**_query_tools(runtime), **_document_tools(runtime)}
+    tools: dict[str, Tool] = {}
+    for name, (title, writes, description) in _TOOLS.items():
+        made = Tool.from_function(functions[name], name=name, title=title, description=description,
+                                  annotations=writer if writes else reader, structured_output=False)
+        made.parameters["additionalProperties"] = False
+        tools[name] = made
+    app = MCPServer(name=SERVER_NAME, title="Markdown Memory", version=__version__, instructions=INSTRUCTIONS,
+                    tools=list(tools.values()))
+    return app, tools
+
+
+def _query_tools(runtime: "Runtime") -> dict[str, Any]:
+    """``search_docs`` and ``index_directory``, bound to ``runtime`` (their signatures are the
+    JSON schemas)."""
+    from mcp.server.mcpserver import Context
+    from mcp_types import CallToolResult
+    from pydantic import Field
+
+    from ..config import MAX_QUERY_CHARS
+    from ..models import (
+        DEFAULT_MAX_TOKENS,
+        DEFAULT_TOP_K,
+        MAX_MAX_TOKENS,
+        MIN_MAX_TOKENS,
+        TOOL_MAX_TOP_K,
+        SearchRequest,
+    )
 
     async def search_docs(
         query: Annotated[str, Field(min_length=1, description=(
@@ -125,6 +185,32 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         return await runtime.call("search_docs", lambda: runtime.search_docs(SearchRequest(
             query, top_k=top_k, max_tokens=max_tokens, path_prefix=path_prefix, tags=tags, tags_mode=tags_mode,
             kind=kind, lang=lang, resend=resend)))
+
+    async def index_directory(
+        ctx: Context,  # injected by the SDK, not in the schema
+        directory: Annotated[str | None, Field(max_length=_PATH_MAX,
+                                               description="Only re-index this folder inside the docs root; the whole root when omitted.")] = None,
+        force: Annotated[bool, Field(description="Re-parse and re-embed every file even if unchanged (slow).")] = False,
+    ) -> CallToolResult:
+        import anyio.lowlevel
+
+        from .runtime import ToolProgress
+
+        try:
+            ctx.request_context  # noqa: B018 - present when served over a session, not on a direct call
+            progress = ToolProgress(ctx.report_progress, anyio.lowlevel.current_token())
+        except ValueError:
+            progress = None
+        return await runtime.call("index_directory", lambda: runtime.index_directory(directory, force, progress))
+
+    return {"search_docs": search_docs, "index_directory": index_directory}
+
+
+def _document_tools(runtime: "Runtime") -> dict[str, Any]:
+    """``read_section``, ``get_document_outline``, ``get_links`` and ``list_documents``, bound to
+    ``runtime``."""
+    from mcp_types import CallToolResult
+    from pydantic import Field
 
     async def read_section(
         file_path: Annotated[str, Field(min_length=1, max_length=_PATH_MAX,
@@ -160,88 +246,5 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
     ) -> CallToolResult:
         return await runtime.call("list_documents", lambda: runtime.list_documents(directory, offset, tags))
 
-    async def index_directory(
-        ctx: Context,  # injected by the SDK, not in the schema
-        directory: Annotated[str | None, Field(max_length=_PATH_MAX,
-                                               description="Only re-index this folder inside the docs root; the whole root when omitted.")] = None,
-        force: Annotated[bool, Field(description="Re-parse and re-embed every file even if unchanged (slow).")] = False,
-    ) -> CallToolResult:
-        import anyio.lowlevel
-
-        from .runtime import ToolProgress
-
-        try:
-            ctx.request_context  # noqa: B018 - present when served over a session, not on a direct call
-            progress = ToolProgress(ctx.report_progress, anyio.lowlevel.current_token())
-        except ValueError:
-            progress = None
-        return await runtime.call("index_directory", lambda: runtime.index_directory(directory, force, progress))
-
-    tool(
-        search_docs, name="search_docs", title="Search project docs", annotations=reader, structured_output=False,
-        description=(
-            "Search the project's Markdown docs (keyword + semantic) and get the best matching sections. "
-            "Use this first, before opening any .md file. Filters (tags, kind, lang, path_prefix) apply before "
-            "ranking, e.g. kind='code' with lang='bash' for a shell snippet. Each hit has file_path, heading_path, start_line, "
-            "end_line, tokens, score and content (the verbatim section text) while the total stays within "
-            "max_tokens; hits past the budget are pointers with a short preview: fetch one with read_section. "
-            "A pointer with already_sent=true is a section whose text this session already received in full "
-            "(pass resend=true to get such texts again). "
-            "confidence 'none' means nothing clearly matched. A hit with stale (modified/missing/unreadable) comes "
-            "from a file changed since it was indexed: its text may be outdated and message says how to refresh. "
-            "index_status.keyword_only=true: prefer exact terms; index_status.message says how to fix the index."
-        ),
-    )
-    tool(
-        read_section, name="read_section", title="Read one doc section", annotations=reader, structured_output=False,
-        description=(
-            "Read one section of a Markdown document verbatim, by file_path and heading_path (from search_docs or "
-            "get_document_outline), or by a link target as file_path alone ('note#Heading', '[[note#Heading]]'). Returns content with start_line/end_line and tokens. When next_cursor is "
-            "not null, call again with cursor=next_cursor for the rest (a cursor past the section's last line is "
-            "an error). A heading that does not resolve lists candidates: retry with one of them."
-        ),
-    )
-    tool(
-        get_document_outline, name="get_document_outline", title="Outline of one document", annotations=reader,
-        structured_output=False,
-        description=(
-            "List the heading tree of one Markdown document (no bodies): each heading's heading_path, level, "
-            "start_line, end_line and tokens of its own text (the lines read_section returns), and "
-            "end_line_with_children and tokens_with_children including its subsections (what read_section with "
-            "include_subsections returns), plus the title, aliases, tags, description, dates and front-matter keys. Use it to pick the one section "
-            "to read_section instead of reading the file."
-        ),
-    )
-    tool(
-        get_links, name="get_links", title="Links and backlinks of one document", annotations=reader,
-        structured_output=False,
-        description=(
-            "List one Markdown document's outgoing links (wikilinks, embeds, relative Markdown links) and its "
-            "backlinks (links in other documents that lead to it), each with the section it sits in "
-            "(heading_path, line). An outgoing link has status resolved / no_heading / ambiguous / unresolved and, "
-            "when found, target_path and target_heading_path to pass to read_section (an ambiguous one lists its "
-            "candidates). 50 of each per page; "
-            "continue with offset=next_offset."
-        ),
-    )
-    tool(
-        list_documents, name="list_documents", title="List indexed documents", annotations=reader,
-        structured_output=False,
-        description=(
-            "List indexed Markdown documents (optionally under a folder or with given tags): path, title, sections, "
-            f"tokens, modified, tags; {LIST_PAGE_SIZE} per page, continue with offset=next_offset. Also returns index_status."
-        ),
-    )
-    tool(
-        index_directory, name="index_directory", title="Update the docs index", annotations=writer,
-        structured_output=False,
-        description=(
-            "Bring the index up to date for the docs root (or one folder in it): only changed files are "
-            "re-read. Call it when index_status.message asks for it or after editing docs. Returns counts, "
-            "warnings and files that could not be indexed. If a run is already in progress it answers at "
-            "once with in_progress=true."
-        ),
-    )
-    app = MCPServer(name=SERVER_NAME, title="Markdown Memory", version=__version__, instructions=INSTRUCTIONS,
-                    tools=list(tools.values()))
-    return app, tools
+    return {"read_section": read_section, "get_document_outline": get_document_outline, "get_links": get_links,
+            "list_documents": list_documents}
