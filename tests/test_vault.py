@@ -18,6 +18,7 @@ from conftest import EVAL_CORPUS, FIXTURES, require_eval_corpus
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
 from markdown_memory.mcp.runtime import Runtime
+from markdown_memory.models import SearchRequest
 
 VAULT = FIXTURES / "vault"
 BASH_FAMILY = {"bash", "sh", "shell", "zsh", "console", "shell-session", "shellsession", "terminal"}
@@ -224,13 +225,13 @@ def test_mcp_search_docs_and_list_documents_take_filters(vault: Path, tmp_path: 
         assert {"tags", "tags_mode", "kind", "lang"} <= set(props)
         assert "list_documents" in tools and "tags" in tools["list_documents"].parameters["properties"]
         error, body = _call(runtime, "search_docs", lambda: runtime.search_docs(
-            "restart", 5, None, 2000, kind="code", lang="sh"))
+            SearchRequest("restart", kind="code", lang="sh")))
         assert not error and body["results"]
         assert all(_fence_langs(h["content"]) & BASH_FAMILY for h in body["results"])
-        error, body = _call(runtime, "search_docs", lambda: runtime.search_docs("widget", 5, None, 2000, tags=["nope"]))
+        error, body = _call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("widget", tags=["nope"])))
         assert not error and body["results"] == [] and "filter tags matched nothing" in body["message"]
         assert "list_documents" in body["message"]  # the agent is told its own tool
-        error, body = _call(runtime, "search_docs", lambda: runtime.search_docs("widget", 5, None, 2000, kind="chart"))
+        error, body = _call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("widget", kind="chart")))
         assert error and "kind 'chart' is not one of" in body["error"]
         error, body = _call(runtime, "list_documents", lambda: runtime.list_documents(None, 0, ["project/alpha"]))
         assert not error and [d["path"] for d in body["documents"]] == ["daily/2024-05-01.md", "projects/alpha.md"]
