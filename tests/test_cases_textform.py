@@ -23,6 +23,7 @@ import pytest
 
 from markdown_memory.config import Settings
 from markdown_memory.mcp.runtime import Runtime
+from markdown_memory.models import SearchRequest
 from markdown_memory.text import match_form
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
@@ -87,7 +88,7 @@ class Mcp:
         return self.ok("get_document_outline", lambda: self.runtime.outline(path, None))
 
     def search(self, query: str, prefix: str | None = None) -> list[dict]:
-        return self.ok("search_docs", lambda: self.runtime.search_docs(query, 5, prefix, 2000))["results"]
+        return self.ok("search_docs", lambda: self.runtime.search_docs(SearchRequest(query, path_prefix=prefix)))["results"]
 
     def close(self) -> None:
         self.runtime.shutdown()
