@@ -17,7 +17,7 @@ PUBLIC = {
     "SectionText", "DocumentList", "DocumentEntry", "IndexStatus", "IndexReport", "MarkdownMemoryError",
     "ConfigError", "DocumentNotFoundError", "SectionNotFoundError", "PathOutsideRootError", "QueryError",
     "IndexBusyError", "EmbedderUnavailableError", "RootMismatchError", "DocsRootMissingError",
-    "DatabaseReadOnlyError",
+    "DatabaseReadOnlyError", "SearchRequest", "InvalidRequestError",
 }
 
 

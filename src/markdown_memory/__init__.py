@@ -1,9 +1,9 @@
 """markdown-memory: heading-addressed hybrid search over Markdown documentation.
 
-The public API is :class:`Engine` (one docs root: ``index``, ``search``, ``outline``,
-``read``, ``list_documents``, ``status``), configured by :class:`Settings`, returning the
-typed models of :mod:`markdown_memory.models` and raising the errors of
-:mod:`markdown_memory.errors`. The CLI (``cli.py``) and the MCP server (``mcp/``) are thin
+The public API is :class:`Engine` (one docs root: ``index``, ``search`` of a
+:class:`SearchRequest`, ``outline``, ``read``, ``list_documents``, ``status``), configured by
+:class:`Settings`, returning the typed models of :mod:`markdown_memory.models` and raising the
+errors of :mod:`markdown_memory.errors`. The CLI (``cli.py``) and the MCP server (``mcp/``) are thin
 adapters over it.
 
 Names are imported on first use (PEP 562), so ``import markdown_memory`` stays cheap for the
@@ -22,6 +22,7 @@ _EXPORTS = {
     "Engine": "engine",
     "Settings": "config",
     "Freshness": "models",
+    "SearchRequest": "models",
     "SearchAnswer": "models",
     "Hit": "models",
     "Outline": "models",
@@ -37,6 +38,7 @@ _EXPORTS = {
     "SectionNotFoundError": "errors",
     "PathOutsideRootError": "errors",
     "QueryError": "errors",
+    "InvalidRequestError": "errors",
     "IndexBusyError": "errors",
     "EmbedderUnavailableError": "errors",
     "RootMismatchError": "errors",
@@ -56,6 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
         DocumentNotFoundError,
         EmbedderUnavailableError,
         IndexBusyError,
+        InvalidRequestError,
         MarkdownMemoryError,
         PathOutsideRootError,
         QueryError,
@@ -72,6 +75,7 @@ if TYPE_CHECKING:  # pragma: no cover
         Outline,
         OutlineHeading,
         SearchAnswer,
+        SearchRequest,
         SectionText,
     )
 

@@ -29,6 +29,7 @@ from .files.walk import linked_part, stat_signature
 from .index.activity import IndexActivity
 from .index.indexer import Progress
 from .index.runs import IndexRuns
+from .index.scheduler import BackgroundIndexer, IndexHooks
 from .markdown.vault import vault_meta
 from .models import (
     LIST_PAGE_SIZE,
@@ -58,7 +59,6 @@ from .store.scope import Scope
 from .text import count_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .index.scheduler import IndexHooks
     from .store import Store
 
 log = logging.getLogger("markdown_memory.engine")
@@ -79,55 +79,37 @@ class Engine:
     ``embedder``: a loaded model to use instead of loading the configured preset (tests share
     one); without it a preset ``settings`` does not name is chosen by ``embed/choice.py``.
     ``background``: server mode (see module docstring). ``clock``: the monotonic clock of the
-    scheduler and the refresh throttle. ``vectors_in_memory``: KNN over the process's in-memory
-    quantized vectors (``store.VectorCache``) rather than sqlite-vec (default: in server mode).
-    The collaborators (database, model loader, scheduler, status reporter, ...) are private:
-    adapters use the methods and properties below.
+    scheduler and the refresh throttle. ``vectors_in_memory``: KNN over in-memory quantized
+    vectors (``store.VectorCache``), not sqlite-vec (default: in server mode). The collaborators
+    (database, model loader, scheduler, ...) are private: adapters use the methods below.
     """
 
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None, background: bool = False,
                  clock: Callable[[], float] = time.monotonic, vectors_in_memory: bool | None = None) -> None:
-        from .index.scheduler import BackgroundIndexer
         from .store import VectorCache
 
         # a preset nobody named is chosen here, from the database (embed/choice.py): the one place
         settings, chosen = resolve_embedder(settings) if embedder is None else (settings, None)
-        self._settings = settings
-        self._root: Path = settings.docs_root
+        self.settings = settings  # with the embedder preset chosen
+        self.root: Path = settings.docs_root
         self._database = Database(settings.docs_root, settings.db_path)
         self._loader = ModelLoader(settings.embedder, settings.threads, embedder=embedder, background=background)
         self._activity = IndexActivity()
         self._background = background
-        self._context = messages.Context(self._root, settings.embedder, background and settings.auto_index,
+        self._context = messages.Context(self.root, settings.embedder, background and settings.auto_index,
                                         agent=background, chosen=chosen, by_env=settings.embedder_by_env)
         self._reporter = StatusReporter(self._database, self._loader, self._activity, self._context)
-        in_memory = background if vectors_in_memory is None else vectors_in_memory
-        self._vector_cache = VectorCache() if in_memory else None
+        self._vector_cache = VectorCache() if (background if vectors_in_memory is None else vectors_in_memory) else None
         self._scheduler = BackgroundIndexer(self._index_hooks(), enabled=background and settings.auto_index, clock=clock)
         self._runs = IndexRuns(settings, self._database, self._loader, self._activity, clock=clock)
 
     def _index_hooks(self) -> IndexHooks:
-        """What a background scheduler calls (``index/scheduler.py``): whole-root index runs,
-        the stat probe of indexed files, closing a run thread's connection."""
-        from .index.scheduler import IndexHooks
-
-        def changed_files() -> dict[str, str]:
-            return {c.path: c.change for c in self._reporter.changed_files(limit=None)}
-
+        """What the background scheduler calls (``index/scheduler.py``)."""
         return IndexHooks(index=lambda wait, stop: self.index(wait_seconds=wait, should_stop=stop),
-                          changed_files=changed_files, close=self.close, activity=self._activity, root=self._root)
+                          changed_files=lambda: {c.path: c.change for c in self._reporter.changed_files(limit=None)},
+                          close=self.close, activity=self._activity, root=self.root)
 
     # -- resources ------------------------------------------------------------------------
-    @property
-    def settings(self) -> Settings:
-        """The settings this engine runs with (its embedder preset chosen, see ``embed/choice.py``)."""
-        return self._settings
-
-    @property
-    def root(self) -> Path:
-        """The docs root."""
-        return self._root
-
     @property
     def store(self) -> Store:
         """This thread's database connection (see ``Database.connection``)."""
@@ -144,18 +126,15 @@ class Engine:
 
     @property
     def stopping(self) -> bool:
-        """True once background work was asked to stop (:meth:`request_stop`): a run of this
-        process checks it at each file."""
+        """True once :meth:`request_stop` was called (pass it as an index run's ``should_stop``)."""
         return self._scheduler.stopping
 
     def request_stop(self) -> None:
-        """Ask running index runs (the background scheduler's, or one passing ``should_stop=
-        lambda: engine.stopping``) to stop at the next file; the next run resumes."""
+        """Ask running index runs to stop at the next file (the next run resumes)."""
         self._scheduler.request_stop()
 
     def load_model(self) -> Embedder | None:
-        """Load the configured embedding model now, in this thread (benchmarks use it so that
-        loading is not timed); None for the ``none`` preset."""
+        """Load the embedding model now, in this thread (None for the ``none`` preset)."""
         return self._loader.load()
 
     def indexed_paths(self) -> list[str]:
@@ -178,7 +157,7 @@ class Engine:
         if raw is None or not raw.strip():
             return None
         try:
-            rel = disk_spelling(self._root, normalise_request_path(raw, self._root).rstrip("/"))
+            rel = disk_spelling(self.root, normalise_request_path(raw, self.root).rstrip("/"))
         except DocumentNotFoundError:  # the root itself ("." or its absolute path)
             return None
         return rel or None
@@ -197,9 +176,9 @@ class Engine:
         target = None
         rel = self.subpath(directory)
         if rel is not None:
-            target, link = self._root / rel, linked_part(self._root, rel)  # links are never followed
+            target, link = self.root / rel, linked_part(self.root, rel)  # links are never followed
             if link is not None or not target.is_dir():
-                raise QueryError(messages.not_a_folder_to_index(str(directory), link, self._root))
+                raise QueryError(messages.not_a_folder_to_index(str(directory), link, self.root))
         if if_idle and self._activity.indexing:
             raise IndexBusyError("an index run is already in progress in this server")
         report = self._runs.index(target, force=force, wait_seconds=wait_seconds, progress=progress,
@@ -277,22 +256,16 @@ class Engine:
     def search(self, request: SearchRequest | str, *, freshness: Freshness = Freshness.FLAG,
                progress: Progress | None = None, already_sent: Container[str] | None = None,
                **fields: Any) -> SearchAnswer:
-        """Hybrid search (BM25 keyword + vector lists fused by RRF, see ``search/``) for
-        ``request`` (``models.SearchRequest``; a plain query string with the request's fields as
-        keywords is shorthand for ``SearchRequest(query, **fields)``): at most ``top_k`` hits,
-        whose section text fits ``max_tokens`` in rank order (later hits are pointers).
-        ``message`` says when nothing matched confidently, why search is keyword-only, which
-        hits are stale, that another process is indexing, or that the index is empty and how to
-        fill it. Filters (``search/filters.py``, ``store/scope.py``): ``tags`` (``tags_mode``
-        any/all; a tag matches its nested tags), block ``kind`` and code ``lang`` restrict what
-        is ranked; filters matching nothing give no hits and a message naming the filter.
-        ``already_sent``: ``search.section_key``s of texts this session already received (the
-        MCP server's session memory, ignored when the request says ``resend``): those hits come
-        as pointers marked ``already_sent``. A query longer than ``config.MAX_QUERY_CHARS``
-        characters is searched by its first ones and ``message`` says so
-        (``messages.query_cut``). Raises QueryError for an empty query or a bad filter value,
-        InvalidRequestError for a field out of bounds, QueryNotParsedError when the keyword
-        index rejects the query, PathOutsideRootError."""
+        """Hybrid search (BM25 + vector lists fused by RRF, ``search/``) for ``request`` (its fields:
+        ``models.SearchRequest``; a plain query with the fields as keywords is shorthand): at most
+        ``top_k`` hits whose text fits ``max_tokens`` in rank order (later hits are pointers).
+        ``message`` says when nothing matched confidently, why search is keyword-only, which hits
+        are stale, that another process is indexing, that the query was cut
+        (``config.MAX_QUERY_CHARS``), or that the index or a filter matches nothing.
+        ``already_sent``: ``search.section_key``s this session already received (ignored when the
+        request says ``resend``): those hits come as pointers marked ``already_sent``. Raises
+        QueryError (empty query, bad filter value), InvalidRequestError, QueryNotParsedError,
+        PathOutsideRootError."""
         if isinstance(request, str):
             request = SearchRequest(request, **fields)
         query, top_k, max_tokens = request.query, request.top_k, request.max_tokens
@@ -365,7 +338,7 @@ class Engine:
             message = self._reporter.keyword_only_cause()
             if message is None and other_build is not None:
                 message = messages.other_vectors(self._context, other_build)
-            if message is None and self._settings.embedder != "none":
+            if message is None and self.settings.embedder != "none":
                 message = messages.vectors_pending()
         if outcome.confidence == "none":
             note = self._reporter.empty_index_message() or messages.no_confident_match(outcome.absent)
@@ -378,12 +351,12 @@ class Engine:
         file changed on disk (or is on disk but not yet indexed), so reads never serve old text."""
         store = self.store
         try:
-            rel = resolve_document(file_path, self._root, store.indexed_paths())
+            rel = resolve_document(file_path, self.root, store.indexed_paths())
         except DocumentNotFoundError:
-            rel = disk_spelling(self._root, normalise_request_path(file_path, self._root))
+            rel = disk_spelling(self.root, normalise_request_path(file_path, self.root))
             self.refresh([rel])
             try:
-                rel = resolve_document(file_path, self._root, store.indexed_paths())
+                rel = resolve_document(file_path, self.root, store.indexed_paths())
             except DocumentNotFoundError as exc:
                 reason = store.failure_reason(rel)
                 if reason:
@@ -394,8 +367,8 @@ class Engine:
                 rel = named
         else:
             try:
-                st = os.stat(self._root / rel)
-                current = stat_signature(st) if os.access(self._root / rel, os.R_OK) else None
+                st = os.stat(self.root / rel)
+                current = stat_signature(st) if os.access(self.root / rel, os.R_OK) else None
             except OSError:
                 current = None
             if current != store.document_signature(rel):
@@ -486,7 +459,7 @@ class Engine:
         """The docs map (``reading.map``): every indexed document with its top headings and token
         counts, as llms.txt-style Markdown within ``max_tokens`` (coarser when it must be)."""
         self._prepare(freshness, "docs_map")
-        return build_map(self._root.name, self.store.document_headings(), max_tokens,
+        return build_map(self.root.name, self.store.document_headings(), max_tokens,
                          empty_note=self._reporter.empty_index_message())
 
     def status(self) -> IndexStatus:

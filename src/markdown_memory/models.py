@@ -70,23 +70,16 @@ class Freshness(StrEnum):
 
 
 # -- search ---------------------------------------------------------------------------------
-#: The bounds the adapters share (MCP schema, CLI flags, ``SearchRequest``): hits per search,
-#: the answer budget in tokens the adapters accept, and the documents of one ``list_documents``
-#: page. ``top_k`` has two limits, pinned by the recorded answers: a request (and the CLI) takes
-#: up to ``MAX_TOP_K``, the MCP tool up to ``TOOL_MAX_TOP_K`` (an agent's context is the scarcer
-#: resource); one limit for both is one line here plus re-recording one of the two.
-DEFAULT_TOP_K = 5
-MAX_TOP_K = 50
-TOOL_MAX_TOP_K = 20
-DEFAULT_MAX_TOKENS = 2000
-MIN_MAX_TOKENS = 200
-MAX_MAX_TOKENS = 20_000
+#: The bounds the adapters share (MCP schema, CLI flags, ``SearchRequest``). ``top_k`` has two, pinned by
+#: the recorded answers: a request and the CLI take up to ``MAX_TOP_K``, the MCP tool ``TOOL_MAX_TOP_K``
+#: (an agent's context is scarcer); one limit would be one line here and one re-recorded fixture.
+DEFAULT_TOP_K, MAX_TOP_K, TOOL_MAX_TOP_K = 5, 50, 20
+DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS = 2000, 200, 20_000
 LIST_PAGE_SIZE = 200
 
 
 def _whole(name: str, value: object, low: int, high: int | None) -> int:
-    """``value`` as an int in ``low..high`` (a float with no fraction counts); raises
-    InvalidRequestError naming the field otherwise."""
+    """``value`` as an int in ``low..high`` (a float without fraction counts), else InvalidRequestError."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and low <= value and (high is None or value <= high):
@@ -97,19 +90,14 @@ def _whole(name: str, value: object, low: int, high: int | None) -> int:
 
 @dataclass(frozen=True)
 class SearchRequest:
-    """What one search asks for, built once by each adapter and passed to ``Engine.search``.
-
-    ``query``: words, a phrase or an identifier (not blank; one longer than
-    ``config.MAX_QUERY_CHARS`` is searched by its first characters and the answer says so);
-    ``top_k``: at most this many hits, 1..``MAX_TOP_K``; ``max_tokens``: the budget of the whole
-    answer in tokens, at least 1 (the adapters accept ``MIN_MAX_TOKENS``..``MAX_MAX_TOKENS``);
-    ``path_prefix``: a folder or path relative to the docs root; ``tags`` (``tags_mode`` "any" |
-    "all"), ``kind`` and ``lang``: filters, whose values ``search/filters.py`` checks;
-    ``resend``: send the texts this session already received again (the engine then ignores
-    the session memory it is given). Raises QueryError for a blank query and
-    InvalidRequestError for a ``top_k`` or ``max_tokens`` out of bounds. A new request field
-    goes here, in the adapters that build a request (``mcp/tools.py``, ``cli.py``) and in
-    ``Engine.search``."""
+    """One search, built once by each adapter and passed to ``Engine.search``: ``query`` (not
+    blank; past ``config.MAX_QUERY_CHARS`` only its start is searched and the answer says so),
+    ``top_k`` hits (1..``MAX_TOP_K``), ``max_tokens`` for the whole answer (>= 1), filters
+    (``path_prefix`` relative to the docs root; ``tags``, a list or one comma/space-separated
+    string, with ``tags_mode`` "any" | "all"; ``kind``; ``lang``: checked by
+    ``search/filters.py``), ``resend`` (send texts the session already received again). Raises
+    QueryError for a blank query, InvalidRequestError for a bound. A new field goes here, in
+    ``Engine.search`` and in the adapters that build a request (``mcp/tools.py``, ``cli.py``)."""
 
     query: str
     top_k: int = DEFAULT_TOP_K
@@ -124,7 +112,6 @@ class SearchRequest:
     def __init__(self, query: str, *, top_k: int = DEFAULT_TOP_K, max_tokens: int = DEFAULT_MAX_TOKENS,
                  path_prefix: str | None = None, tags: Iterable[str] | str | None = None, tags_mode: str = "any",
                  kind: str | None = None, lang: str | None = None, resend: bool = False) -> None:
-        """``tags``: a list, or one string of comma- or space-separated tags (as the CLI takes them)."""
         if not isinstance(query, str) or not query.strip():
             raise QueryError("query is empty; pass words, a phrase or an identifier to search for")
         fields = {"query": query, "top_k": _whole("top_k", top_k, 1, MAX_TOP_K),
