@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -59,9 +58,8 @@ def test_search_docs_matches_engine_top1_within_budget_on_eval_corpus(tmp_path: 
             direct = engine.search(q["query"]).to_dict()["results"]
             assert [(h["file_path"], h["heading_path"]) for h in hits[:1]] == \
                    [(h["file_path"], h["heading_path"]) for h in direct[:1]], q["id"]
-            # first_correct reads a hit's attributes: the wire dicts are read the same way
-            server_top1 += harness.first_correct([SimpleNamespace(**h) for h in hits], q["expect"]) == 0
-            engine_top1 += harness.first_correct([SimpleNamespace(**h) for h in direct], q["expect"]) == 0
+            server_top1 += harness.first_correct(hits, q["expect"]) == 0
+            engine_top1 += harness.first_correct(direct, q["expect"]) == 0
     finally:
         client.close()
         engine.close()

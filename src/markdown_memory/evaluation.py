@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,13 +146,14 @@ def load_queries(path: Path, ids: Iterable[str] | None = None, limit: int | None
     return out[:limit] if limit else out
 
 
-def first_correct(results: Sequence[Hit], expect: list[dict[str, Any]]) -> int | None:
-    """0-based position of the first hit whose file is an expected path and whose line range
-    holds its line; None: none is."""
+def first_correct(results: Sequence[Hit | Mapping[str, Any]], expect: list[dict[str, Any]]) -> int | None:
+    """0-based position of the first hit (a ``models.Hit``, or the wire shape of an MCP answer's
+    hit) whose file is an expected path and whose line range holds its line; None: none is."""
     for i, hit in enumerate(results):
-        for e in expect:
-            if hit.file_path == e["path"] and hit.start_line <= e["line"] <= hit.end_line:
-                return i
+        where = (hit["file_path"], hit["start_line"], hit["end_line"]) if isinstance(hit, Mapping) else (
+            hit.file_path, hit.start_line, hit.end_line)
+        if any(where[0] == e["path"] and where[1] <= e["line"] <= where[2] for e in expect):
+            return i
     return None
 
 
