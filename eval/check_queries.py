@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-TYPES = {"paraphrase", "identifier", "howto", "table", "code", "navigation", "page", "negative"}
+TYPES = {"paraphrase", "identifier", "howto", "table", "code", "navigation", "page", "negative", "cjk"}
 ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
