@@ -274,3 +274,25 @@ def test_eval_reads_expected_paths_as_read_does_and_names_why_a_file_is_not_inde
     assert "not a Markdown extension (.md" in by_id["txt"]["unusable"]["notes.txt:1"]
     assert "excluded by an ignore file" in by_id["ign"]["unusable"]["secret.md:3"]
     assert not any("warnings say why" in why for r in by_id.values() for why in r["unusable"].values())
+
+
+def test_eval_puts_each_miss_in_its_bucket(docs_root, tmp_path, run):
+    """The miss taxonomy a user reads: the port question labelled with another section of the
+    troubleshooting page (its first hit) is a wrong-section miss, in --json and in the report."""
+    sibling = {"id": "sibling", "query": PORT, "type": "howto",
+               "expect": [{"path": "ops/troubleshooting.md", "line": 10, "heading": "Uploads are slow"}]}
+    questions = _write(tmp_path / "questions.jsonl", QUESTIONS + [sibling])
+    data = json.loads(run("--embedder", "minilm", "eval", str(questions), "--docs-dir", str(docs_root),
+                          "--json").stdout)
+    by_id = {r["id"]: r for r in data["results"]}
+    assert by_id["port"]["bucket"] is None and by_id["bread"]["bucket"] is None
+    assert by_id["sibling"]["bucket"] == "wrong_section"
+    assert by_id["wrong"]["bucket"] in ("lower", "file_no_section", "file_absent")  # another file came first
+    buckets = data["summary"]["overall"]["buckets"]
+    assert sum(buckets.values()) == 2 and buckets["wrong_section"] == 1
+    assert data["summary"]["howto"]["buckets"]["wrong_section"] == 1
+    out = run("--embedder", "minilm", "eval", str(questions), "--docs-dir", str(docs_root)).stdout
+    overall = next(line for line in out.splitlines() if line.startswith("overall") and len(line.split()) == 7)
+    assert overall.split()[1:4] == ["4", "2"] + [str(buckets["file_absent"])]
+    listed = out[out.index("-- wrong_section (1):"):]
+    assert listed.splitlines()[1].startswith("[sibling howto]")
