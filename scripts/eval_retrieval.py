@@ -36,7 +36,7 @@ from typing import Any
 from markdown_memory.config import EMBEDDER_CHOICES, Settings
 from markdown_memory.engine import Engine
 from markdown_memory.errors import MarkdownMemoryError
-from markdown_memory.eval_taxonomy import BUCKETS, format_buckets, format_misses_by_bucket
+from markdown_memory.eval_taxonomy import BUCKETS, format_buckets, format_misses_by_bucket, miss_ids
 from markdown_memory.evaluation import (  # noqa: F401  (re-exported: tests/test_eval_quick.py)
     MAX_TOKENS,
     QUALITY,
@@ -129,6 +129,7 @@ def _entry(s: dict[str, Any], ranks: bool) -> dict[str, Any]:
     if ranks:
         out["ranks"] = {r.id: r.rank for r in s["results"]}
     else:
+        out["misses"] = miss_ids(s["results"])
         out["queries"] = [r.to_dict() for r in s["results"]]
     return out
 

@@ -291,8 +291,41 @@ def test_eval_puts_each_miss_in_its_bucket(docs_root, tmp_path, run):
     buckets = data["summary"]["overall"]["buckets"]
     assert sum(buckets.values()) == 2 and buckets["wrong_section"] == 1
     assert data["summary"]["howto"]["buckets"]["wrong_section"] == 1
+    assert data["misses"]["wrong_section"] == ["sibling"] and data["misses"][by_id["wrong"]["bucket"]] == ["wrong"]
     out = run("--embedder", "minilm", "eval", str(questions), "--docs-dir", str(docs_root)).stdout
     overall = next(line for line in out.splitlines() if line.startswith("overall") and len(line.split()) == 7)
     assert overall.split()[1:4] == ["4", "2"] + [str(buckets["file_absent"])]
     listed = out[out.index("-- wrong_section (1):"):]
     assert listed.splitlines()[1].startswith("[sibling howto]")
+
+
+def test_harness_prints_the_buckets_and_writes_runs_compare_runs_reads(docs_root, tmp_path, capsys):
+    """scripts/eval_retrieval.py: the bucket table per set, the overall buckets side by side, each
+    miss under its bucket with --show-misses; its --json-out is what scripts/compare_runs.py
+    pairs (a run against itself: no difference)."""
+    script = _script()
+    sibling = {"id": "sibling", "query": PORT, "type": "howto",
+               "expect": [{"path": "ops/troubleshooting.md", "line": 10}]}
+    questions = _write(tmp_path / "questions.jsonl", QUESTIONS + [sibling])
+    out_json = tmp_path / "run.json"
+    argv = ["--embedder", "none", "--db-dir", str(tmp_path / "dbs"), "--show-misses", "--json-out", str(out_json),
+            "--set", f"guide={docs_root}:{questions}", "--set", f"again={docs_root}:{questions}"]
+    assert script.main(argv) == 0
+    out = capsys.readouterr().out
+    run = json.loads(out_json.read_text())["sets"]["guide"]
+    by_bucket: dict[str, list[str]] = {}
+    for q in run["queries"]:
+        if q["bucket"]:
+            by_bucket.setdefault(q["bucket"], []).append(q["id"])
+    assert {b: ids for b, ids in run["misses"].items() if ids} == by_bucket and by_bucket
+    for bucket, ids in by_bucket.items():
+        assert f"-- {bucket} ({len(ids)}):" in out
+        assert run["summary"]["overall"]["buckets"][bucket] == len(ids)
+    assert any(line.startswith("wrong_sectio") for line in out.splitlines())  # the side-by-side rows
+    spec = importlib.util.spec_from_file_location("compare_runs_from_eval_test", REPO / "scripts" / "compare_runs.py")
+    compare_runs = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = compare_runs
+    spec.loader.exec_module(compare_runs)
+    loaded = compare_runs.load_run(out_json)
+    result = compare_runs.compare([(loaded, loaded)])
+    assert result["pooled"]["n"] == 8 and result["pooled"]["mrr10"]["interval"] == [0.0, 0.0]

@@ -36,7 +36,7 @@ def run(engine: Any, args: argparse.Namespace, progress: Any) -> int:
     """Index, score, print. ``progress``: the CLI's progress bar (called during indexing, then
     ``finish()``). Raises QuestionsFileError for a bad questions file (before indexing)."""
     from . import messages
-    from .eval_taxonomy import format_buckets, format_misses_by_bucket
+    from .eval_taxonomy import format_buckets, format_misses_by_bucket, miss_ids
     from .evaluation import format_table, is_miss, load_queries, run_queries, summarise
 
     path = Path(args.questions)
@@ -48,7 +48,7 @@ def run(engine: Any, args: argparse.Namespace, progress: Any) -> int:
     status = engine.status()
     data = {
         "questions": str(path), "root": str(engine.root), "embedder": engine.settings.embedder,
-        "keyword_only": status.keyword_only, "summary": summary, "results": [r.to_dict() for r in results],
+        "keyword_only": status.keyword_only, "summary": summary, "misses": miss_ids(results), "results": [r.to_dict() for r in results],
     }
     if args.json:
         sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")

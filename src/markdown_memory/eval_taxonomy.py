@@ -66,6 +66,16 @@ def bucket_counts(results: Iterable[_Scored]) -> dict[str, int]:
     return counts
 
 
+def miss_ids(results: Iterable[_Scored]) -> dict[str, list[str]]:
+    """``{bucket: ids of the results in it, in their order}`` for every bucket (empty lists
+    included): the ``misses`` object of ``--json``."""
+    out: dict[str, list[str]] = {b: [] for b in BUCKETS}
+    for r in results:
+        if r.bucket is not None:
+            out[r.bucket].append(r.id)
+    return out
+
+
 def format_buckets(summary: Mapping[str, Any]) -> str:
     """The bucket counts of every group of an ``evaluation.summarise`` summary that has them, one
     line per group: ``misses`` (their total) then each bucket."""
