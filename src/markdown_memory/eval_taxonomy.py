@@ -15,8 +15,7 @@ condition, exhaustive):
    met, a missing file say, lands here too).
 
 An *answering section* is a hit whose file is an expected path and whose line range holds that
-expectation's line (``evaluation.first_correct``). Hits are in the wire shape
-(``Hit.to_dict()``: ``file_path``, ``start_line``, ``end_line``).
+expectation's line (``evaluation.first_correct``, the one place that decides it).
 """
 
 from __future__ import annotations
@@ -37,22 +36,27 @@ class _Scored(Protocol):
     def negative(self) -> bool: ...
 
 
-def _answers(hit: Mapping[str, Any], expect: Sequence[Mapping[str, Any]]) -> bool:
-    return any(hit["file_path"] == e["path"] and hit["start_line"] <= e["line"] <= hit["end_line"] for e in expect)
+def _file(hit: Any) -> str:
+    """A hit's ``file_path``, whether it is in the wire shape (a dict) or a ``models.Hit``."""
+    return str(hit["file_path"] if isinstance(hit, Mapping) else hit.file_path)
 
 
-def miss_bucket(hits: Sequence[Mapping[str, Any]], expect: Sequence[Mapping[str, Any]]) -> str | None:
+def miss_bucket(hits: Sequence[Any], expect: Sequence[Mapping[str, Any]]) -> str | None:
     """The bucket (module docstring) of a question with expectations ``expect`` (``path``,
-    ``line``) answered by the ranked ``hits`` (best first, the top k); None when it is no miss:
-    a negative (``expect`` empty) or a first hit that answers."""
-    if not expect or (hits and _answers(hits[0], expect)):
+    ``line``) answered by the ranked ``hits`` (best first, the top k; as
+    ``evaluation.first_correct`` reads them, which decides what answers); None when it is no
+    miss: a negative (``expect`` empty) or a first hit that answers."""
+    from .evaluation import first_correct
+
+    answer = first_correct(list(hits), [dict(e) for e in expect])
+    if not expect or answer == 0:
         return None
     files = {e["path"] for e in expect}
-    if hits and hits[0]["file_path"] in files:
+    if hits and _file(hits[0]) in files:
         return "wrong_section"
-    if any(_answers(h, expect) for h in hits):
+    if answer is not None:
         return "lower"
-    if any(h["file_path"] in files for h in hits):
+    if any(_file(h) in files for h in hits):
         return "file_no_section"
     return "file_absent"
 
