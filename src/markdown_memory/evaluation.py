@@ -28,7 +28,9 @@ answerable questions:
 * ``high_n`` / ``high_precision``: answers with ``confidence: "high"`` and the share of them
   whose first hit is correct (None when there is none);
 * ``p50_ms`` latency of the default call, ``p50_tokens`` estimated tokens of the answer as the
-  MCP tool returns it.
+  MCP tool returns it;
+* ``buckets``: the group's misses (first hit not an answering section) per bucket of
+  :mod:`.eval_taxonomy` (``file_absent``, ``file_no_section``, ``wrong_section``, ``lower``).
 
 ``negative``: ``flagged_none``, the share of negatives answered ``confidence: "none"``.
 ``confidence``: ``high`` precision over every question, negatives included (a ``high`` answer to
@@ -48,6 +50,7 @@ from typing import Any
 
 from . import messages
 from .errors import MarkdownMemoryError, QuestionsFileError
+from .eval_taxonomy import bucket_counts, miss_bucket
 from .models import Freshness, SearchAnswer
 from .search.rank import cjk_share
 from .text import count_tokens
@@ -81,6 +84,7 @@ class QueryResult:
     doc_lang: str = ""  # "zh" when the expected page is mostly CJK text, else "en"
     missing: list[str] = field(default_factory=list)
     unusable: dict[str, str] = field(default_factory=dict)
+    bucket: str | None = None  # eval_taxonomy.miss_bucket of the top-10 list (None: no miss)
 
     @property
     def negative(self) -> bool:
@@ -308,6 +312,7 @@ def run_queries(engine: Any, queries: list[dict[str, Any]]) -> list[QueryResult]
         wide = [h.to_dict() for h in engine.search(q["query"], top_k=WIDE_K, max_tokens=MAX_TOKENS,
                                                    freshness=Freshness.FLAG).results]
         r.rank = first_correct(wide, r.expect)
+        r.bucket = miss_bucket(wide, r.expect)
         r.top = [
             {k: h.get(k) for k in ("file_path", "heading_path", "start_line", "end_line", "score", "matched_by")}
             | {"content": "content" in h}
@@ -356,6 +361,7 @@ def summarise(results: list[QueryResult]) -> dict[str, Any]:
             **_high(rs),
             "p50_ms": round(percentile((r.latency_ms for r in rs), 0.5), 1),
             "p50_tokens": statistics.median(r.tokens for r in rs),
+            "buckets": bucket_counts(rs),
         }
     neg = [r for r in results if r.negative]
     if neg:

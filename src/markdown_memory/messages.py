@@ -347,6 +347,10 @@ EVAL_LEGEND = ("top1: the first hit is right; R@5: a right hit among the first 5
                "first right hit in the top 10; inhit: the right hit carries its text; none+: answerable but "
                "answered confidence none; high/hiprec: answers with confidence high and the share of them "
                "whose first hit is right; p50tok: median tokens of an answer as an agent receives it")
+EVAL_BUCKET_LEGEND = ("misses (answerable, first hit not the answering section), one bucket each: "
+                      "file_absent: no expected file in the top 10; file_no_section: an expected file in the "
+                      "top 10, none of its hits answers; wrong_section: an expected file first, a wrong section "
+                      "of it (takes precedence); lower: another file first, the answering section lower in the top 10")
 
 
 def progress_line(phase: str, done: int, total: int, rate: float, seconds_left: float | None) -> str:
