@@ -15,7 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from ..embed.base import Embedder
+from ..embed.base import Embedder, batch_order_lengths
 from ..embed.onnx_runtime import CALLS_IN_FLIGHT
 from ..markdown import ParsedDocument
 from ..markdown.passages import embed_body, pack_runs, run_text
@@ -166,8 +166,7 @@ def embed_pending(
             store.refresh_section_vectors(done, sums)
         _forget(sums, done)
     keys = list(texts)
-    sort_lengths = getattr(embedder, "sort_lengths", None)  # token counts, for presets that pad batches
-    lengths = sort_lengths([texts[k] for k in keys]) if sort_lengths else [len(texts[k]) for k in keys]
+    lengths = batch_order_lengths(embedder, [texts[k] for k in keys])
     keys = [keys[i] for i in sorted(range(len(keys)), key=lengths.__getitem__)]
     total = len(keys)
     goal = sum(own[k] for k in keys)  # progress counts passages given a fresh vector, as the report does
