@@ -28,7 +28,7 @@ from .embed.loader import ModelLoader
 from .errors import DiskFullError, DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
 from .files.walk import linked_part, stat_signature
 from .index.activity import IndexActivity
-from .index.indexer import Progress
+from .index.embedding import Progress
 from .index.runs import IndexRuns
 from .markdown.vault import vault_meta
 from .models import (

@@ -120,7 +120,8 @@ class E5Embedder:
         """float32 ``[384]`` unit vector of ``"query: " + query``."""
         with self._lock:
             vector = self.model.query([query])
-        return np.asarray(vector, dtype=np.float32).reshape(-1, DIMENSION)[0]
+        row: np.ndarray = np.asarray(vector, dtype=np.float32).reshape(-1, DIMENSION)[0]
+        return row
 
 
 def load_e5(threads: int | None = None) -> E5Embedder:

@@ -79,6 +79,7 @@ class GemmaEmbedder:
         feed = {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask}
         if self._feed_types:
             feed["token_type_ids"] = batch.token_type_ids
+        pooled: np.ndarray
         (pooled,) = self.session.run(["sentence_embedding"], feed)
         return pooled
 
@@ -95,7 +96,8 @@ class GemmaEmbedder:
 
     def embed_query(self, query: str) -> np.ndarray:
         """float32 ``[768]`` unit vector of ``QUERY_PREFIX + query``."""
-        return self.embed_texts([QUERY_PREFIX + query])[0]
+        row: np.ndarray = self.embed_texts([QUERY_PREFIX + query])[0]
+        return row
 
 
 def gemma_weights_id(manifest: Manifest) -> str:

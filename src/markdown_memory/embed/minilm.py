@@ -192,7 +192,8 @@ class MiniLMEmbedder:
 
     def embed_query(self, query: str) -> np.ndarray:
         """float32 ``[384]`` unit vector of the plain query."""
-        return self.embed_texts([query])[0]
+        row: np.ndarray = self.embed_texts([query])[0]
+        return row
 
 
 def expected_minilm_weights_id() -> str | None:
