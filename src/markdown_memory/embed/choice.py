@@ -100,5 +100,5 @@ def other_vectors(configured: str, weights_id: str) -> OtherVectors:
     from ..messages import OtherVectors
 
     maker = preset_of_weights_id(weights_id)
-    maker_loads = bool(maker) and maker != configured and usable(maker or "")
+    maker_loads = maker is not None and maker != configured and usable(maker)
     return OtherVectors(weights_id, maker, usable(configured), maker_loads)

@@ -1,10 +1,10 @@
 """The embedding presets: one registry that config, loading, download, ranking and messages read.
 
 A :class:`Preset` holds what is known about a preset without loading anything (its name, the
-prefix of the ``weights_id`` its vectors carry, whether ``--download-model`` fetches it, what
-ranking needs to know about its vectors) and names the module under ``embed/`` that implements
-it (:class:`PresetModule`: load, expected weights id, presence check, download summary; the
-prompts are that module's embedder's ``document_text`` / ``embed_query``).
+prefix of the ``weights_id`` its vectors carry, what ranking needs to know about its vectors)
+and names the module under ``embed/`` that implements it (:class:`PresetModule`: load,
+expected weights id, presence check, ``--download-model``'s fetch or check; the prompts are that
+module's embedder's ``document_text`` / ``embed_query``, part of what its ``weights_id`` pins).
 
 This module imports nothing from the package (no numpy, no onnxruntime): the CLI, the config
 and the MCP handshake read it. Adding a preset: write ``embed/<module>.py`` implementing
@@ -54,16 +54,14 @@ class Preset:
     ``name``: what ``--embedder`` / ``MARKDOWN_MEMORY_EMBEDDER`` say; ``module``: the module of
     ``embed/`` implementing :class:`PresetModule`; ``weights_prefix``: every ``weights_id`` of
     its vectors starts with it (how a stored index tells which preset made it);
-    ``downloads``: ``--download-model`` fetches its files from the Hub (else they ship as a
-    Python package); ``multilingual``: its vectors understand queries in other languages than
-    English, CJK included (ranking keeps vectors for them); ``vector_bar``: the cosine a vector
-    hit must reach to count as a confident answer (ranking).
+    ``multilingual``: its vectors understand queries in other languages than English, CJK
+    included (ranking keeps vectors for them); ``vector_bar``: the cosine a vector hit must
+    reach to count as a confident answer (ranking).
     """
 
     name: str
     module: str
     weights_prefix: str
-    downloads: bool = False
     multilingual: bool = False
     vector_bar: float = 0.5
 
@@ -74,7 +72,7 @@ class Preset:
 
 #: Every preset by name, in the order ``--embedder`` lists them (``none`` follows: no preset).
 PRESETS: dict[str, Preset] = {p.name: p for p in (
-    Preset("embeddinggemma", "gemma", "embeddinggemma-", downloads=True, multilingual=True),
+    Preset("embeddinggemma", "gemma", "embeddinggemma-", multilingual=True),
     Preset("minilm", "minilm", "minilm-"),
     Preset("multilingual-e5", "e5", "multilingual-e5-", multilingual=True),
 )}
