@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING
 from . import messages
 from .config import MAX_QUERY_CHARS, Settings
 from .embed.base import Embedder
+from .embed.choice import other_vectors
 from .embed.choice import resolve as resolve_embedder
 from .embed.loader import ModelLoader
 from .errors import DiskFullError, DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
 from .files.walk import linked_part, stat_signature
 from .index.activity import IndexActivity
-from .index.indexer import Progress
+from .index.embedding import Progress
 from .index.runs import IndexRuns
 from .markdown.vault import vault_meta
 from .models import (
@@ -313,7 +314,7 @@ class Engine:
             self.loader.note_keyword_only()
             message = self.reporter.keyword_only_cause()
             if message is None and other_build is not None:
-                message = messages.other_vectors(self.context, other_build)
+                message = messages.other_vectors(self.context, other_vectors(self.context.embedder, other_build))
             if message is None and self.settings.embedder != "none":
                 message = messages.vectors_pending()
         if outcome.confidence == "none":

@@ -220,10 +220,10 @@ def not_indexed_reason(engine: Any, rel: str) -> str | None:
     """Why the file ``rel`` (on disk under the root) is not indexed, when knowable: not a
     Markdown extension, the index run's recorded reason (size limit, not text...), or left out
     by an ignore file, a hidden or pruned folder or an exclude pattern (``files.walk.walk_one``)."""
-    from .files.walk import is_markdown_name, walk_one
+    from .files.walk import MARKDOWN_SUFFIXES, is_markdown_name, walk_one
 
     if not is_markdown_name(rel.rsplit("/", 1)[-1]):
-        return messages.eval_not_markdown()
+        return messages.eval_not_markdown(MARKDOWN_SUFFIXES)
     recorded = engine.store.failure_reason(rel)
     if recorded:
         return str(recorded)

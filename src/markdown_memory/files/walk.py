@@ -43,6 +43,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pathspec
 
@@ -158,7 +159,7 @@ IGNORE_FILES = (".gitignore", ".markdown-memory-ignore")
 MAX_IGNORE_BYTES = 1024 * 1024
 
 
-def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:
+def _ignore_spec(directory: Path) -> pathspec.PathSpec[Any] | None:
     """The patterns of ``directory``'s ignore files. Like git, a symlinked ignore file is not
     followed; a FIFO or device under that name is not read (opened without blocking, judged by
     ``fstat``), so it can neither stall nor flood the walk."""
@@ -189,7 +190,7 @@ def walk_markdown(root: Path, exclude: list[str] | None = None, start: Path | No
     seen_real: set[str] = set()
     pending_links: list[tuple[str, Path]] = []
     # Apply .gitignore files of the folders between root and start.
-    specs: list[tuple[str, pathspec.PathSpec]] = []
+    specs: list[tuple[str, pathspec.PathSpec[Any]]] = []
     top = start or root
     rel_top = "" if top == root else top.relative_to(root).as_posix()
     if rel_top:
@@ -222,7 +223,7 @@ def _screen_names(result: WalkResult) -> None:
     result.skipped = [(printable_path(rel), why) for rel, why in result.skipped]
 
 
-def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]], extra: pathspec.PathSpec | None) -> bool:
+def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec[Any]]], extra: pathspec.PathSpec[Any] | None) -> bool:
     """Git's verdict on one path whose parent folders are not excluded (the walk enters only
     those): ``specs`` are (folder, patterns) from the root down; the deepest one with a line
     matching the path itself decides, its last matching line winning (module docstring)."""
@@ -237,7 +238,7 @@ def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]],
     return False
 
 
-def _last_match(spec: pathspec.PathSpec, candidate: str) -> bool | None:
+def _last_match(spec: pathspec.PathSpec[Any], candidate: str) -> bool | None:
     """True (excluded) / False (re-included by ``!``) by the last line of ``spec`` that matches
     ``candidate`` itself; None when no line does. A match through pathspec's directory mark
     (the ``/`` after a folder, then anything below it) names a parent folder, not the path:
@@ -265,8 +266,8 @@ def _last_match(spec: pathspec.PathSpec, candidate: str) -> bool | None:
 def _walk_dir(
     directory: Path,
     rel_dir: str,
-    specs: list[tuple[str, pathspec.PathSpec]],
-    extra: pathspec.PathSpec | None,
+    specs: list[tuple[str, pathspec.PathSpec[Any]]],
+    extra: pathspec.PathSpec[Any] | None,
     result: WalkResult,
     seen_real: set[str],
     pending_links: list[tuple[str, Path]],
@@ -401,7 +402,7 @@ def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntr
     if not parts or not is_markdown_name(parts[-1]) or any(p in ("..", ".") for p in parts) or not name_is_text(rel):
         return ""
     extra = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
-    specs: list[tuple[str, pathspec.PathSpec]] = []
+    specs: list[tuple[str, pathspec.PathSpec[Any]]] = []
     directory = root
     for k, name in enumerate(parts[:-1]):
         spec = _ignore_spec(directory)

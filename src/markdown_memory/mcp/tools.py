@@ -75,7 +75,7 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
 
     from .. import __version__
     from ..config import MAX_QUERY_CHARS
-    from .server import INSTRUCTIONS, SERVER_NAME
+    from .identity import INSTRUCTIONS, SERVER_NAME
 
     tools: dict[str, Tool] = {}
 

@@ -140,7 +140,9 @@ def all_links(store: Store) -> list[LinkRow]:
 def link_sides(store: Store) -> list[LinkSides]:
     """Every stored link's id, document, written sides and target document, by id (plain
     tuples in ``LinkSides`` order: thousands are read per refresh)."""
-    return store.conn.execute("SELECT id, doc_id, first, second, target_doc_id FROM links ORDER BY id").fetchall()
+    rows: list[LinkSides] = store.conn.execute(
+        "SELECT id, doc_id, first, second, target_doc_id FROM links ORDER BY id").fetchall()
+    return rows
 
 
 def links_by_id(store: Store, ids: Sequence[int]) -> list[LinkRow]:
