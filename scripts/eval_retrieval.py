@@ -36,7 +36,7 @@ from typing import Any
 from markdown_memory.config import EMBEDDER_CHOICES, Settings
 from markdown_memory.engine import Engine
 from markdown_memory.errors import MarkdownMemoryError
-from markdown_memory.eval_taxonomy import BUCKETS, format_buckets, format_misses_by_bucket, miss_ids
+from markdown_memory.eval_taxonomy import BUCKETS, format_buckets, miss_ids
 from markdown_memory.evaluation import (  # noqa: F401  (re-exported: tests/test_eval_quick.py)
     MAX_TOKENS,
     QUALITY,
@@ -46,6 +46,7 @@ from markdown_memory.evaluation import (  # noqa: F401  (re-exported: tests/test
     compare,
     first_correct,
     format_misses,
+    format_misses_by_bucket,
     format_table,
     load_queries,
     page_language,

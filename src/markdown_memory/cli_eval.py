@@ -36,8 +36,8 @@ def run(engine: Any, args: argparse.Namespace, progress: Any) -> int:
     """Index, score, print. ``progress``: the CLI's progress bar (called during indexing, then
     ``finish()``). Raises QuestionsFileError for a bad questions file (before indexing)."""
     from . import messages
-    from .eval_taxonomy import format_buckets, format_misses_by_bucket, miss_ids
-    from .evaluation import format_table, is_miss, load_queries, run_queries, summarise
+    from .eval_taxonomy import format_buckets, miss_ids
+    from .evaluation import format_misses_by_bucket, format_table, is_miss, load_queries, run_queries, summarise
 
     path = Path(args.questions)
     queries = load_queries(path)

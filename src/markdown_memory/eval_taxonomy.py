@@ -15,7 +15,7 @@ condition, exhaustive):
    met, a missing file say, lands here too).
 
 An *answering section* is a hit whose file is an expected path and whose line range holds that
-expectation's line (``evaluation.first_correct``, the one place that decides it).
+expectation's line (``first_correct``, the one place that decides it).
 """
 
 from __future__ import annotations
@@ -41,13 +41,21 @@ def _file(hit: Any) -> str:
     return str(hit["file_path"] if isinstance(hit, Mapping) else hit.file_path)
 
 
+def first_correct(results: list[dict[str, Any]], expect: list[dict[str, Any]]) -> int | None:
+    """0-based position of the first hit (wire shape: ``Hit.to_dict()`` or an MCP answer's
+    hits) whose file is an expected path and whose line range holds its line; None: none is."""
+    for i, hit in enumerate(results):
+        for e in expect:
+            if hit["file_path"] == e["path"] and hit["start_line"] <= e["line"] <= hit["end_line"]:
+                return i
+    return None
+
+
 def miss_bucket(hits: Sequence[Any], expect: Sequence[Mapping[str, Any]]) -> str | None:
     """The bucket (module docstring) of a question with expectations ``expect`` (``path``,
     ``line``) answered by the ranked ``hits`` (best first, the top k; as
-    ``evaluation.first_correct`` reads them, which decides what answers); None when it is no
+    ``first_correct`` reads them, which decides what answers); None when it is no
     miss: a negative (``expect`` empty) or a first hit that answers."""
-    from .evaluation import first_correct
-
     answer = first_correct(list(hits), [dict(e) for e in expect])
     if not expect or answer == 0:
         return None
@@ -92,26 +100,3 @@ def format_buckets(summary: Mapping[str, Any]) -> str:
         lines.append(f"{name:<12} {m['n']:>3} {sum(buckets.values()):>6}"
                      + "".join(f" {buckets[b]:>15}" for b in BUCKETS))
     return "\n".join(lines)
-
-
-def misses_by_bucket(results: Sequence[_Scored]) -> dict[str, list[Any]]:
-    """The results of each bucket (``BUCKETS`` order, empty buckets left out), then ``other``:
-    listed misses no bucket holds (a negative not flagged none, a right first hit without its
-    text), as ``evaluation.is_miss`` says."""
-    from .evaluation import is_miss
-
-    out: dict[str, list[Any]] = {b: [r for r in results if r.bucket == b] for b in BUCKETS}
-    out["other"] = [r for r in results if r.bucket is None and is_miss(r)]  # type: ignore[arg-type]
-    return {b: rs for b, rs in out.items() if rs}
-
-
-def format_misses_by_bucket(results: Sequence[Any]) -> str:
-    """Every listed miss under its bucket's heading (``bucket (n):``), each as
-    ``evaluation.format_misses`` prints it."""
-    from .evaluation import format_misses
-
-    parts = []
-    for bucket, rs in misses_by_bucket(results).items():
-        parts.append(f"-- {bucket} ({len(rs)}):")
-        parts.append(format_misses(rs))
-    return "\n".join(parts)

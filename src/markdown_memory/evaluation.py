@@ -50,7 +50,7 @@ from typing import Any
 
 from . import messages
 from .errors import MarkdownMemoryError, QuestionsFileError
-from .eval_taxonomy import bucket_counts, miss_bucket
+from .eval_taxonomy import BUCKETS, bucket_counts, first_correct, miss_bucket
 from .models import Freshness, SearchAnswer
 from .search.rank import cjk_share
 from .text import count_tokens
@@ -148,16 +148,6 @@ def load_queries(path: Path, ids: Iterable[str] | None = None, limit: int | None
     if not out and not wanted and not tops:
         raise QuestionsFileError(messages.no_questions(str(path)))
     return out[:limit] if limit else out
-
-
-def first_correct(results: list[dict[str, Any]], expect: list[dict[str, Any]]) -> int | None:
-    """0-based position of the first hit (wire shape: ``Hit.to_dict()`` or an MCP answer's
-    hits) whose file is an expected path and whose line range holds its line; None: none is."""
-    for i, hit in enumerate(results):
-        for e in expect:
-            if hit["file_path"] == e["path"] and hit["start_line"] <= e["line"] <= hit["end_line"]:
-                return i
-    return None
 
 
 def answer_tokens(answer: SearchAnswer) -> int:
@@ -457,3 +447,22 @@ def compare(summary: dict[str, Any], baseline: dict[str, Any], margin: float = 0
             if metric in old and new.get(metric, 0.0) < old[metric] - noise:
                 failures.append(f"{name}.{metric}: {new[metric]:.3f} < baseline {old[metric]:.3f} (noise {noise:.3f})")
     return failures
+
+
+def misses_by_bucket(results: Sequence[QueryResult]) -> dict[str, list[Any]]:
+    """The results of each bucket (``BUCKETS`` order, empty buckets left out), then ``other``:
+    listed misses no bucket holds (a negative not flagged none, a right first hit without its
+    text), as ``evaluation.is_miss`` says."""
+    out: dict[str, list[Any]] = {b: [r for r in results if r.bucket == b] for b in BUCKETS}
+    out["other"] = [r for r in results if r.bucket is None and is_miss(r)]
+    return {b: rs for b, rs in out.items() if rs}
+
+
+def format_misses_by_bucket(results: Sequence[Any]) -> str:
+    """Every listed miss under its bucket's heading (``bucket (n):``), each as
+    ``evaluation.format_misses`` prints it."""
+    parts = []
+    for bucket, rs in misses_by_bucket(results).items():
+        parts.append(f"-- {bucket} ({len(rs)}):")
+        parts.append(format_misses(rs))
+    return "\n".join(parts)
