@@ -43,7 +43,7 @@ from .confidence import Confidence, breadcrumb_names_query, confidence
 from .cues import asks_about_changes, boost_identifier, cjk_share, pasted, release_notes, strong_identifier
 from .query import AnalysedQuery, stem_prefix
 from .siblings import unique_text, with_shared_parents
-from .signals import Pool, active, fuse, gather
+from .signals import SIGNALS, Pool, Signal, active, fuse, gather
 from .tuning import ENGLISH_ONLY, TUNING, ModelTraits, Tuning
 
 __all__ = ["Candidate", "Ranking", "absent_names", "asks_about_changes", "boost_identifier", "cjk_share",
@@ -82,18 +82,20 @@ def rank(
     vector_cache: VectorCache | None = None,
     model: ModelTraits = ENGLISH_ONLY,
     tuning: Tuning = TUNING,
+    signals: tuple[Signal, ...] = SIGNALS,
 ) -> Ranking:
     """Gather, describe and fuse the candidates of ``query``; at most ``3 * top_k`` are
     returned. ``qvec``: the query vector (None: keyword-only); ``model``: the embedding model's
     traits (``tuning.model_traits``); ``vector_cache``: see ``store.VectorCache`` (None: KNN
-    through vec0). Raises QueryNotParsedError when FTS5 rejects the query."""
+    through vec0); ``tuning``: weights, bars and the signals switched off; ``signals``: the
+    signal table (``signals.SIGNALS``; every name needs a weight in ``tuning``). Raises QueryNotParsedError when FTS5 rejects the query."""
     if qvec is not None and not model.multilingual and cjk_share(query.text) >= tuning.cjk_vector_share:
         qvec = None  # an English-only model embeds CJK text as noise: rank by keywords alone
     pool = Pool(store, query, path_prefix, qvec, vector_cache, tuning)
-    signals = active(tuning)
-    gather(pool, signals)
+    on = active(tuning, signals)
+    gather(pool, on)
     facts = _describe(pool)
-    fuse(pool, signals)
+    fuse(pool, on)
     ordered = unique_text(sorted(pool.live(), key=lambda c: -c.score))
     ordered = with_shared_parents(store, ordered, tuning)
     if isinstance(path_prefix, Scope) and path_prefix.blocks:  # a joining parent may lack the block asked for
