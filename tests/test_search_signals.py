@@ -76,3 +76,17 @@ def test_every_signal_has_a_weight():
         assert TUNING.weight(signal.name) > 0, signal.name
 
 
+
+
+def test_switching_off_an_unknown_signal_is_an_error_not_a_silent_no_op(store):
+    with pytest.raises(ValueError, match="no ranking signal named keywords"):
+        rank(store, analyse("blue lagoon"), None, top_k=5, tuning=TUNING.without("keywords"))
+
+
+def test_a_tuning_stays_frozen_when_given_a_dict_of_weights():
+    weights = {**TUNING.weights, "keyword": 3.0}
+    tuning = replace(TUNING, weights=weights)
+    weights["keyword"] = 9.0
+    assert tuning.weight("keyword") == 3.0
+    with pytest.raises(TypeError):
+        tuning.weights["keyword"] = 1.0  # type: ignore[index]

@@ -174,7 +174,11 @@ SIGNALS: tuple[Signal, ...] = (
 
 
 def active(tuning: Tuning, signals: tuple[Signal, ...] = SIGNALS) -> list[Signal]:
-    """The signals ``tuning`` leaves on, in table order."""
+    """The signals ``tuning`` leaves on, in table order. Raises ValueError when ``tuning``
+    switches off a name that is not in ``signals`` (a misspelt ablation would change nothing)."""
+    unknown = sorted(tuning.disabled - {s.name for s in signals})
+    if unknown:
+        raise ValueError(f"no ranking signal named {', '.join(unknown)}; the signals are {', '.join(s.name for s in signals)}")
     return [s for s in signals if tuning.enabled(s.name)]
 
 

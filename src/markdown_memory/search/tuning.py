@@ -75,6 +75,10 @@ class Tuning:
     keyword_coverage_bar: float = 0.3
     min_covered: int = 2
 
+    def __post_init__(self) -> None:
+        # a frozen value: a weights dict passed in (``replace(TUNING, weights={...})``) is copied read-only
+        object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
+
     def weight(self, signal: str) -> float:
         """The fusion weight of ``signal``; KeyError for a name without a weight."""
         return self.weights[signal]
