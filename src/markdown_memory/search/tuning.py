@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from ..embed.presets import PRESETS
+
 #: Weight of each signal's list in the RRF fusion, by signal name (``search/signals.py``).
 #: ``exact`` counts twice: an exact hit beats semantic look-alikes; ``definition`` likewise: a
 #: reference entry outranks the many pages that only mention its identifier; ``coverage`` is
@@ -107,15 +109,10 @@ class ModelTraits:
 ENGLISH_ONLY = ModelTraits()
 
 
-# Seam for embed's Preset registry: once a preset carries ``multilingual`` and its vector bar,
-# the searcher passes them as ``ModelTraits`` and this table goes. No other ranking code names
-# a preset.
-_MULTILINGUAL = frozenset({"embeddinggemma", "multilingual-e5"})
-_VECTOR_BAR = {"minilm": 0.5, "embeddinggemma": 0.5}
-
-
 def model_traits(embedder_name: str | None) -> ModelTraits:
-    """``ModelTraits`` of the preset named ``embedder_name`` (None or unknown: English-only,
-    the tuning's bar)."""
-    name = embedder_name or ""
-    return ModelTraits(multilingual=name in _MULTILINGUAL, vector_bar=_VECTOR_BAR.get(name))
+    """``ModelTraits`` of the preset named ``embedder_name``, read from the preset registry
+    (None, ``none`` or unknown: English-only, the tuning's bar)."""
+    preset = PRESETS.get(embedder_name or "")
+    if preset is None:
+        return ENGLISH_ONLY
+    return ModelTraits(multilingual=preset.multilingual, vector_bar=preset.vector_bar)
