@@ -30,12 +30,10 @@ from ..embed.base import Embedder
 from ..files.read import FileRefused, read_entry
 from ..files.walk import WalkEntry, name_is_text, walk_markdown, walk_one
 from ..markdown import parse_document
-from ..markdown.vault import document_names, vault_meta
 from ..models import IndexReport
 from ..reading.links import relink, relink_documents
-from ..store import Store, StoredDocument
+from ..store import DocumentFile, Store, StoredDocument
 from ..store.errors import is_disk_full
-from ..text import count_tokens, elide_data_uris
 from .embedding import Progress, embed_pending, passage_keys, reuse_identical_vectors
 
 log = logging.getLogger("markdown_memory.indexer")
@@ -119,23 +117,8 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
 
     Returns (sections, passages, vectors reused from the old version)."""
     doc = parse_document(text, rel)
-    sha = hashlib.sha256(data).hexdigest()
-    record = {
-        "path": rel,
-        "sha256": sha,
-        "size": signature[0],
-        "mtime_ns": signature[1],
-        "ctime_ns": signature[2],
-        "title": doc.title,
-        "metadata": doc.metadata,
-        "warnings": warnings + doc.warnings,
-        "line_count": doc.line_count,
-        "tokens": count_tokens(elide_data_uris(text)),
-        "indexed_at": time.time(),
-        "vault": (vault := vault_meta(doc.metadata, doc.passages)),
-        "names": document_names(doc.title, doc.metadata, vault),
-    }
-    keyed = list(zip(doc.passages, passage_keys(doc)))
+    file = DocumentFile(rel, hashlib.sha256(data).hexdigest(), signature, time.time(), tuple(warnings))
+    keys = passage_keys(doc)
     reused = 0
     with store.transaction():
         old_vectors: dict[str, bytes] = {}
@@ -145,7 +128,7 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
         if old_id is not None:
             old_vectors = store.old_vectors(old_id)
             store.delete_document(old_id)
-        doc_id = store.insert_document(record, doc.sections, keyed, doc.links, doc.block_ids)
+        doc_id = store.insert_document(file, doc, keys)
         if old_vectors:
             pairs = [(pid, old_vectors[key]) for pid, key in store.passage_embed_keys(doc_id) if key in old_vectors]
             store.attach_vectors(pairs)

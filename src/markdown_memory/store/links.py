@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..models import Link
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..markdown.links import RawLink
     from .connection import Store
 
 DDL = """
@@ -108,7 +109,7 @@ def ensure_tables(store: Store) -> None:
             store.conn.execute(statement)
 
 
-def insert_links(store: Store, doc_id: int, section_ids: Sequence[int], links: Iterable[Any],
+def insert_links(store: Store, doc_id: int, section_ids: Sequence[int], links: Iterable[RawLink],
                  block_ids: Iterable[tuple[int, str]]) -> None:
     """Store a parsed document's ``markdown.links.RawLink`` objects and ``(section index, id)``
     block ids; ``section_ids``: the new ids of its sections in order. Call inside a transaction."""

@@ -17,6 +17,7 @@ from . import fts
 from .common import marks
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..markdown.parse import Section
     from .connection import Store
 
 
@@ -114,8 +115,8 @@ def section_count(store: Store) -> int:
 
 
 def insert_sections(store: Store, doc_id: int, doc_title: str, metadata: dict[str, Any],
-                    parsed: Iterable[Any]) -> list[int]:
-    """Insert parse.Section objects of document ``doc_id`` (in order) and their keyword rows;
+                    parsed: Iterable[Section]) -> list[int]:
+    """Insert ``markdown.Section`` objects of document ``doc_id`` (in order) and their keyword rows;
     the first also carries the front-matter keywords (``fts.front_matter_keywords``). Returns
     the new section ids in the same order. Call inside a transaction."""
     section_ids: list[int] = []
