@@ -238,7 +238,7 @@ def insert_document(store: Store, file: DocumentFile, doc: ParsedDocument, embed
         ),
     )
     doc_id = int(cur.lastrowid)
-    section_ids = sections.insert_sections(store, doc_id, doc.title, doc.metadata, doc.sections)
+    section_ids = sections.insert_sections(store, doc_id, doc)
     passages.insert_passages(store, doc_id, section_ids, zip(doc.passages, embed_keys, strict=True))
     tags.insert_vault(store, doc_id, section_ids, doc.names, doc.vault.tags)
     links.insert_links(store, doc_id, section_ids, doc.links, doc.block_ids)
