@@ -21,7 +21,7 @@ import pytest
 
 from markdown_memory.markdown import parse_document
 from markdown_memory.store import Store, is_corruption, is_transient
-from markdown_memory.store.testing import consistency_problems
+from markdown_memory.store.testing import consistency_problems, peek_count, peek_meta
 
 N_DOCS = 300
 MIN_KILLS = 20
@@ -71,16 +71,7 @@ def start_index(root: Path, db: Path, embedder: str, force: bool) -> subprocess.
 
 def embedded_count(db: Path) -> int:
     """Passages with a stored vector, read without a lock (0 while the database is absent or busy)."""
-    import sqlite3
-
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
-        try:
-            return int(conn.execute("SELECT count(*) FROM passages WHERE has_vector = 1").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
+    return peek_count(db, "embedded")
 
 
 def test_sigkill_loop_leaves_whole_documents_and_the_next_run_completes(tmp_path, minilm):
@@ -250,7 +241,6 @@ def test_status_after_a_killed_run_never_claims_verified_coverage(tmp_path, make
     """Regression (tester): after a first run SIGKILLed while embedding, `status` read
     'coverage verified; never indexed': the walk and parse had completed, the run had not.
     Coverage is verified only by a run that finished; the next finished run verifies it."""
-    import sqlite3
 
     root = tmp_path / "docs"
     root.mkdir()
@@ -259,14 +249,7 @@ def test_status_after_a_killed_run_never_claims_verified_coverage(tmp_path, make
     db = tmp_path / "index.db"
 
     def walk_recorded() -> bool:
-        try:
-            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
-            try:
-                return conn.execute("SELECT value FROM meta WHERE key = 'walk_complete'").fetchone() == ("1",)
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            return False
+        return peek_meta(db, "walk_complete") == "1"
 
     proc = start_index(root, db, "minilm", force=False)
     deadline = time.monotonic() + 120

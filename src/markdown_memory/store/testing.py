@@ -101,3 +101,45 @@ def check_file(db: Path) -> FileCheck:
                          one("SELECT count(*) FROM sections"), one("SELECT count(*) FROM failures"))
     finally:
         conn.close()
+
+
+_PEEKS = {
+    "documents": "SELECT count(*) FROM documents",
+    "embedded": "SELECT count(*) FROM passages WHERE has_vector = 1",
+}
+
+
+def peek_count(db: Path, what: str) -> int:
+    """How many ``what`` (``"documents"`` or ``"embedded"`` passages) ``db`` holds, read-only
+    without a lock while another process may write it (0 while it is absent or busy)."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
+        try:
+            return int(conn.execute(_PEEKS[what]).fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def peek_meta(db: Path, key: str) -> str | None:
+    """The ``meta`` value ``key`` of ``db``, read as ``peek_count`` reads (None when absent or busy)."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return str(row[0]) if row else None
+
+
+def peek_paths(db: Path) -> list[str]:
+    """Every document path ``db`` holds, sorted, read with plain ``sqlite3`` (no ``Store``, so
+    nothing is bound, migrated or recovered)."""
+    conn = sqlite3.connect(db)
+    try:
+        return [r[0] for r in conn.execute("SELECT path FROM documents ORDER BY path")]
+    finally:
+        conn.close()
