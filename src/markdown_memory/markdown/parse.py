@@ -23,7 +23,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..text import count_tokens, elide_data_uris, match_form
-from .frontmatter import detect_front_matter
+from .frontmatter import Metadata, detect_front_matter
 from .inline import html_plain_text, inline_plain_text
 from .links import RawLink, extract_links
 from .nesting import MAX_NESTING, parse_without_cuts, record_cuts
@@ -93,7 +93,7 @@ class ParsedDocument:
     name a line each."""
 
     title: str
-    metadata: dict[str, Any]
+    metadata: Metadata
     front_matter_end: int
     line_count: int
     sections: list[Section]

@@ -19,6 +19,7 @@ from .common import bound_chunks, delete_rowids, like_under, marks
 from .scope import Scope, document_clause
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..markdown.frontmatter import Metadata
     from ..markdown.parse import ParsedDocument
     from .connection import Store
 
@@ -48,7 +49,7 @@ class DocumentHeader:
     id: int
     path: str
     title: str
-    metadata: dict[str, Any]
+    metadata: Metadata
 
 
 @dataclass(frozen=True)

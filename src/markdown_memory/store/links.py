@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..models import Link
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..markdown.frontmatter import Metadata
     from ..markdown.links import RawLink
     from .connection import Store
 
@@ -89,7 +90,7 @@ class DocumentName(NamedTuple):
 
     id: int
     path: str
-    metadata: dict[str, Any]
+    metadata: Metadata
 
 
 class HeadingRow(NamedTuple):
