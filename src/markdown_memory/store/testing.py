@@ -21,6 +21,7 @@ class StoredPassage(NamedTuple):
     ``has_vector`` False while it waits for its embedding."""
 
     id: int
+    section_id: int
     path: str
     heading_path: str
     kind: str
@@ -39,12 +40,12 @@ def stored_passages(store: Store, paths: str | Iterable[str] | None = None) -> l
         wanted = [paths] if isinstance(paths, str) else list(paths)
         where, params = f"WHERE d.path IN ({', '.join('?' * len(wanted))}) ", wanted
     rows = store.conn.execute(
-        "SELECT p.id, d.path, s.heading_path, p.kind, p.start_line, p.end_line, p.text, p.embed_key, p.has_vector "
+        "SELECT p.id, p.section_id, d.path, s.heading_path, p.kind, p.start_line, p.end_line, p.text, p.embed_key, p.has_vector "
         "FROM passages p JOIN sections s ON s.id = p.section_id JOIN documents d ON d.id = p.doc_id "
         f"{where}ORDER BY d.path, p.start_line, p.id",
         params,
     ).fetchall()
-    return [StoredPassage(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8])) for r in rows]
+    return [StoredPassage(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], bool(r[9])) for r in rows]
 
 
 def stored_texts(store: Store) -> dict[str, list[str]]:
@@ -143,3 +144,21 @@ def peek_paths(db: Path) -> list[str]:
         return [r[0] for r in conn.execute("SELECT path FROM documents ORDER BY path")]
     finally:
         conn.close()
+
+
+def stored_vectors(store: Store) -> tuple[dict[int, list[bytes]], dict[int, bytes]]:
+    """(``{section id: [float32 blob of each of its embedded passages]}``, ``{section id: its
+    section vector}``) as stored in the vec tables (needs them: ``store.has_vec_tables()``)."""
+    by_section: dict[int, list[bytes]] = {}
+    for sid, blob in store.conn.execute("SELECT p.section_id, v.embedding FROM passages p "
+                                        "JOIN vec_passages v ON v.rowid = p.id"):
+        by_section.setdefault(sid, []).append(blob)
+    sections = {int(r[0]): r[1] for r in store.conn.execute("SELECT rowid, embedding FROM vec_sections")}
+    return by_section, sections
+
+
+def vector_rows(store: Store) -> int:
+    """How many rows the passage vector table holds (0 without the vec tables)."""
+    if not store.has_vec_tables():
+        return 0
+    return int(store.conn.execute("SELECT count(*) FROM vec_passages").fetchone()[0])
