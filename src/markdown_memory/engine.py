@@ -40,8 +40,6 @@ from .models import (
     IndexStatus,
     Links,
     Outline,
-    OutlineHeading,
-    Preamble,
     SearchAnswer,
     SectionText,
 )
@@ -369,10 +367,10 @@ class Engine:
         doc_id, rel, title, metadata = self._document(file_path)
         preamble, nodes = outline_nodes(self.store.sections_of(doc_id))
         if max_depth is not None:
-            nodes = [n for n in nodes if n["heading_path"].count(" > ") + 1 <= max_depth]
+            nodes = [n for n in nodes if n.heading_path.count(" > ") + 1 <= max_depth]
         vault = vault_meta(metadata, ())
-        return Outline(rel, title, tuple(sorted(metadata)), Preamble(**preamble) if preamble else None,
-                       tuple(OutlineHeading(**n) for n in nodes), tuple(self.store.tags_of([doc_id]).get(doc_id, ())),
+        return Outline(rel, title, tuple(sorted(metadata)), preamble,
+                       tuple(nodes), tuple(self.store.tags_of([doc_id]).get(doc_id, ())),
                        vault.aliases, vault.description, vault.date, vault.updated)
 
     def read(self, file_path: str, heading_path: str, *, include_subsections: bool = False, cursor: int = 0,

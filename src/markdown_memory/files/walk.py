@@ -41,11 +41,13 @@ import errno
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pathspec
+
+from .failure import Failure, FailureKind
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd", ".mkdn", ".mdown", ".mkdown", ".mdwn")
 #: Extensions of Markdown dialects that are not indexed; files with them are reported.
@@ -74,7 +76,7 @@ class WalkEntry:
 @dataclass
 class WalkResult:
     files: list[WalkEntry] = field(default_factory=list)
-    problems: list[tuple[str, str]] = field(default_factory=list)  # (rel path, reason)
+    problems: list[Failure] = field(default_factory=list)  # kind: UNREADABLE, SPECIAL or SYMLINK
     #: files left out by policy, not by failure (rel path as ``printable_path``, message)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     complete: bool = True
@@ -131,6 +133,13 @@ def skipped_markdown_like(name: str) -> str | None:
         if lower.endswith(suffix):
             return f"{suffix} files are not indexed (only {', '.join(MARKDOWN_SUFFIXES)}); rename it to .md to index it"
     return None
+
+
+def _os_failure(rel: str, exc: OSError) -> Failure:
+    """The walk's failure for an OSError on ``rel``: a link loop (ELOOP) is a symbolic link the
+    walk does not follow, anything else leaves the path unreadable."""
+    kind = FailureKind.SYMLINK if exc.errno == errno.ELOOP else FailureKind.UNREADABLE
+    return Failure(rel, kind, describe_os_error(exc))
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -219,7 +228,7 @@ def _screen_names(result: WalkResult) -> None:
             why = UNDECODABLE_NAME if not name_is_text(entry.rel.rsplit("/", 1)[-1]) else UNDECODABLE_FOLDER
             result.skipped.append((printable_path(entry.rel), why))
     result.files = kept
-    result.problems = [(printable_path(rel), why) for rel, why in result.problems]
+    result.problems = [replace(f, path=printable_path(f.path)) for f in result.problems]
     result.skipped = [(printable_path(rel), why) for rel, why in result.skipped]
 
 
@@ -277,7 +286,7 @@ def _walk_dir(
         with os.scandir(directory) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
-        result.problems.append((rel_dir or ".", describe_os_error(exc)))
+        result.problems.append(_os_failure(rel_dir or ".", exc))
         result.complete = False
         return
     if rel_dir:
@@ -315,15 +324,15 @@ def _walk_dir(
                 continue
             st = entry.stat(follow_symlinks=False)
         except OSError as exc:
-            result.problems.append((rel, describe_os_error(exc)))
+            result.problems.append(_os_failure(rel, exc))
             continue
         if not stat.S_ISREG(st.st_mode):
-            result.problems.append((rel, special_file_reason(st.st_mode)))
+            result.problems.append(Failure(rel, FailureKind.SPECIAL, special_file_reason(st.st_mode)))
             continue
         if not os.access(entry.path, os.R_OK):
             # Caught here, not only at open(): a chmod leaves size and mtime alone, so the
             # indexer would otherwise keep serving the old text of a now-unreadable file.
-            result.problems.append((rel, describe_os_error(PermissionError(errno.EACCES, "permission denied"))))
+            result.problems.append(_os_failure(rel, PermissionError(errno.EACCES, "permission denied")))
             continue
         # Symlinked folders are never followed, so a walked file's real path is the root's real
         # path plus its relative path: no realpath() call per file.
@@ -338,25 +347,26 @@ def _add_link(root_real: Path, rel: str, path: Path, result: WalkResult, seen_re
     inside = target == str(root_real) or target.startswith(str(root_real) + os.sep)
     if os.path.isdir(target):
         where = "inside" if inside else "outside"
-        result.problems.append(
-            (rel, f"symbolic link to a folder {where} the docs root; not followed (each real file is indexed once)")
-        )
+        result.problems.append(Failure(
+            rel, FailureKind.SYMLINK,
+            f"symbolic link to a folder {where} the docs root; not followed (each real file is indexed once)",
+        ))
         return
     try:
         st = os.stat(path)
     except OSError as exc:
-        result.problems.append((rel, f"dangling symbolic link: {describe_os_error(exc)}"))
+        result.problems.append(Failure(rel, FailureKind.SYMLINK, f"dangling symbolic link: {describe_os_error(exc)}"))
         return
     if not inside:
-        result.problems.append((rel, "symbolic link to a file outside the docs root; not indexed"))
+        result.problems.append(Failure(rel, FailureKind.SYMLINK, "symbolic link to a file outside the docs root; not indexed"))
         return
     if target in seen_real:
         return  # the real file is indexed under its own path
     if not stat.S_ISREG(st.st_mode):
-        result.problems.append((rel, special_file_reason(st.st_mode)))
+        result.problems.append(Failure(rel, FailureKind.SPECIAL, special_file_reason(st.st_mode)))
         return
     if not os.access(path, os.R_OK):
-        result.problems.append((rel, describe_os_error(PermissionError(errno.EACCES, "permission denied"))))
+        result.problems.append(_os_failure(rel, PermissionError(errno.EACCES, "permission denied")))
         return
     seen_real.add(target)
     result.files.append(WalkEntry(rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, str(root_real),
@@ -435,7 +445,7 @@ def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntr
         # read names it instead of "no indexed document".
         verdict = WalkResult(root_real=os.path.realpath(root))
         _add_link(Path(verdict.root_real), rel, path, verdict, set())
-        return verdict.problems[0][1] if verdict.problems else ""
+        return verdict.problems[0].message if verdict.problems else ""
     if not stat.S_ISREG(st.st_mode):
         return special_file_reason(st.st_mode)
     if not os.access(path, os.R_OK):
