@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -97,7 +97,9 @@ def check_file(db: Path) -> FileCheck:
     """Open ``db`` with plain ``sqlite3`` (no lock taken, no recovery) and check it."""
     conn = sqlite3.connect(db)
     try:
-        one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+        def one(sql: str) -> Any:
+            return conn.execute(sql).fetchone()[0]
+
         return FileCheck(one("PRAGMA integrity_check"), one("SELECT count(*) FROM documents"),
                          one("SELECT count(*) FROM sections"), one("SELECT count(*) FROM failures"))
     finally:
