@@ -4,7 +4,8 @@
 The scoring lives in ``markdown_memory.evaluation`` (the same one ``markdown-memory eval``
 uses; its docstring and docs/evaluation.md give the questions format and every figure): Top-1,
 Recall@5, MRR@10, answer inside a hit with text, answer tokens and latency, per query type and
-``cjk/*``, ``lang/zh>zh``, ``lang/cross``; negatives flagged ``confidence == "none"``; precision
+``cjk/*``, ``lang/zh>zh``, ``lang/cross``; each miss's bucket (``markdown_memory.eval_taxonomy``:
+file_absent, file_no_section, wrong_section, lower) counted per group; negatives flagged ``confidence == "none"``; precision
 of ``confidence == "high"`` (share of high answers whose top hit is correct).
 
 Several dev sets: ``--set NAME=CORPUS:QUERIES`` (repeatable) scores each and prints a table per
@@ -35,6 +36,7 @@ from typing import Any
 from markdown_memory.config import EMBEDDER_CHOICES, Settings
 from markdown_memory.engine import Engine
 from markdown_memory.errors import MarkdownMemoryError
+from markdown_memory.eval_taxonomy import BUCKETS, format_buckets, miss_ids
 from markdown_memory.evaluation import (  # noqa: F401  (re-exported: tests/test_eval_quick.py)
     MAX_TOKENS,
     QUALITY,
@@ -44,6 +46,7 @@ from markdown_memory.evaluation import (  # noqa: F401  (re-exported: tests/test
     compare,
     first_correct,
     format_misses,
+    format_misses_by_bucket,
     format_table,
     load_queries,
     page_language,
@@ -112,6 +115,9 @@ def side_by_side(scored: list[dict[str, Any]]) -> str:
     high = [s["summary"].get("confidence", {}).get("high_precision") for s in scored]
     for label, values in (("neg flagged", flagged), ("high prec", high)):
         lines.append(f"{label:<12}" + "".join(f" {'-' if v is None else format(v, '.1%'):>24}" for v in values))
+    for bucket in BUCKETS:  # the overall misses of each taxonomy bucket (markdown_memory.eval_taxonomy)
+        counts = [s["summary"].get("overall", {}).get("buckets", {}).get(bucket) for s in scored]
+        lines.append(f"{bucket[:12]:<12}" + "".join(f" {'-' if c is None else c:>24}" for c in counts))
     return "\n".join(lines)
 
 
@@ -120,6 +126,7 @@ def _entry(s: dict[str, Any], ranks: bool) -> dict[str, Any]:
     if ranks:
         out["ranks"] = {r.id: r.rank for r in s["results"]}
     else:
+        out["misses"] = miss_ids(s["results"])
         out["queries"] = [r.to_dict() for r in s["results"]]
     return out
 
@@ -186,9 +193,10 @@ def main(argv: list[str] | None = None) -> int:
         scored.append(s)
         print(s["header"])
         print(format_table(s["summary"]))
+        print(format_buckets(s["summary"]))
         if args.show_misses:
             print()
-            print(format_misses(s["results"]))
+            print(format_misses_by_bucket(s["results"]))
         print()
     if len(scored) > 1:
         print(side_by_side(scored))

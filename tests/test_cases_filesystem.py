@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from markdown_memory.store.testing import stored_passages
+
 CASES = Path(__file__).parent / "fixtures" / "cases"
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
@@ -69,23 +71,16 @@ def test_case_019_incremental_index_reports_delete_rename_edit(notes_019, make_e
     assert first.added == 4
     for query, path in (("ghosttoken777", "alpha.md"), ("renametoken42", "beta.md"), ("oldphrase-kiwi", "gamma.md")):
         assert keyword_paths(engine.search(query)) == [path]
-    ids_before = engine.store.conn.execute(
-        "SELECT p.id FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.path = 'delta.md' ORDER BY p.id"
-    ).fetchall()
+    ids_before = sorted(p.id for p in stored_passages(engine.store, "delta.md"))
     time.sleep(0.01)  # distinct mtimes on coarse clocks
     for step in ("delete", "rename", "edit"):
         scenario(notes_019, step)
     report = engine.index()
     assert (report.added, report.removed, report.updated, report.unchanged) == (1, 2, 1, 1)
     assert not report.failed and not report.warnings
-    ids_after = engine.store.conn.execute(
-        "SELECT p.id FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.path = 'delta.md' ORDER BY p.id"
-    ).fetchall()
+    ids_after = sorted(p.id for p in stored_passages(engine.store, "delta.md"))
     assert ids_after == ids_before  # unchanged file: same passages, not re-embedded
-    changed = engine.store.conn.execute(
-        "SELECT count(*) FROM passages p JOIN documents d ON d.id = p.doc_id "
-        "WHERE d.path IN ('archive/beta-renamed.md', 'gamma.md')"
-    ).fetchone()[0]
+    changed = len(stored_passages(engine.store, ["archive/beta-renamed.md", "gamma.md"]))
     assert report.vectors_embedded + report.vectors_reused == changed
     assert "alpha.md" not in paths_of(engine.search("ghosttoken777"))
     assert keyword_paths(engine.search("renametoken42")) == ["archive/beta-renamed.md"]

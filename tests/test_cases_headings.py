@@ -16,6 +16,7 @@ import pytest
 from markdown_memory.config import Settings
 from markdown_memory.markdown.parse import parse_document, split_lines
 from markdown_memory.mcp.runtime import Runtime
+from markdown_memory.store.testing import stored_passages
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
 C012 = "012-headings-with-inline-markup"
@@ -88,10 +89,7 @@ def test_case_012_read_by_the_plain_breadcrumb_and_by_the_raw_markdown(engine_01
 
 
 def test_case_012_no_heading_text_becomes_a_body_passage(engine_012):
-    rows = engine_012.store.conn.execute(
-        "SELECT p.text FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.path = 'input.md'"
-    ).fetchall()
-    texts = {r[0].strip() for r in rows}
+    texts = {p.text.strip() for p in stored_passages(engine_012.store, "input.md")}
     assert not texts & {"--no-cache", "`--no-cache`", "--no-color", "Release notes", "logo Branding"}
 
 

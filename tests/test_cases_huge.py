@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from markdown_memory.markdown import parse_document
 from markdown_memory.markdown.passages import MAX_EMBED_TEXTS, MAX_PASSAGE_CHARS, pack_runs, run_text
 from markdown_memory.reading.sections import page
+from markdown_memory.store.testing import stored_passages
 from markdown_memory.text import count_tokens
 from test_server import McpClient, server_env
 
@@ -70,10 +71,8 @@ def _is_section(got: str, heading: str) -> bool:
 
 def _passages(engine, rel: str) -> list[tuple[str, str, int, int, str, str]]:
     """(heading_path, kind, start_line, end_line, text, embed_key) of every passage of ``rel``."""
-    return [tuple(r) for r in engine.store.conn.execute(
-        "SELECT s.heading_path, p.kind, p.start_line, p.end_line, p.text, p.embed_key FROM passages p "
-        "JOIN sections s ON s.id = p.section_id JOIN documents d ON d.id = p.doc_id WHERE d.path = ? "
-        "ORDER BY p.start_line", (rel,)).fetchall()]
+    return [(p.heading_path, p.kind, p.start_line, p.end_line, p.text, p.embed_key)
+            for p in stored_passages(engine.store, rel)]
 
 
 # -- CLI --------------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from markdown_memory.store.testing import stored_passages, stored_texts
+
 CASES = Path(__file__).parent / "fixtures" / "cases"
 
 
@@ -48,13 +50,7 @@ def first_hit(engine, query: str) -> tuple[str, str]:
 
 def passages(engine, path: str) -> list[tuple[str, str, int, int, str]]:
     """(section heading_path, kind, start_line, end_line, text) of every stored passage."""
-    rows = engine.store.conn.execute(
-        "SELECT s.heading_path, p.kind, p.start_line, p.end_line, p.text FROM passages p "
-        "JOIN sections s ON s.id = p.section_id JOIN documents d ON d.id = p.doc_id "
-        "WHERE d.path = ? ORDER BY p.start_line",
-        (path,),
-    ).fetchall()
-    return [tuple(r) for r in rows]
+    return [(p.heading_path, p.kind, p.start_line, p.end_line, p.text) for p in stored_passages(engine.store, path)]
 
 
 def passage_with(engine, path: str, needle: str) -> tuple[str, str, int, int, str]:
@@ -97,8 +93,8 @@ def test_case_002_leading_rule_keeps_headings_and_text(case_engine):
 
     assert outline_lines(engine, "input-frontmatter.md") == [(6, "Deploy Guide"), (10, "Deploy Guide > Rollback")]
     assert not any("title:" in p[4] or "tags:" in p[4] for p in passages(engine, "input-frontmatter.md"))
-    meta = engine.store.conn.execute("SELECT metadata FROM documents WHERE path = 'input-frontmatter.md'").fetchone()[0]
-    assert '"title": "Deploy Guide"' in meta and '"tags": ["ops", "deploy"]' in meta
+    meta = engine.store.document_header("input-frontmatter.md").metadata
+    assert (meta["title"], meta["tags"]) == ("Deploy Guide", ["ops", "deploy"])
 
     assert outline_lines(engine, "input-rule-unclosed.md") == [(4, "Migration Plan")]
     section, kind, *_ = passage_with(engine, "input-rule-unclosed.md", "Status: draft, see the planning board for owners.")
@@ -119,10 +115,8 @@ def test_case_003_bom_does_not_hide_first_heading_or_front_matter(case_engine, t
     assert outline_lines(engine, "bom-frontmatter.md") == [(6, "Backup Policy")]
     assert engine.outline("bom-frontmatter.md").front_matter_keys == ("owner", "title")
     assert outline_lines(engine, "bom-setext.md") == [(1, "Style Guide"), (6, "Style Guide > Code Samples")]
-    conn = engine.store.conn
-    for table, column in (("sections", "heading_path"), ("sections", "title"), ("sections", "text"),
-                          ("passages", "text"), ("documents", "title")):
-        assert conn.execute(f"SELECT count(*) FROM {table} WHERE instr({column}, char(65279))").fetchone()[0] == 0
+    for column, texts in stored_texts(engine.store).items():
+        assert not [t for t in texts if "\ufeff" in t], column
     assert first_hit(engine, "Style")[0] == "bom-setext.md"
     assert first_hit(engine, "Install")[0] == "bom-atx.md"
 
@@ -261,10 +255,8 @@ def test_case_013_duplicate_empty_and_heading_only_sections(case_engine):
     all_passages = passages(engine, "input.md")
     assert all(p[4].strip() for p in all_passages)
     assert not [p for p in all_passages if p[0] in ("Appendix", "Appendix > Glossary")]
-    vectors = engine.store.conn.execute(
-        "SELECT count(*) FROM passages p JOIN sections s ON s.id = p.section_id "
-        "WHERE s.heading_path IN ('Appendix', 'Appendix > Glossary') AND p.has_vector = 1"
-    ).fetchone()[0]
+    vectors = sum(p.has_vector for p in stored_passages(engine.store)
+                  if p.heading_path in ("Appendix", "Appendix > Glossary"))
     assert vectors == 0
     # re-indexing from scratch hits no uniqueness constraint
     assert engine.index(force=True).updated == 1
@@ -317,8 +309,8 @@ def test_case_023_invalid_front_matter_is_reported_and_body_indexed(case_engine)
     warned = sorted((w["path"], w["message"]) for w in report.warnings)
     assert [p for p, _ in warned] == sorted(f"notes/{n}" for n in FM_FILES if n != "valid.md")
     assert all("front matter" in m and "line" in m for _, m in warned)
-    meta = engine.store.conn.execute("SELECT metadata FROM documents WHERE path = 'notes/valid.md'").fetchone()[0]
-    assert '"title": "Valid Note"' in meta and '"tags": ["ops", "release"]' in meta
+    meta = engine.store.document_header("notes/valid.md").metadata
+    assert (meta["title"], meta["tags"]) == ("Valid Note", ["ops", "release"])
     again = engine.index()
     assert (again.added, again.updated, again.removed, again.unchanged) == (0, 0, 0, 6)
     assert sorted((w["path"], w["message"]) for w in again.warnings) == warned

@@ -19,6 +19,7 @@ import pytest
 
 from markdown_memory.errors import PathOutsideRootError, QueryError
 from markdown_memory.reading.resolve import normalise_request_path, resolve_document
+from markdown_memory.store.testing import stored_passages
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
 
@@ -271,5 +272,5 @@ def test_case_028_paths_and_backslashes_in_results(tmp_path, make_engine):
     answer = engine.search("proxy.ini")
     assert (answer.results[0].file_path, answer.results[0].heading_path) == (
         "Guides/Setup Guide.md", "Setup Guide > Proxy")
-    texts = [r[0] for r in engine.store.conn.execute("SELECT text FROM passages")]
+    texts = [p.text for p in stored_passages(engine.store)]
     assert any("C:\\Users\\me\\.aws\\config" in t for t in texts)

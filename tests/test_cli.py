@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from markdown_memory.models import SearchRequest
+from markdown_memory.store.testing import peek_count
 
 
 @pytest.fixture
@@ -495,16 +496,7 @@ def test_hints_name_the_program_as_it_can_be_run(cli_main, tmp_path, monkeypatch
 
 def _documents_stored(db) -> int:
     """Documents in ``db``, read without a lock (0 while it is absent or busy)."""
-    import sqlite3
-
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
-        try:
-            return int(conn.execute("SELECT count(*) FROM documents").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
+    return peek_count(db, "documents")
 
 
 @pytest.mark.parametrize(("signum", "status"), [(2, 130), (15, 143)])

@@ -4,7 +4,6 @@ blocked, no "database is locked" reaching a user; a broad implicit docs root is 
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 from markdown_memory.config import Settings
 from markdown_memory.errors import ConfigError, IndexBusyError
+from markdown_memory.store.testing import check_file
 
 CASE_025 = Path(__file__).parent / "fixtures" / "cases" / "025-concurrent-access-and-locking"
 
@@ -41,12 +41,8 @@ def test_case_025_race_of_cli_indexers_and_searchers(tmp_path):
 
     first = json.loads(out.stdout)["results"][0]
     assert (first["file_path"], first["heading_path"]) == ("component-0042.md", "Component 42 > Settings")
-    conn = sqlite3.connect(db)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 300
-    finally:
-        conn.close()
+    checked = check_file(db)
+    assert (checked.integrity, checked.documents) == ("ok", 300)
     wal = Path(str(db) + "-wal")
     assert not wal.exists() or wal.stat().st_size <= db.stat().st_size, "WAL checkpointed once all exited"
     assert not list(tmp_path.glob("race.db.corrupt-*")), "contention is never mistaken for damage"
@@ -69,13 +65,8 @@ def test_two_processes_indexing_and_searching_at_once(tmp_path):
         for p, (_out, err) in zip(procs, outs):
             assert p.returncode == 0, err
             assert "locked" not in err.lower() and "busy" not in err.lower(), err
-    conn = sqlite3.connect(db)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 200
-        assert conn.execute("SELECT count(*) FROM sections").fetchone()[0] == 600
-    finally:
-        conn.close()
+    checked = check_file(db)
+    assert (checked.integrity, checked.documents, checked.sections) == ("ok", 200, 600)
 
 
 def test_second_writer_answers_that_a_run_is_in_progress(docs_root, make_engine, tmp_path, caplog):

@@ -21,6 +21,7 @@ import pytest
 
 from markdown_memory.markdown import parse_document
 from markdown_memory.store import Store, is_corruption, is_transient
+from markdown_memory.store.testing import consistency_problems, peek_count, peek_meta
 
 N_DOCS = 300
 MIN_KILLS = 20
@@ -42,25 +43,13 @@ def check_consistent(db: Path, history: dict[int, set[int]]) -> dict[str, int]:
     """Assert the invariants of a database left behind by a killed run. Returns counts."""
     store = Store(db)
     try:
-        c = store.conn
-        assert [r[0] for r in c.execute("PRAGMA integrity_check")] == ["ok"]
-        c.execute("INSERT INTO sections_fts(sections_fts) VALUES('integrity-check')")
-        sections = c.execute("SELECT count(*) FROM sections").fetchone()[0]
-        assert c.execute("SELECT count(*) FROM sections_fts").fetchone()[0] == sections
-        assert c.execute("SELECT count(*) FROM sections_fts WHERE rowid NOT IN (SELECT id FROM sections)").fetchone()[0] == 0
-        assert c.execute("SELECT count(*) FROM sections WHERE doc_id NOT IN (SELECT id FROM documents)").fetchone()[0] == 0
-        assert c.execute("SELECT count(*) FROM passages WHERE section_id NOT IN (SELECT id FROM sections)").fetchone()[0] == 0
-        embedded = c.execute("SELECT count(*) FROM passages WHERE has_vector = 1").fetchone()[0]
-        if store.has_vec_tables():
-            assert c.execute("SELECT count(*) FROM vec_passages").fetchone()[0] == embedded
-            assert c.execute("SELECT count(*) FROM vec_passages WHERE rowid NOT IN "
-                             "(SELECT id FROM passages WHERE has_vector = 1)").fetchone()[0] == 0
-        else:
-            assert embedded == 0
-        docs = c.execute("SELECT id, path, sha256 FROM documents").fetchall()
-        for doc_id, path, digest in docs:
+        assert consistency_problems(store) == []
+        counts = store.counts()
+        sections, embedded = counts["sections"], counts["vectors"]
+        docs = store.documents_by_path()
+        for path, (doc_id, digest, _signature) in docs.items():
             i = int(path.split("-")[1].split(".")[0])
-            texts = [r[0] for r in c.execute("SELECT text FROM sections WHERE doc_id = ? ORDER BY ordinal", (doc_id,))]
+            texts = [s.text for s in store.sections_of(doc_id)]
             versions = {int(t.split(f"VER_{i}_")[1].split()[0]) for t in texts if f"VER_{i}_" in t}
             assert len(versions) == 1, f"{path}: sections of different versions {versions}"
             (version,) = versions
@@ -82,16 +71,7 @@ def start_index(root: Path, db: Path, embedder: str, force: bool) -> subprocess.
 
 def embedded_count(db: Path) -> int:
     """Passages with a stored vector, read without a lock (0 while the database is absent or busy)."""
-    import sqlite3
-
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
-        try:
-            return int(conn.execute("SELECT count(*) FROM passages WHERE has_vector = 1").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
+    return peek_count(db, "embedded")
 
 
 def test_sigkill_loop_leaves_whole_documents_and_the_next_run_completes(tmp_path, minilm):
@@ -159,7 +139,7 @@ def test_sigkill_loop_leaves_whole_documents_and_the_next_run_completes(tmp_path
     assert counts["documents"] == len(current)
     store = Store(db)
     try:
-        stored = dict(store.conn.execute("SELECT path, sha256 FROM documents").fetchall())
+        stored = {path: doc.sha256 for path, doc in store.documents_by_path().items()}
         assert stored == {f"service-{i:04d}.md": sha(content(i, v)) for i, v in current.items()}
         assert store.counts()["vectors"] > 0, "some minilm runs stored vectors before being killed"
         assert not Path(str(db) + ".run").exists(), "a finished run removes its marker"
@@ -261,7 +241,6 @@ def test_status_after_a_killed_run_never_claims_verified_coverage(tmp_path, make
     """Regression (tester): after a first run SIGKILLed while embedding, `status` read
     'coverage verified; never indexed': the walk and parse had completed, the run had not.
     Coverage is verified only by a run that finished; the next finished run verifies it."""
-    import sqlite3
 
     root = tmp_path / "docs"
     root.mkdir()
@@ -270,14 +249,7 @@ def test_status_after_a_killed_run_never_claims_verified_coverage(tmp_path, make
     db = tmp_path / "index.db"
 
     def walk_recorded() -> bool:
-        try:
-            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
-            try:
-                return conn.execute("SELECT value FROM meta WHERE key = 'walk_complete'").fetchone() == ("1",)
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            return False
+        return peek_meta(db, "walk_complete") == "1"
 
     proc = start_index(root, db, "minilm", force=False)
     deadline = time.monotonic() + 120

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from markdown_memory.store.testing import check_file
 from test_server_stdio import RawServer
 
 CLI_NONE = ("--embedder", "none")
@@ -93,13 +94,8 @@ def _sentence(folder: Path) -> str:
 
 
 def _integrity(db: Path) -> tuple[str, int, int]:
-    conn = sqlite3.connect(db)
-    try:
-        return (conn.execute("PRAGMA integrity_check").fetchone()[0],
-                conn.execute("SELECT count(*) FROM documents").fetchone()[0],
-                conn.execute("SELECT count(*) FROM failures").fetchone()[0])
-    finally:
-        conn.close()
+    checked = check_file(db)
+    return checked.integrity, checked.documents, checked.failures
 
 
 def test_index_stops_with_one_sentence_when_the_disk_fills_and_resumes_when_space_returns(

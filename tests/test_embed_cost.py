@@ -14,6 +14,7 @@ from conftest import requires_minilm
 from markdown_memory.embed.minilm import load_minilm
 from markdown_memory.embed.query_cache import QueryVectorCache
 from markdown_memory.index.embedding import embed_key
+from markdown_memory.store.testing import stored_passages, stored_vectors
 
 pytestmark = requires_minilm
 
@@ -142,14 +143,10 @@ def test_section_vectors_are_the_normalised_mean_of_their_passages(make_engine, 
     engine.index()
     (root / "install.md").write_text((root / "install.md").read_text() + "\n## Upgrading\n\nRun the installer again.\n")
     engine.index()  # a second run: some sections mix old and new passage vectors
-    conn = engine.store.conn
-    passages: dict[int, list[np.ndarray]] = {}
-    for sid, blob in conn.execute("SELECT p.section_id, v.embedding FROM passages p "
-                                  "JOIN vec_passages v ON v.rowid = p.id"):
-        passages.setdefault(sid, []).append(np.frombuffer(blob, dtype=np.float32))
-    sections = {sid: np.frombuffer(blob, dtype=np.float32)
-                for sid, blob in conn.execute("SELECT rowid, embedding FROM vec_sections")}
-    with_passages = {sid for (sid,) in conn.execute("SELECT DISTINCT section_id FROM passages")}
+    passage_blobs, section_blobs = stored_vectors(engine.store)
+    passages = {sid: [np.frombuffer(b, dtype=np.float32) for b in blobs] for sid, blobs in passage_blobs.items()}
+    sections = {sid: np.frombuffer(blob, dtype=np.float32) for sid, blob in section_blobs.items()}
+    with_passages = {p.section_id for p in stored_passages(engine.store)}
     assert set(sections) == with_passages and len(sections) > 10
     for sid, vec in sections.items():
         mean = np.mean(passages[sid], axis=0)

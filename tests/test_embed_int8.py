@@ -185,7 +185,7 @@ def test_switching_arithmetic_re_embeds_and_a_no_change_run_does_not_load_the_mo
 
     monkeypatch.setenv(int8.ENV_SWITCH, "0")
     plain = _engine(root, db)
-    passages = plain.store.conn.execute("SELECT count(*) FROM passages").fetchone()[0]
+    passages = plain.store.counts()["passages"]
     report = plain.index()
     assert report.vectors_embedded + report.vectors_reused == passages and report.vectors_embedded > 0
     assert plain.store.vector_space()[0] == minilm.SHIPPED_WEIGHTS_ID

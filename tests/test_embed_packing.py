@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from markdown_memory.markdown.passages import CODE_EMBED_CHARS, PACK_CHARS, embed_body, pack_runs
+from markdown_memory.store.testing import stored_passages
 
 ITEMS = [
     "Redis cache", "Postgres database", "Kafka broker", "MinIO object store", "Nginx ingress",
@@ -55,9 +56,10 @@ def test_small_items_are_embedded_once_per_run_and_still_found(tmp_path: Path, m
     passages = engine.status().counts.passages
     assert passages >= len(ITEMS) + 8
     assert report.vectors_embedded == passages  # every passage has a vector
-    distinct = engine.store.conn.execute("SELECT count(DISTINCT embed_key) FROM passages").fetchone()[0]
+    stored = stored_passages(engine.store)
+    distinct = len({p.embed_key for p in stored})
     assert distinct <= passages - len(ITEMS)  # ten list items + eight rows: a few model inputs, not 18
-    keys = dict(engine.store.conn.execute("SELECT text, embed_key FROM passages"))
+    keys = {p.text: p.embed_key for p in stored}
     assert all(item in keys for item in ITEMS)  # every item keeps its own passage row and text
     assert len({keys[item] for item in ITEMS}) < len(ITEMS)
     hit = engine.search("which service stores secrets").results[0]

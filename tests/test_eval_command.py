@@ -274,3 +274,58 @@ def test_eval_reads_expected_paths_as_read_does_and_names_why_a_file_is_not_inde
     assert "not a Markdown extension (.md" in by_id["txt"]["unusable"]["notes.txt:1"]
     assert "excluded by an ignore file" in by_id["ign"]["unusable"]["secret.md:3"]
     assert not any("warnings say why" in why for r in by_id.values() for why in r["unusable"].values())
+
+
+def test_eval_puts_each_miss_in_its_bucket(docs_root, tmp_path, run):
+    """The miss taxonomy a user reads: the port question labelled with another section of the
+    troubleshooting page (its first hit) is a wrong-section miss, in --json and in the report."""
+    sibling = {"id": "sibling", "query": PORT, "type": "howto",
+               "expect": [{"path": "ops/troubleshooting.md", "line": 10, "heading": "Uploads are slow"}]}
+    questions = _write(tmp_path / "questions.jsonl", QUESTIONS + [sibling])
+    data = json.loads(run("--embedder", "minilm", "eval", str(questions), "--docs-dir", str(docs_root),
+                          "--json").stdout)
+    by_id = {r["id"]: r for r in data["results"]}
+    assert by_id["port"]["bucket"] is None and by_id["bread"]["bucket"] is None
+    assert by_id["sibling"]["bucket"] == "wrong_section"
+    assert by_id["wrong"]["bucket"] in ("lower", "file_no_section", "file_absent")  # another file came first
+    buckets = data["summary"]["overall"]["buckets"]
+    assert sum(buckets.values()) == 2 and buckets["wrong_section"] == 1
+    assert data["summary"]["howto"]["buckets"]["wrong_section"] == 1
+    assert data["misses"]["wrong_section"] == ["sibling"] and data["misses"][by_id["wrong"]["bucket"]] == ["wrong"]
+    out = run("--embedder", "minilm", "eval", str(questions), "--docs-dir", str(docs_root)).stdout
+    overall = next(line for line in out.splitlines() if line.startswith("overall") and len(line.split()) == 7)
+    assert overall.split()[1:4] == ["4", "2"] + [str(buckets["file_absent"])]
+    listed = out[out.index("-- wrong_section (1):"):]
+    assert listed.splitlines()[1].startswith("[sibling howto]")
+
+
+def test_harness_prints_the_buckets_and_writes_runs_compare_runs_reads(docs_root, tmp_path, capsys):
+    """scripts/eval_retrieval.py: the bucket table per set, the overall buckets side by side, each
+    miss under its bucket with --show-misses; its --json-out is what scripts/compare_runs.py
+    pairs (a run against itself: no difference)."""
+    script = _script()
+    sibling = {"id": "sibling", "query": PORT, "type": "howto",
+               "expect": [{"path": "ops/troubleshooting.md", "line": 10}]}
+    questions = _write(tmp_path / "questions.jsonl", QUESTIONS + [sibling])
+    out_json = tmp_path / "run.json"
+    argv = ["--embedder", "none", "--db-dir", str(tmp_path / "dbs"), "--show-misses", "--json-out", str(out_json),
+            "--set", f"guide={docs_root}:{questions}", "--set", f"again={docs_root}:{questions}"]
+    assert script.main(argv) == 0
+    out = capsys.readouterr().out
+    run = json.loads(out_json.read_text())["sets"]["guide"]
+    by_bucket: dict[str, list[str]] = {}
+    for q in run["queries"]:
+        if q["bucket"]:
+            by_bucket.setdefault(q["bucket"], []).append(q["id"])
+    assert {b: ids for b, ids in run["misses"].items() if ids} == by_bucket and by_bucket
+    for bucket, ids in by_bucket.items():
+        assert f"-- {bucket} ({len(ids)}):" in out
+        assert run["summary"]["overall"]["buckets"][bucket] == len(ids)
+    assert any(line.startswith("wrong_sectio") for line in out.splitlines())  # the side-by-side rows
+    spec = importlib.util.spec_from_file_location("compare_runs_from_eval_test", REPO / "scripts" / "compare_runs.py")
+    compare_runs = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = compare_runs
+    spec.loader.exec_module(compare_runs)
+    loaded = compare_runs.load_run(out_json)
+    result = compare_runs.compare([(loaded, loaded)])
+    assert result["pooled"]["n"] == 8 and result["pooled"]["mrr10"]["interval"] == [0.0, 0.0]

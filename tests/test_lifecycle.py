@@ -18,6 +18,7 @@ import pytest
 from markdown_memory.errors import DocumentNotFoundError
 from markdown_memory.index import embedding, indexer
 from markdown_memory.index.scheduler import BackgroundIndexer
+from markdown_memory.store.testing import stored_passages
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
 
@@ -153,8 +154,7 @@ def test_search_during_embedding_uses_vectors_where_present_and_keywords_elsewhe
     assert 0 < status.counts.vectors < status.counts.passages, "stopped in phase 2: some passages embedded"
     assert "wait for vectors" in status.message
     store = engine.store
-    with_vec = {r[0] for r in store.conn.execute(
-        "SELECT DISTINCT d.path FROM passages p JOIN documents d ON d.id = p.doc_id WHERE p.has_vector = 1")}
+    with_vec = {p.path for p in stored_passages(store) if p.has_vector}
     without = sorted({d.path for d in engine.list_documents().documents} - with_vec)
     assert with_vec and without
     for path in (sorted(with_vec)[0], without[0]):

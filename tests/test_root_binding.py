@@ -21,6 +21,7 @@ from markdown_memory.engine import Engine
 from markdown_memory.errors import DatabaseReadOnlyError, DocsRootMissingError, RootMismatchError
 from markdown_memory.mcp.runtime import Runtime
 from markdown_memory.models import SearchRequest
+from markdown_memory.store.testing import peek_paths
 
 
 def _project(path: Path, word: str) -> Path:
@@ -47,11 +48,7 @@ def _engine(root: Path, db: Path) -> Engine:
 
 
 def _documents(db: Path) -> list[str]:
-    conn = sqlite3.connect(db)
-    try:
-        return [r[0] for r in conn.execute("SELECT path FROM documents ORDER BY path")]
-    finally:
-        conn.close()
+    return peek_paths(db)
 
 
 def test_cli_refuses_a_database_built_for_another_root_and_keeps_its_index(tmp_path: Path, cli) -> None:

@@ -138,45 +138,6 @@ def test_parent_intro_joins_when_several_of_its_subsections_match(tmp_path, make
     assert got.index("Environment") <= 2
 
 
-def test_vectors_alone_must_clear_a_higher_bar_when_no_query_word_occurs_anywhere():
-    # regression (case 019 after the int8 switch): a made-up name no section contains scored
-    # 0.452 against an unrelated edited note and was reported as a "low" answer, not "none"
-    from markdown_memory.search.rank import NO_KEYWORD_VECTOR_BAR, VECTOR_BAR, Candidate, _confidence
-
-    near_miss = [Candidate(1, vector_rank=0, cosine=0.452)]
-    assert _confidence(near_miss, "minilm", True, False) == "none"
-    # vectors alone that clear the higher bar: a paraphrase sharing no word with its answer
-    strong = [Candidate(1, vector_rank=0, cosine=NO_KEYWORD_VECTOR_BAR + 0.05)]
-    assert _confidence(strong, "minilm", True, False) == "low"
-    # keyword evidence alone, with vectors just over the usual bar elsewhere in the list, is what
-    # an off-topic question on the docs' own subject also gets (issue 14: 6 of 10 unanswerable
-    # questions were "high"): not an answer
-    weak = [Candidate(1, keyword_rank=0, coverage=0.8, covered=3, cosine=0.2, vector_rank=9),
-            Candidate(2, vector_rank=0, cosine=VECTOR_BAR["minilm"] - 0.01)]
-    assert _confidence(weak, "minilm", True, False, 2) == "none"
-    # a multilingual model answers queries in another language than the docs: no keyword by
-    # nature, so its vectors alone are a "low" answer once they clear the bar
-    assert VECTOR_BAR["embeddinggemma"] > 0.452
-    assert _confidence(near_miss, "embeddinggemma", True, False) == "none"
-    assert _confidence(strong, "embeddinggemma", True, False) == "low"
-
-
-def test_high_means_the_top_hit_itself_is_backed():
-    """"high" needs the top hit to hold the evidence: a definition or verbatim rare identifier,
-    or first place on both the keyword and the vector list; agreement further down is "low"."""
-    from markdown_memory.search.rank import Candidate, _confidence
-
-    both = Candidate(1, keyword_rank=0, vector_rank=0, cosine=0.7, coverage=0.8, covered=3)
-    assert _confidence([both], "minilm", True, False, 2) == "high"
-    split = [Candidate(1, keyword_rank=0, vector_rank=3, cosine=0.7, coverage=0.8, covered=3),
-             Candidate(2, keyword_rank=4, vector_rank=0, cosine=0.72, coverage=0.5, covered=2)]
-    assert _confidence(split, "minilm", True, False, 2) == "low"
-    defined = Candidate(1, keyword_rank=5, vector_rank=9, cosine=0.3, coverage=0.5, covered=2, defines=True)
-    assert _confidence([defined], "minilm", True, True, 2) == "high"
-    keyword_only = Candidate(1, keyword_rank=0, coverage=0.8, covered=3)
-    assert _confidence([keyword_only], None, False, False, 2) == "low"
-
-
 @pytest.mark.parametrize("query, expected", [
     ("caching", ("cli.md", "Widget Command Line > Caching")),
     ("exit codes", ("cli.md", "Widget Command Line > Exit codes")),

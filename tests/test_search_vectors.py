@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from markdown_memory.store import VectorCache, knn
+from markdown_memory.store.testing import stored_passages
 
 
 @pytest.fixture
@@ -16,8 +17,7 @@ def engine(docs_root, make_engine):
 
 
 def _new_ids(engine) -> set[int]:
-    return {r[0] for r in engine.store.conn.execute(
-        "SELECT p.id FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.path = 'k8s.md'")}
+    return {p.id for p in stored_passages(engine.store, "k8s.md")}
 
 
 def test_matrix_knn_matches_vec0(engine, minilm):

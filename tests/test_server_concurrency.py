@@ -4,11 +4,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from markdown_memory.store.testing import check_file
 from test_server import McpClient, server_env
 
 
@@ -55,8 +55,4 @@ def test_case_025_two_servers_twenty_parallel_searches_each(tmp_path):
     for k in range(2):
         log = (tmp_path / f"stderr{k}.log").read_text(encoding="utf-8").lower()
         assert "database is locked" not in log and "traceback" not in log
-    raw = sqlite3.connect(db)
-    try:
-        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    finally:
-        raw.close()
+    assert check_file(db).integrity == "ok"

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from markdown_memory.store import VectorCache, knn
 from markdown_memory.store import vectors as store_vectors
 from markdown_memory.store.quantized import SHORTLIST_MIN, QuantizedVectors
+from markdown_memory.store.testing import vector_rows
 
 DIM = 384
 
@@ -78,7 +79,7 @@ def test_cache_memory_is_a_byte_per_coordinate_not_four(docs_root, make_engine):
     engine.index()
     cache = VectorCache()
     matrix = cache.matrix(engine.store)
-    n = engine.store.conn.execute("SELECT count(*) FROM vec_passages").fetchone()[0]
+    n = vector_rows(engine.store)
     assert matrix is not None and len(matrix.ids) == n > 0
     held = matrix.vectors
     assert held.codes.nbytes == n * DIM  # int8, not float32's 4 * n * DIM
@@ -98,7 +99,7 @@ def test_cache_loads_the_same_vectors_as_vec0_after_deletions(docs_root, make_en
     victim.unlink()  # leaves invalid slots in sqlite-vec's chunks
     engine.index()
     store, dim = engine.store, DIM
-    n = store.conn.execute("SELECT count(*) FROM vec_passages").fetchone()[0]
+    n = vector_rows(store)
     fast = list(store_vectors._chunk_batches(store, dim))
     slow = list(store_vectors._stored_batches(store, dim))
     fast_ids, slow_ids = (np.concatenate([ids for ids, _ in b]) for b in (fast, slow))

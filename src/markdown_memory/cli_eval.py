@@ -3,7 +3,8 @@
 Indexes the docs root first (incrementally, as ``index`` does), runs every question through the
 same search the MCP tool answers with, and prints the figures of :mod:`.evaluation` (Top-1,
 Recall@5, MRR@10, answer in a hit with text, answer tokens, per type; negatives flagged; precision
-of ``confidence: high``) and each miss with what came first; ``--json`` prints one object
+of ``confidence: high``), the misses per bucket of :mod:`.eval_taxonomy`, and each miss, under
+its bucket, with what came first; ``--json`` prints one object
 instead. The questions file format is in :mod:`.evaluation` and docs/evaluation.md.
 
 This module is imported by ``cli.py`` at start-up: the scoring (numpy, the engine) is imported
@@ -35,7 +36,8 @@ def run(engine: Any, args: argparse.Namespace, progress: Any) -> int:
     """Index, score, print. ``progress``: the CLI's progress bar (called during indexing, then
     ``finish()``). Raises QuestionsFileError for a bad questions file (before indexing)."""
     from . import messages
-    from .evaluation import format_misses, format_table, is_miss, load_queries, run_queries, summarise
+    from .eval_taxonomy import format_buckets, miss_ids
+    from .evaluation import format_misses_by_bucket, format_table, is_miss, load_queries, run_queries, summarise
 
     path = Path(args.questions)
     queries = load_queries(path)
@@ -46,7 +48,7 @@ def run(engine: Any, args: argparse.Namespace, progress: Any) -> int:
     status = engine.status()
     data = {
         "questions": str(path), "root": str(engine.root), "embedder": engine.settings.embedder,
-        "keyword_only": status.keyword_only, "summary": summary, "results": [r.to_dict() for r in results],
+        "keyword_only": status.keyword_only, "summary": summary, "misses": miss_ids(results), "results": [r.to_dict() for r in results],
     }
     if args.json:
         sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
@@ -57,6 +59,9 @@ def run(engine: Any, args: argparse.Namespace, progress: Any) -> int:
           f"embedder {engine.settings.embedder}, {mode} search")
     print(format_table(summary))
     print(messages.EVAL_LEGEND)
+    print()
+    print(format_buckets(summary))
+    print(messages.EVAL_BUCKET_LEGEND)
     unusable = [(r.id, where, why) for r in results for where, why in r.unusable.items()]
     if unusable:
         print(messages.eval_unusable(unusable))
@@ -67,5 +72,5 @@ def run(engine: Any, args: argparse.Namespace, progress: Any) -> int:
         print()
         print(f"misses ({len(misses)}):" if misses else "no misses: every first hit is right and carries its text")
         if misses:
-            print(format_misses(misses))
+            print(format_misses_by_bucket(misses))
     return 0

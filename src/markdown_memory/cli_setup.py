@@ -56,7 +56,7 @@ def add_parsers(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None
 def run_setup(args: argparse.Namespace) -> int:
     """Plan, print, and with ``--yes`` apply. Raises ConfigError for a config file that cannot
     be read, parsed or edited safely (before anything is written) and for a missing folder."""
-    from . import messages
+    from . import messages_setup
     from .agents.files import apply
     from .agents.plan import Request, plan
     from .embed.choice import installed_embedder
@@ -79,16 +79,16 @@ def run_setup(args: argparse.Namespace) -> int:
     req = Request(args.agent, embedder, docs_dir, args.hook, args.rules, project, remove=args.remove)
     changes = [c for c in plan(req) if c.needed]
     if not changes:
-        print(messages.setup_nothing(args.agent, args.remove))
+        print(messages_setup.setup_nothing(args.agent, args.remove))
         return 0
     if args.yes:
         apply(changes)
-    print(messages.setup_plan(args.agent, len(changes), done=args.yes))
+    print(messages_setup.setup_plan(args.agent, len(changes), done=args.yes))
     for change in changes:
         print(f"  {change.path}: {change.what}")
     if note and not args.remove:
         print(f"note: {note}")
-    print(messages.setup_next(args.agent, args.remove, args.hook) if args.yes else messages.setup_confirm())
+    print(messages_setup.setup_next(args.agent, args.remove, args.hook) if args.yes else messages_setup.setup_confirm())
     return 0
 
 

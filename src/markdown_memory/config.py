@@ -14,10 +14,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .embed.presets import DEFAULT_PRESET, EMBEDDER_CHOICES
 from .errors import ConfigError
 
-EMBEDDER_CHOICES = ("embeddinggemma", "minilm", "multilingual-e5", "none")
-DEFAULT_EMBEDDER = "embeddinggemma"
+__all__ = ["DEFAULT_EMBEDDER", "DEFAULT_MAX_FILE_MB", "EMBEDDER_CHOICES", "MAX_QUERY_CHARS", "Settings",
+           "default_db_path", "flag_from_env", "max_file_mb", "resolve_db_path", "resolve_docs_root"]
+
+#: The preset a command uses when none is named (the registry's: ``embed/presets.py``).
+DEFAULT_EMBEDDER = DEFAULT_PRESET
 #: Files larger than this many megabytes (10**6 bytes) are not indexed (``--max-file-mb``,
 #: ``MARKDOWN_MEMORY_MAX_FILE_MB``): a 19 MB log saved as ``.md`` is not documentation.
 DEFAULT_MAX_FILE_MB = 10.0

@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 from . import messages
 from .config import MAX_QUERY_CHARS, Settings
 from .embed.base import Embedder
+from .embed.choice import other_vectors
 from .embed.choice import resolve as resolve_embedder
 from .embed.loader import ModelLoader
 from .errors import DiskFullError, DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
 from .files.walk import linked_part, stat_signature
 from .index.activity import IndexActivity
-from .index.indexer import Progress
+from .index.embedding import Progress
 from .index.runs import IndexRuns
 from .index.scheduler import BackgroundIndexer, IndexHooks
 from .markdown.vault import vault_meta
@@ -41,8 +42,6 @@ from .models import (
     IndexStatus,
     Links,
     Outline,
-    OutlineHeading,
-    Preamble,
     SearchAnswer,
     SearchRequest,
     SectionText,
@@ -337,7 +336,7 @@ class Engine:
             self._loader.note_keyword_only()
             message = self._reporter.keyword_only_cause()
             if message is None and other_build is not None:
-                message = messages.other_vectors(self._context, other_build)
+                message = messages.other_vectors(self._context, other_vectors(self._context.embedder, other_build))
             if message is None and self.settings.embedder != "none":
                 message = messages.vectors_pending()
         if outcome.confidence == "none":
@@ -388,10 +387,10 @@ class Engine:
         doc_id, rel, title, metadata = self._document(file_path)
         preamble, nodes = outline_nodes(self.store.sections_of(doc_id))
         if max_depth is not None:
-            nodes = [n for n in nodes if n["heading_path"].count(" > ") + 1 <= max_depth]
+            nodes = [n for n in nodes if n.heading_path.count(" > ") + 1 <= max_depth]
         vault = vault_meta(metadata, ())
-        return Outline(rel, title, tuple(sorted(metadata)), Preamble(**preamble) if preamble else None,
-                       tuple(OutlineHeading(**n) for n in nodes), tuple(self.store.tags_of([doc_id]).get(doc_id, ())),
+        return Outline(rel, title, tuple(sorted(metadata)), preamble,
+                       tuple(nodes), tuple(self.store.tags_of([doc_id]).get(doc_id, ())),
                        vault.aliases, vault.description, vault.date, vault.updated)
 
     def read(self, file_path: str, heading_path: str, *, include_subsections: bool = False, cursor: int = 0,

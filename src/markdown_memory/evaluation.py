@@ -28,7 +28,9 @@ answerable questions:
 * ``high_n`` / ``high_precision``: answers with ``confidence: "high"`` and the share of them
   whose first hit is correct (None when there is none);
 * ``p50_ms`` latency of the default call, ``p50_tokens`` estimated tokens of the answer as the
-  MCP tool returns it.
+  MCP tool returns it;
+* ``buckets``: the group's misses (first hit not an answering section) per bucket of
+  :mod:`.eval_taxonomy` (``file_absent``, ``file_no_section``, ``wrong_section``, ``lower``).
 
 ``negative``: ``flagged_none``, the share of negatives answered ``confidence: "none"``.
 ``confidence``: ``high`` precision over every question, negatives included (a ``high`` answer to
@@ -41,14 +43,15 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import messages
 from .errors import MarkdownMemoryError, QuestionsFileError
-from .models import Freshness, Hit, SearchAnswer
+from .eval_taxonomy import BUCKETS, bucket_counts, first_correct, miss_bucket
+from .models import Freshness, SearchAnswer
 from .search.rank import cjk_share
 from .text import count_tokens
 
@@ -81,6 +84,7 @@ class QueryResult:
     doc_lang: str = ""  # "zh" when the expected page is mostly CJK text, else "en"
     missing: list[str] = field(default_factory=list)
     unusable: dict[str, str] = field(default_factory=dict)
+    bucket: str | None = None  # eval_taxonomy.miss_bucket of the top-10 list (None: no miss)
 
     @property
     def negative(self) -> bool:
@@ -146,17 +150,6 @@ def load_queries(path: Path, ids: Iterable[str] | None = None, limit: int | None
     return out[:limit] if limit else out
 
 
-def first_correct(results: Sequence[Hit | Mapping[str, Any]], expect: list[dict[str, Any]]) -> int | None:
-    """0-based position of the first hit (a ``models.Hit``, or the wire shape of an MCP answer's
-    hit) whose file is an expected path and whose line range holds its line; None: none is."""
-    for i, hit in enumerate(results):
-        where = (hit["file_path"], hit["start_line"], hit["end_line"]) if isinstance(hit, Mapping) else (
-            hit.file_path, hit.start_line, hit.end_line)
-        if any(where[0] == e["path"] and where[1] <= e["line"] <= where[2] for e in expect):
-            return i
-    return None
-
-
 def answer_tokens(answer: SearchAnswer) -> int:
     """Estimated tokens of the answer as the MCP ``search_docs`` tool returns it (its agent
     view: a hit that carries content drops its preview), without the ``index_status`` the tool
@@ -217,10 +210,10 @@ def not_indexed_reason(engine: Any, rel: str) -> str | None:
     """Why the file ``rel`` (on disk under the root) is not indexed, when knowable: not a
     Markdown extension, the index run's recorded reason (size limit, not text...), or left out
     by an ignore file, a hidden or pruned folder or an exclude pattern (``files.walk.walk_one``)."""
-    from .files.walk import is_markdown_name, walk_one
+    from .files.walk import MARKDOWN_SUFFIXES, is_markdown_name, walk_one
 
     if not is_markdown_name(rel.rsplit("/", 1)[-1]):
-        return messages.eval_not_markdown()
+        return messages.eval_not_markdown(MARKDOWN_SUFFIXES)
     recorded = engine.failure_reason(rel)
     if recorded:
         return str(recorded)
@@ -307,6 +300,7 @@ def run_queries(engine: Any, queries: list[dict[str, Any]]) -> list[QueryResult]
         r.in_content = r.rank5 is not None and ans.results[r.rank5].content is not None
         wide = engine.search(q["query"], top_k=WIDE_K, max_tokens=MAX_TOKENS, freshness=Freshness.FLAG).results
         r.rank = first_correct(wide, r.expect)
+        r.bucket = miss_bucket(wide, r.expect)
         r.top = [{"file_path": h.file_path, "heading_path": h.heading_path, "start_line": h.start_line,
                   "end_line": h.end_line, "score": h.score, "matched_by": list(h.matched_by),
                   "content": h.content is not None} for h in wide[:TOP_K]]
@@ -353,6 +347,7 @@ def summarise(results: list[QueryResult]) -> dict[str, Any]:
             **_high(rs),
             "p50_ms": round(percentile((r.latency_ms for r in rs), 0.5), 1),
             "p50_tokens": statistics.median(r.tokens for r in rs),
+            "buckets": bucket_counts(rs),
         }
     neg = [r for r in results if r.negative]
     if neg:
@@ -448,3 +443,22 @@ def compare(summary: dict[str, Any], baseline: dict[str, Any], margin: float = 0
             if metric in old and new.get(metric, 0.0) < old[metric] - noise:
                 failures.append(f"{name}.{metric}: {new[metric]:.3f} < baseline {old[metric]:.3f} (noise {noise:.3f})")
     return failures
+
+
+def misses_by_bucket(results: Sequence[QueryResult]) -> dict[str, list[Any]]:
+    """The results of each bucket (``BUCKETS`` order, empty buckets left out), then ``other``:
+    listed misses no bucket holds (a negative not flagged none, a right first hit without its
+    text), as ``evaluation.is_miss`` says."""
+    out: dict[str, list[Any]] = {b: [r for r in results if r.bucket == b] for b in BUCKETS}
+    out["other"] = [r for r in results if r.bucket is None and is_miss(r)]
+    return {b: rs for b, rs in out.items() if rs}
+
+
+def format_misses_by_bucket(results: Sequence[Any]) -> str:
+    """Every listed miss under its bucket's heading (``bucket (n):``), each as
+    ``evaluation.format_misses`` prints it."""
+    parts = []
+    for bucket, rs in misses_by_bucket(results).items():
+        parts.append(f"-- {bucket} ({len(rs)}):")
+        parts.append(format_misses(rs))
+    return "\n".join(parts)

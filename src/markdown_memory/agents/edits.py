@@ -19,7 +19,7 @@ import shlex
 import tomllib
 from typing import Any
 
-from .. import messages
+from .. import messages_setup
 from ..errors import ConfigError
 
 HOOK_EVENT = "UserPromptSubmit"
@@ -47,7 +47,7 @@ def with_server(data: dict[str, Any], name: str, entry: dict[str, Any], where: s
     if servers is None:
         servers = {}
     elif not isinstance(servers, dict):
-        raise ConfigError(messages.config_unreadable(where, '"mcpServers" is not a JSON object'))
+        raise ConfigError(messages_setup.config_unreadable(where, '"mcpServers" is not a JSON object'))
     servers[name] = merged_entry(servers.get(name), entry)
     out["mcpServers"] = servers
     return out
@@ -100,10 +100,10 @@ def _without_our_hooks(groups: list[Any]) -> list[Any]:
 def _hook_groups(data: dict[str, Any], where: str) -> list[Any]:
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
-        raise ConfigError(messages.config_unreadable(where, '"hooks" is not a JSON object'))
+        raise ConfigError(messages_setup.config_unreadable(where, '"hooks" is not a JSON object'))
     groups = hooks.get(HOOK_EVENT, [])
     if not isinstance(groups, list):
-        raise ConfigError(messages.config_unreadable(where, f'"hooks.{HOOK_EVENT}" is not a list'))
+        raise ConfigError(messages_setup.config_unreadable(where, f'"hooks.{HOOK_EVENT}" is not a list'))
     return groups
 
 
@@ -201,7 +201,7 @@ def _parse_toml(text: str, where: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(messages.config_unreadable(where, f"not valid TOML: {exc}")) from exc
+        raise ConfigError(messages_setup.config_unreadable(where, f"not valid TOML: {exc}")) from exc
 
 
 def toml_server(text: str | None, name: str, where: str) -> Any:
@@ -235,13 +235,13 @@ def toml_with_server(text: str | None, name: str, entry: dict[str, Any] | None, 
             kept.append(line)
     before_servers = before.get("mcp_servers", {})
     if not isinstance(before_servers, dict):
-        raise ConfigError(messages.config_unreadable(where, "mcp_servers is not a table"))
+        raise ConfigError(messages_setup.config_unreadable(where, "mcp_servers is not a table"))
     if entry is not None:
         entry = merged_entry(before_servers.get(name), entry)
     try:
         block = _server_table(name, entry) if entry is not None else []
     except ValueError as exc:
-        raise ConfigError(messages.toml_not_editable(where, name)) from exc
+        raise ConfigError(messages_setup.toml_not_editable(where, name)) from exc
     if block:
         if at is None:
             while kept and not kept[-1].strip():
@@ -264,10 +264,10 @@ def toml_with_server(text: str | None, name: str, entry: dict[str, Any] | None, 
     try:
         got = tomllib.loads(after)
     except tomllib.TOMLDecodeError as exc:  # e.g. the server also defined inline: the edit cannot be safe
-        raise ConfigError(messages.toml_not_editable(where, name)) from exc
+        raise ConfigError(messages_setup.toml_not_editable(where, name)) from exc
     if not got.get("mcp_servers") and not expected.get("mcp_servers"):
         got.pop("mcp_servers", None)
         expected.pop("mcp_servers", None)
     if got != expected:
-        raise ConfigError(messages.toml_not_editable(where, name))
+        raise ConfigError(messages_setup.toml_not_editable(where, name))
     return after

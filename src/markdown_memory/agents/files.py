@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import messages
+from .. import messages_setup
 from ..errors import ConfigError
 
 
@@ -38,7 +38,7 @@ def read_text(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(messages.config_unreadable(path, str(exc))) from exc
+        raise ConfigError(messages_setup.config_unreadable(path, str(exc))) from exc
 
 
 def load_json(path: Path, text: str | None) -> dict[str, Any]:
@@ -49,9 +49,9 @@ def load_json(path: Path, text: str | None) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(messages.config_unreadable(path, f"not valid JSON: {exc}")) from exc
+        raise ConfigError(messages_setup.config_unreadable(path, f"not valid JSON: {exc}")) from exc
     if not isinstance(data, dict):
-        raise ConfigError(messages.config_unreadable(path, "not a JSON object"))
+        raise ConfigError(messages_setup.config_unreadable(path, "not a JSON object"))
     return data
 
 
@@ -72,7 +72,7 @@ def apply(changes: list[Change]) -> None:
             else:
                 _write_atomic(change.path, change.after)
         except OSError as exc:
-            raise ConfigError(messages.config_unwritable(change.path, str(exc))) from exc
+            raise ConfigError(messages_setup.config_unwritable(change.path, str(exc))) from exc
 
 
 def _write_atomic(path: Path, text: str) -> None:

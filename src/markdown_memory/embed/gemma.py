@@ -26,8 +26,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import EmbedderUnavailableError
+from ..messages import program
 from . import onnx_runtime as rt
-from .download import GEMMA_MANIFEST, Manifest, ModelInfo, ensure_model
+from .download import (
+    GEMMA_MANIFEST,
+    MANIFESTS,
+    Manifest,
+    ModelInfo,
+    ensure_model,
+    local_specs,
+    model_dir,
+    offline_hint,
+    override_dir,
+)
 
 DIMENSION = 768
 MAX_LENGTH = 512
@@ -68,6 +79,7 @@ class GemmaEmbedder:
         feed = {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask}
         if self._feed_types:
             feed["token_type_ids"] = batch.token_type_ids
+        pooled: np.ndarray
         (pooled,) = self.session.run(["sentence_embedding"], feed)
         return pooled
 
@@ -84,7 +96,8 @@ class GemmaEmbedder:
 
     def embed_query(self, query: str) -> np.ndarray:
         """float32 ``[768]`` unit vector of ``QUERY_PREFIX + query``."""
-        return self.embed_texts([QUERY_PREFIX + query])[0]
+        row: np.ndarray = self.embed_texts([QUERY_PREFIX + query])[0]
+        return row
 
 
 def gemma_weights_id(manifest: Manifest) -> str:
@@ -101,3 +114,36 @@ def load_gemma(threads: int | None = None, *, manifest: Manifest = GEMMA_MANIFES
     """
     info = ensure_model(manifest.preset, download=False, manifest=manifest)
     return GemmaEmbedder(info, manifest, threads=threads)
+
+
+# -- the preset's operations (``presets.PresetModule``) ----------------------------------------
+def load(threads: int | None) -> GemmaEmbedder:
+    """See :func:`load_gemma` (the pinned manifest)."""
+    return load_gemma(threads=threads)
+
+
+def expected_weights_id() -> str | None:
+    """The pinned manifest's id (known without loading)."""
+    return gemma_weights_id(GEMMA_MANIFEST)
+
+
+def problem() -> str | None:
+    """Why the preset cannot load, from its files' presence (no hashing), with the fix."""
+    folder = model_dir(GEMMA_MANIFEST)
+    specs = local_specs(folder, GEMMA_MANIFEST, override_dir() is not None)
+    if all((folder / s.path).is_file() for s in specs):
+        return None
+    return (f"the embeddinggemma model is not installed in {folder}; run `{program()} --download-model`; "
+            f"{offline_hint(GEMMA_MANIFEST)}")
+
+
+def download_summary(manifest: Manifest | None = None, endpoint: str | None = None) -> str:
+    """Fetch the missing or failing files of ``manifest`` (default: ``download.MANIFESTS``) from
+    ``endpoint`` (default: the Hub), verify and load them."""
+    info = ensure_model(GEMMA_MANIFEST.preset, download=True, manifest=manifest, endpoint=endpoint)
+    gemma = GemmaEmbedder(info, manifest or MANIFESTS[GEMMA_MANIFEST.preset])
+    gemma.embed_query("test")
+    return (
+        f"{GEMMA_MANIFEST.preset}: verified (sha256) and loaded {len(info.files)} files, {info.total_bytes / 1e6:.1f} MB, "
+        f"in {info.dir}; weights {gemma.weights_id}"
+    )

@@ -51,12 +51,16 @@ import importlib.util
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import EmbedderUnavailableError
 from . import onnx_runtime as rt
 from .files import FileSpec, check_file
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .download import Manifest
 
 MODEL_SPEC = FileSpec("model.onnx", 22_928_619, "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6")
 TOKENIZER_SPEC = FileSpec(
@@ -188,7 +192,8 @@ class MiniLMEmbedder:
 
     def embed_query(self, query: str) -> np.ndarray:
         """float32 ``[384]`` unit vector of the plain query."""
-        return self.embed_texts([query])[0]
+        row: np.ndarray = self.embed_texts([query])[0]
+        return row
 
 
 def expected_minilm_weights_id() -> str | None:
@@ -223,3 +228,41 @@ def load_minilm(threads: int | None = None, *, int8_arithmetic: bool = True) -> 
         except EmbedderUnavailableError as exc:  # intact by its hash, yet onnxruntime refuses it
             warn_fallback(exc)
     return MiniLMEmbedder(model, tok, threads=threads)
+
+
+# -- the preset's operations (``presets.PresetModule``) ----------------------------------------
+def load(threads: int | None) -> MiniLMEmbedder:
+    """:func:`load_minilm` with the default arithmetic."""
+    return load_minilm(threads=threads)
+
+
+def expected_weights_id() -> str | None:
+    """See :func:`expected_minilm_weights_id`."""
+    return expected_minilm_weights_id()
+
+
+def problem() -> str | None:
+    """Why the preset cannot load, from its files' presence (no hashing), with the fix."""
+    try:
+        files = minilm_files()
+    except EmbedderUnavailableError as exc:
+        return str(exc)
+    missing = [str(f) for f in files if not f.is_file()]
+    return f"the minilm model files are missing ({', '.join(missing)}); {INSTALL_FIX}" if missing else None
+
+
+def download_summary(manifest: Manifest | None = None, endpoint: str | None = None) -> str:
+    """Verify and load (the files ship with the ``minilm`` extra; nothing is downloaded)."""
+    emb = load_minilm()
+    paths = minilm_files()
+    size = sum(p.stat().st_size for p in paths)
+    if emb.arithmetic == "int8":
+        graph = emb.model_path
+        arithmetic = (f"; runs with int8 arithmetic from the graph derived into {graph} "
+                      f"({graph.stat().st_size / 1e6:.1f} MB)")
+    else:
+        arithmetic = "; runs the shipped graph (float32 arithmetic)"
+    return (
+        f"minilm: verified (sha256) and loaded {', '.join(str(p) for p in paths)} "
+        f"({size / 1e6:.1f} MB){arithmetic}; weights {emb.weights_id}"
+    )

@@ -117,14 +117,16 @@ def l2_normalise(x: np.ndarray) -> np.ndarray:
     """Rows of ``x`` scaled to unit L2 norm, as float32 (all-zero rows stay zero)."""
     x = np.asarray(x, dtype=np.float32)
     norms = np.linalg.norm(x, axis=-1, keepdims=True)
-    return (x / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    unit: np.ndarray = (x / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    return unit
 
 
 def mean_pool(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
     """Mean of ``hidden`` float ``[b, seq, dim]`` over positions where ``attention_mask`` ``[b, seq]`` is 1."""
     mask = attention_mask.astype(np.float32)[..., None]
     summed = (hidden * mask).sum(axis=1)
-    return summed / np.maximum(mask.sum(axis=1), 1e-9)
+    mean: np.ndarray = summed / np.maximum(mask.sum(axis=1), 1e-9)
+    return mean
 
 
 def length_sorted_batches(

@@ -23,6 +23,7 @@ import errno
 import os
 import stat
 
+from .failure import FailureKind
 from .walk import WalkEntry, describe_os_error, special_file_reason
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -38,7 +39,12 @@ FOLDER_CHANGED = "a folder on its path became a symbolic link or a file during t
 
 
 class FileRefused(Exception):
-    """A file that will not be indexed; the message is the reason shown to the user."""
+    """A file that will not be indexed; the message is the reason shown to the user, ``kind``
+    what went wrong (``UNREADABLE`` unless given)."""
+
+    def __init__(self, message: str, kind: FailureKind = FailureKind.UNREADABLE) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def _open_below(root: str, rel: str) -> int:
@@ -83,7 +89,7 @@ def read_entry(entry: WalkEntry, limit: int) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise FileRefused(special_file_reason(st.st_mode))
+            raise FileRefused(special_file_reason(st.st_mode), FailureKind.SPECIAL)
         if _NONBLOCK:
             os.set_blocking(fd, True)
         chunks: list[bytes] = []

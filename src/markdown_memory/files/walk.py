@@ -41,10 +41,13 @@ import errno
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pathspec
+
+from .failure import Failure, FailureKind
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd", ".mkdn", ".mdown", ".mkdown", ".mdwn")
 #: Extensions of Markdown dialects that are not indexed; files with them are reported.
@@ -73,7 +76,7 @@ class WalkEntry:
 @dataclass
 class WalkResult:
     files: list[WalkEntry] = field(default_factory=list)
-    problems: list[tuple[str, str]] = field(default_factory=list)  # (rel path, reason)
+    problems: list[Failure] = field(default_factory=list)  # kind: UNREADABLE, SPECIAL or SYMLINK
     #: files left out by policy, not by failure (rel path as ``printable_path``, message)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     complete: bool = True
@@ -132,6 +135,13 @@ def skipped_markdown_like(name: str) -> str | None:
     return None
 
 
+def _os_failure(rel: str, exc: OSError) -> Failure:
+    """The walk's failure for an OSError on ``rel``: a link loop (ELOOP) is a symbolic link the
+    walk does not follow, anything else leaves the path unreadable."""
+    kind = FailureKind.SYMLINK if exc.errno == errno.ELOOP else FailureKind.UNREADABLE
+    return Failure(rel, kind, describe_os_error(exc))
+
+
 def describe_os_error(exc: OSError) -> str:
     """Short reason for an OSError: ``permission denied``, ``not found``... plus errno name."""
     names = {
@@ -158,7 +168,7 @@ IGNORE_FILES = (".gitignore", ".markdown-memory-ignore")
 MAX_IGNORE_BYTES = 1024 * 1024
 
 
-def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:
+def _ignore_spec(directory: Path) -> pathspec.PathSpec[Any] | None:
     """The patterns of ``directory``'s ignore files. Like git, a symlinked ignore file is not
     followed; a FIFO or device under that name is not read (opened without blocking, judged by
     ``fstat``), so it can neither stall nor flood the walk."""
@@ -189,7 +199,7 @@ def walk_markdown(root: Path, exclude: list[str] | None = None, start: Path | No
     seen_real: set[str] = set()
     pending_links: list[tuple[str, Path]] = []
     # Apply .gitignore files of the folders between root and start.
-    specs: list[tuple[str, pathspec.PathSpec]] = []
+    specs: list[tuple[str, pathspec.PathSpec[Any]]] = []
     top = start or root
     rel_top = "" if top == root else top.relative_to(root).as_posix()
     if rel_top:
@@ -218,11 +228,11 @@ def _screen_names(result: WalkResult) -> None:
             why = UNDECODABLE_NAME if not name_is_text(entry.rel.rsplit("/", 1)[-1]) else UNDECODABLE_FOLDER
             result.skipped.append((printable_path(entry.rel), why))
     result.files = kept
-    result.problems = [(printable_path(rel), why) for rel, why in result.problems]
+    result.problems = [replace(f, path=printable_path(f.path)) for f in result.problems]
     result.skipped = [(printable_path(rel), why) for rel, why in result.skipped]
 
 
-def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]], extra: pathspec.PathSpec | None) -> bool:
+def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec[Any]]], extra: pathspec.PathSpec[Any] | None) -> bool:
     """Git's verdict on one path whose parent folders are not excluded (the walk enters only
     those): ``specs`` are (folder, patterns) from the root down; the deepest one with a line
     matching the path itself decides, its last matching line winning (module docstring)."""
@@ -237,7 +247,7 @@ def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]],
     return False
 
 
-def _last_match(spec: pathspec.PathSpec, candidate: str) -> bool | None:
+def _last_match(spec: pathspec.PathSpec[Any], candidate: str) -> bool | None:
     """True (excluded) / False (re-included by ``!``) by the last line of ``spec`` that matches
     ``candidate`` itself; None when no line does. A match through pathspec's directory mark
     (the ``/`` after a folder, then anything below it) names a parent folder, not the path:
@@ -265,8 +275,8 @@ def _last_match(spec: pathspec.PathSpec, candidate: str) -> bool | None:
 def _walk_dir(
     directory: Path,
     rel_dir: str,
-    specs: list[tuple[str, pathspec.PathSpec]],
-    extra: pathspec.PathSpec | None,
+    specs: list[tuple[str, pathspec.PathSpec[Any]]],
+    extra: pathspec.PathSpec[Any] | None,
     result: WalkResult,
     seen_real: set[str],
     pending_links: list[tuple[str, Path]],
@@ -276,7 +286,7 @@ def _walk_dir(
         with os.scandir(directory) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
-        result.problems.append((rel_dir or ".", describe_os_error(exc)))
+        result.problems.append(_os_failure(rel_dir or ".", exc))
         result.complete = False
         return
     if rel_dir:
@@ -314,15 +324,15 @@ def _walk_dir(
                 continue
             st = entry.stat(follow_symlinks=False)
         except OSError as exc:
-            result.problems.append((rel, describe_os_error(exc)))
+            result.problems.append(_os_failure(rel, exc))
             continue
         if not stat.S_ISREG(st.st_mode):
-            result.problems.append((rel, special_file_reason(st.st_mode)))
+            result.problems.append(Failure(rel, FailureKind.SPECIAL, special_file_reason(st.st_mode)))
             continue
         if not os.access(entry.path, os.R_OK):
             # Caught here, not only at open(): a chmod leaves size and mtime alone, so the
             # indexer would otherwise keep serving the old text of a now-unreadable file.
-            result.problems.append((rel, describe_os_error(PermissionError(errno.EACCES, "permission denied"))))
+            result.problems.append(_os_failure(rel, PermissionError(errno.EACCES, "permission denied")))
             continue
         # Symlinked folders are never followed, so a walked file's real path is the root's real
         # path plus its relative path: no realpath() call per file.
@@ -337,25 +347,26 @@ def _add_link(root_real: Path, rel: str, path: Path, result: WalkResult, seen_re
     inside = target == str(root_real) or target.startswith(str(root_real) + os.sep)
     if os.path.isdir(target):
         where = "inside" if inside else "outside"
-        result.problems.append(
-            (rel, f"symbolic link to a folder {where} the docs root; not followed (each real file is indexed once)")
-        )
+        result.problems.append(Failure(
+            rel, FailureKind.SYMLINK,
+            f"symbolic link to a folder {where} the docs root; not followed (each real file is indexed once)",
+        ))
         return
     try:
         st = os.stat(path)
     except OSError as exc:
-        result.problems.append((rel, f"dangling symbolic link: {describe_os_error(exc)}"))
+        result.problems.append(Failure(rel, FailureKind.SYMLINK, f"dangling symbolic link: {describe_os_error(exc)}"))
         return
     if not inside:
-        result.problems.append((rel, "symbolic link to a file outside the docs root; not indexed"))
+        result.problems.append(Failure(rel, FailureKind.SYMLINK, "symbolic link to a file outside the docs root; not indexed"))
         return
     if target in seen_real:
         return  # the real file is indexed under its own path
     if not stat.S_ISREG(st.st_mode):
-        result.problems.append((rel, special_file_reason(st.st_mode)))
+        result.problems.append(Failure(rel, FailureKind.SPECIAL, special_file_reason(st.st_mode)))
         return
     if not os.access(path, os.R_OK):
-        result.problems.append((rel, describe_os_error(PermissionError(errno.EACCES, "permission denied"))))
+        result.problems.append(_os_failure(rel, PermissionError(errno.EACCES, "permission denied")))
         return
     seen_real.add(target)
     result.files.append(WalkEntry(rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, str(root_real),
@@ -401,7 +412,7 @@ def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntr
     if not parts or not is_markdown_name(parts[-1]) or any(p in ("..", ".") for p in parts) or not name_is_text(rel):
         return ""
     extra = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
-    specs: list[tuple[str, pathspec.PathSpec]] = []
+    specs: list[tuple[str, pathspec.PathSpec[Any]]] = []
     directory = root
     for k, name in enumerate(parts[:-1]):
         spec = _ignore_spec(directory)
@@ -434,7 +445,7 @@ def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntr
         # read names it instead of "no indexed document".
         verdict = WalkResult(root_real=os.path.realpath(root))
         _add_link(Path(verdict.root_real), rel, path, verdict, set())
-        return verdict.problems[0][1] if verdict.problems else ""
+        return verdict.problems[0].message if verdict.problems else ""
     if not stat.S_ISREG(st.st_mode):
         return special_file_reason(st.st_mode)
     if not os.access(path, os.R_OK):

@@ -12,10 +12,11 @@ import os
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..embed.base import Embedder
+from ..embed.base import Embedder, batch_order_lengths
 from ..embed.onnx_runtime import CALLS_IN_FLIGHT
 from ..markdown import ParsedDocument
 from ..markdown.passages import embed_body, pack_runs, run_text
@@ -114,11 +115,46 @@ def embed_pending(
     stop = should_stop or (lambda: False)
     with store.transaction():
         store.ensure_vector_space(embedder.weights_id, embedder.dimension)
+    pending = _pending_texts(store, embedder)
+    if pending.rekey:
+        with store.transaction():
+            store.set_embed_keys(pending.rekey)
+    # Pending passages per section: a section vector is computed once, when its last one lands.
+    remaining: dict[int, int] = {}
+    for owners in pending.by_key.values():
+        for _, sid in owners:
+            remaining[sid] = remaining.get(sid, 0) + 1
+    # running sums of the vectors landing per section: its mean without reading them back
+    sums: dict[int, tuple[np.ndarray, int]] = {}
+    reused = _reuse_identical(store, pending, remaining, sums)
+    keys = list(pending.texts)
+    lengths = batch_order_lengths(embedder, [pending.texts[k] for k in keys])
+    keys = [keys[i] for i in sorted(range(len(keys)), key=lengths.__getitem__)]
+    run = _ChunkRun(store, embedder, pending, remaining, sums, progress, stop)
+    embedded, shared, calls = run.embed(keys)
+    reused += shared
+    log.info("embedded %d texts for %d passages (%d reused)", calls, embedded, reused)
+    return embedded, reused
+
+
+@dataclass
+class _Pending:
+    """The passages without a vector, by embedding key: ``by_key`` key -> [(passage id, section
+    id)], ``texts`` key -> the document text to embed, ``own`` key -> passages of the first run
+    with that key (fresh vectors, not reuse), ``rekey`` [(key, passage id)] whose stored key
+    differs (a pending subset packed differently)."""
+
+    by_key: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    own: dict[str, int] = field(default_factory=dict)
+    rekey: list[tuple[str, int]] = field(default_factory=list)
+
+
+def _pending_texts(store: Store, embedder: Embedder) -> _Pending:
+    """The pending passages packed into runs (``pack_runs``) per section, keyed (see
+    :func:`embed_pending`)."""
     rows = store.pending_passages()
-    by_key: dict[str, list[tuple[int, int]]] = {}
-    texts: dict[str, str] = {}
-    own: dict[str, int] = {}  # passages of the first run with a key: fresh vectors, not reuse
-    rekey: list[tuple[str, int]] = []
+    pending = _Pending()
     start = 0
     while start < len(rows):
         end = start
@@ -133,30 +169,24 @@ def embed_pending(
             text = run_text([embed_body(r.kind, r.text) for r in members])
             key = embed_key(title, text)
             for r in members:
-                by_key.setdefault(key, []).append((r.id, sid))
+                pending.by_key.setdefault(key, []).append((r.id, sid))
                 if r.embed_key != key:
-                    rekey.append((key, r.id))
-            if key not in texts:
-                texts[key] = embedder.document_text(title, text)
-                own[key] = len(members)
+                    pending.rekey.append((key, r.id))
+            if key not in pending.texts:
+                pending.texts[key] = embedder.document_text(title, text)
+                pending.own[key] = len(members)
         start = end
-    del rows
-    if rekey:
-        with store.transaction():
-            store.set_embed_keys(rekey)
-    # Reuse vectors of identical keys already embedded elsewhere.
+    return pending
+
+
+def _reuse_identical(store: Store, pending: _Pending, remaining: dict[int, int],
+                     sums: dict[int, tuple[np.ndarray, int]]) -> int:
+    """Give pending passages the stored vectors of identical keys embedded elsewhere (their
+    keys leave ``pending.texts``); returns how many passages got one."""
     reuse: dict[int, tuple[int, bytes]] = {}
     for pid, sid, key, blob in store.reusable_vectors():
         reuse.setdefault(pid, (sid, blob))
-        texts.pop(key, None)
-    reused = len(reuse)
-    # Pending passages per section: a section vector is computed once, when its last one lands.
-    remaining: dict[int, int] = {}
-    for owners in by_key.values():
-        for _, sid in owners:
-            remaining[sid] = remaining.get(sid, 0) + 1
-    # running sums of the vectors landing per section: its mean without reading them back
-    sums: dict[int, tuple[np.ndarray, int]] = {}
+        pending.texts.pop(key, None)
     if reuse:
         for sid, blob in reuse.values():
             _add(sums, sid, blob_vector(blob))
@@ -165,59 +195,78 @@ def embed_pending(
             done = _completed(remaining, [sid for sid, _ in reuse.values()])
             store.refresh_section_vectors(done, sums)
         _forget(sums, done)
-    keys = list(texts)
-    sort_lengths = getattr(embedder, "sort_lengths", None)  # token counts, for presets that pad batches
-    lengths = sort_lengths([texts[k] for k in keys]) if sort_lengths else [len(texts[k]) for k in keys]
-    keys = [keys[i] for i in sorted(range(len(keys)), key=lengths.__getitem__)]
-    total = len(keys)
-    goal = sum(own[k] for k in keys)  # progress counts passages given a fresh vector, as the report does
-    embedded = calls = 0
-    chunks = iter(range(0, total, EMBED_CHUNK))
-    workers = max(1, min(EMBED_WORKERS, os.cpu_count() or 1))
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="embed") if workers > 1 else None
-    inflight: deque[tuple[int, list[str], Future | None]] = deque()
+    return len(reuse)
 
-    def submit() -> None:
-        start = next(chunks, None)
-        if start is None or stop():
-            return
-        chunk = keys[start : start + EMBED_CHUNK]
-        batch = [texts[k] for k in chunk]
-        inflight.append((start, chunk, pool.submit(embedder.embed_texts, batch) if pool else None))
 
-    try:
-        for _ in range(workers):
-            submit()
-        while inflight:
-            start, chunk, future = inflight.popleft()
-            vectors = future.result() if future else embedder.embed_texts([texts[k] for k in chunk])
-            submit()  # keep the model busy while this chunk is written
-            pairs: list[tuple[int, bytes]] = []
-            sids: list[int] = []
-            for key, vec in zip(chunk, vectors):
-                blob = vector_blob(vec)
-                for pid, sid in by_key[key]:
-                    pairs.append((pid, blob))
-                    sids.append(sid)
-                    _add(sums, sid, vec)
-            with store.transaction():
-                store.attach_vectors(pairs)
-                done = _completed(remaining, sids)
-                store.refresh_section_vectors(done, sums)
-            _forget(sums, done)
-            calls += len(chunk)
-            fresh = sum(own[k] for k in chunk)
-            embedded += fresh
-            reused += len(pairs) - fresh
-            if progress:
-                progress("embed", embedded, goal)
-            if stop():
-                break
-    finally:
-        if pool:
-            pool.shutdown(wait=False, cancel_futures=True)
-    log.info("embedded %d texts for %d passages (%d reused)", calls, embedded, reused)
-    return embedded, reused
+@dataclass
+class _ChunkRun:
+    """Embeds the pending texts chunk by chunk (``EMBED_WORKERS`` chunks in flight) and writes
+    each chunk in its own transaction (see :func:`embed_pending`)."""
+
+    store: Store
+    embedder: Embedder
+    pending: _Pending
+    remaining: dict[int, int]
+    sums: dict[int, tuple[np.ndarray, int]]
+    progress: Progress | None
+    stop: Callable[[], bool]
+
+    def embed(self, keys: list[str]) -> tuple[int, int, int]:
+        """Embed the texts of ``keys`` in this order -> (passages given a fresh vector, passages
+        given the vector of a text they share, texts embedded)."""
+        texts, embedder = self.pending.texts, self.embedder
+        goal = sum(self.pending.own[k] for k in keys)  # progress counts passages given a fresh vector
+        embedded = shared = calls = 0
+        chunks = iter(range(0, len(keys), EMBED_CHUNK))
+        workers = max(1, min(EMBED_WORKERS, os.cpu_count() or 1))
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="embed") if workers > 1 else None
+        inflight: deque[tuple[list[str], Future[np.ndarray] | None]] = deque()
+
+        def submit() -> None:
+            start = next(chunks, None)
+            if start is None or self.stop():
+                return
+            chunk = keys[start : start + EMBED_CHUNK]
+            batch = [texts[k] for k in chunk]
+            inflight.append((chunk, pool.submit(embedder.embed_texts, batch) if pool else None))
+
+        try:
+            for _ in range(workers):
+                submit()
+            while inflight:
+                chunk, future = inflight.popleft()
+                vectors = future.result() if future else embedder.embed_texts([texts[k] for k in chunk])
+                submit()  # keep the model busy while this chunk is written
+                written = self._write(chunk, vectors)
+                calls += len(chunk)
+                fresh = sum(self.pending.own[k] for k in chunk)
+                embedded += fresh
+                shared += written - fresh
+                if self.progress:
+                    self.progress("embed", embedded, goal)
+                if self.stop():
+                    break
+        finally:
+            if pool:
+                pool.shutdown(wait=False, cancel_futures=True)
+        return embedded, shared, calls
+
+    def _write(self, chunk: list[str], vectors: np.ndarray) -> int:
+        """Store the vectors of one chunk's keys for every passage of each; returns how many."""
+        pairs: list[tuple[int, bytes]] = []
+        sids: list[int] = []
+        for key, vec in zip(chunk, vectors):
+            blob = vector_blob(vec)
+            for pid, sid in self.pending.by_key[key]:
+                pairs.append((pid, blob))
+                sids.append(sid)
+                _add(self.sums, sid, vec)
+        with self.store.transaction():
+            self.store.attach_vectors(pairs)
+            done = _completed(self.remaining, sids)
+            self.store.refresh_section_vectors(done, self.sums)
+        _forget(self.sums, done)
+        return len(pairs)
 
 
 def _add(sums: dict[int, tuple[np.ndarray, int]], sid: int, vec: np.ndarray) -> None:

@@ -20,22 +20,22 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from .. import messages
 from ..config import DEFAULT_MAX_FILE_MB
 from ..embed.base import Embedder
+from ..files.failure import Failure, FailureKind
 from ..files.read import FileRefused, read_entry
-from ..files.walk import WalkEntry, name_is_text, walk_markdown, walk_one
+from ..files.walk import WalkEntry, WalkResult, name_is_text, walk_markdown, walk_one
 from ..markdown import parse_document
-from ..markdown.vault import document_names, vault_meta
 from ..models import IndexReport
 from ..reading.links import relink, relink_documents
-from ..store import Store, StoredDocument
+from ..store import DocumentFile, Store, StoredDocument
 from ..store.errors import is_disk_full
-from ..text import count_tokens, elide_data_uris
 from .embedding import Progress, embed_pending, passage_keys, reuse_identical_vectors
 
 log = logging.getLogger("markdown_memory.indexer")
@@ -47,32 +47,36 @@ PARSER_VERSION = "6"  # 5: tags, names, code languages (markdown/vault.py); 6: l
 
 
 
-@dataclass
 class RunTally:
-    """What a run has done so far (mutable while it runs); ``freeze()`` is the run's
-    :class:`~markdown_memory.models.IndexReport`. Counts are files unless named otherwise."""
+    """A run's :class:`~markdown_memory.models.IndexReport` while it runs: ``report`` holds the
+    counts so far (replaced, never mutated: its fields are the tally's), ``warnings`` the
+    indexed files' warnings and ``failures`` the paths not indexed, in the order found."""
 
-    root: str
-    scanned: int = 0
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    failed: list[dict[str, str]] = field(default_factory=list)
-    warnings: list[dict[str, str]] = field(default_factory=list)
-    sections: int = 0
-    passages: int = 0
-    vectors_embedded: int = 0
-    vectors_reused: int = 0
-    keyword_only: bool = False
-    seconds: float = 0.0
-    interrupted: bool = False
+    def __init__(self, root: str) -> None:
+        self.report = IndexReport(root=root)
+        self.warnings: list[dict[str, str]] = []
+        self.failures: list[Failure] = []
 
-    def freeze(self) -> IndexReport:
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values["failed"] = tuple(self.failed)
-        values["warnings"] = tuple(self.warnings)
-        return IndexReport(**values)
+    def add(self, **counts: int) -> None:
+        """Add to counts named as IndexReport's fields (``add(added=1, sections=4)``)."""
+        self.report = replace(self.report, **{k: getattr(self.report, k) + v for k, v in counts.items()})
+
+    def set(self, **values: Any) -> None:
+        """Set fields named as IndexReport's (``set(interrupted=True)``)."""
+        self.report = replace(self.report, **values)
+
+    def warn(self, path: str, texts: Iterable[str]) -> None:
+        """Add ``texts`` as warnings of the file ``path``."""
+        self.warnings.extend({"path": path, "message": m} for m in texts)
+
+    def warn_all(self, failures: Iterable[Failure]) -> None:
+        """Add each failure as a warning of its file."""
+        self.warnings.extend({"path": f.path, "message": f.message} for f in failures)
+
+    def freeze(self, failed: Iterable[Failure]) -> IndexReport:
+        """The report, with ``failed`` as its failed files (``{path, reason}``) and the warnings."""
+        return replace(self.report, failed=tuple({"path": f.path, "reason": f.message} for f in failed),
+                       warnings=tuple(self.warnings))
 
 
 def decode_markdown(data: bytes) -> tuple[str, str | None]:
@@ -80,12 +84,12 @@ def decode_markdown(data: bytes) -> tuple[str, str | None]:
     has_nul = b"\x00" in data[:8192]
     utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff")) and has_nul  # Markdown in UTF-16 has NULs
     if has_nul and not utf16:
-        raise FileRefused("binary file (contains NUL bytes); not indexed")
+        raise FileRefused("binary file (contains NUL bytes); not indexed", FailureKind.BINARY)
     if utf16:
         try:
             return data.decode("utf-16"), None
         except UnicodeDecodeError as exc:
-            raise FileRefused(f"invalid UTF-16: {exc.reason} at byte {exc.start}") from exc
+            raise FileRefused(f"invalid UTF-16: {exc.reason} at byte {exc.start}", FailureKind.ENCODING) from exc
     note = None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # a UTF-16 byte-order mark on text that is not
         data = data[2:]
@@ -107,7 +111,7 @@ def read_markdown(entry: WalkEntry, max_bytes: int = MAX_FILE_BYTES) -> tuple[by
     FileRefused with a reason (for a larger file: its size and the limit)."""
     data = read_entry(entry, max_bytes + 1)
     if len(data) > max_bytes:
-        raise FileRefused(messages.file_too_large(max(entry.size, len(data)), max_bytes))
+        raise FileRefused(messages.file_too_large(max(entry.size, len(data)), max_bytes), FailureKind.TOO_LARGE)
     text, warning = decode_markdown(data)
     return data, text, warning
 
@@ -119,23 +123,8 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
 
     Returns (sections, passages, vectors reused from the old version)."""
     doc = parse_document(text, rel)
-    sha = hashlib.sha256(data).hexdigest()
-    record = {
-        "path": rel,
-        "sha256": sha,
-        "size": signature[0],
-        "mtime_ns": signature[1],
-        "ctime_ns": signature[2],
-        "title": doc.title,
-        "metadata": doc.metadata,
-        "warnings": warnings + doc.warnings,
-        "line_count": doc.line_count,
-        "tokens": count_tokens(elide_data_uris(text)),
-        "indexed_at": time.time(),
-        "vault": (vault := vault_meta(doc.metadata, doc.passages)),
-        "names": document_names(doc.title, doc.metadata, vault),
-    }
-    keyed = list(zip(doc.passages, passage_keys(doc)))
+    file = DocumentFile(rel, hashlib.sha256(data).hexdigest(), signature, time.time(), tuple(warnings))
+    keys = passage_keys(doc)
     reused = 0
     with store.transaction():
         old_vectors: dict[str, bytes] = {}
@@ -145,7 +134,7 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
         if old_id is not None:
             old_vectors = store.old_vectors(old_id)
             store.delete_document(old_id)
-        doc_id = store.insert_document(record, doc.sections, keyed, doc.links, doc.block_ids)
+        doc_id = store.insert_document(file, doc, keys)
         if old_vectors:
             pairs = [(pid, old_vectors[key]) for pid, key in store.passage_embed_keys(doc_id) if key in old_vectors]
             store.attach_vectors(pairs)
@@ -187,61 +176,95 @@ def index_tree(
     committed before stays, and no file is recorded as failed because of it.
     """
     started = time.monotonic()
-    report = RunTally(root=str(root))
+    tally = RunTally(str(root))
     stop = should_stop or (lambda: False)
-    if store.get_meta("parser_version") != PARSER_VERSION:
-        if not store.has_documents():
-            with store.transaction():  # nothing parsed by an older parser: a resumable first run
-                store.set_meta("parser_version", PARSER_VERSION)
-        else:
-            force = True  # sections from an older parser: re-parse all (unchanged passages keep vectors)
+    force = _parser_changed(store) or force
     walk = walk_markdown(root, exclude, directory)
     prefix = "" if directory is None or directory == root else directory.relative_to(root).as_posix() + "/"
     known = {p: v for p, v in store.documents_by_path().items() if p.startswith(prefix)}
-    report.scanned = len(walk.files)
+    tally.set(scanned=len(walk.files))
     now = time.time()
-    failures: list[tuple[str, str, str]] = []
-    for rel, reason in walk.problems:
-        kind = "warning" if "symbolic link" in reason else "failed"
-        failures.append((rel, kind, reason))
-    failures.extend((rel, "warning", reason) for rel, reason in walk.skipped)
-    seen: set[str] = set()
-    total = len(walk.files)
+    tally.failures = [*walk.problems, *(Failure(rel, FailureKind.SKIPPED, why) for rel, why in walk.skipped)]
     stored_id = store.vector_space()[0]
-    for n, entry in enumerate(walk.files, start=1):
+    seen = _parse_files(store, walk.files, known, tally, force, max_file_bytes, progress, stop)
+    # a run stopped before every file was parsed is not a completed run: status keeps saying the
+    # first run did not finish (or keeps the last completed run's time)
+    parse_interrupted = tally.report.interrupted
+    if not parse_interrupted:
+        gone = [v.id for p, v in known.items() if p not in seen and not _under_failed_dir(p, walk.problems)]
+        _remove_gone(store, gone, tally)
+    counts = tally.report
+    if counts.added or counts.updated or counts.removed:
+        relink(store)  # links to notes created, renamed or deleted in this run
+    changed = _record_walk(store, walk, prefix, tally, now)
+    failed = [f for f in tally.failures if not f.is_warning]
+    tally.warn_all(f for f in tally.failures if f.is_warning)
+    _embed_phase(store, tally, embedder, weights_id, stored_id, progress, stop)
+    tally.set(seconds=round(time.monotonic() - started, 3))
+    report = tally.report
+    if not parse_interrupted and (changed or report.vectors_embedded or report.vectors_reused
+                                  or store.get_meta("last_run_at") is None):
+        with store.transaction():
+            store.set_meta("last_run_at", str(now))
+            store.set_meta("last_run_seconds", str(report.seconds))
+    return tally.freeze(failed)
+
+
+def _parser_changed(store: Store) -> bool:
+    """True when the index holds sections of an older parser (every file is then re-parsed;
+    unchanged passages keep their vectors); an empty index just records this parser."""
+    if store.get_meta("parser_version") == PARSER_VERSION:
+        return False
+    if store.has_documents():
+        return True
+    with store.transaction():  # nothing parsed by an older parser: a resumable first run
+        store.set_meta("parser_version", PARSER_VERSION)
+    return False
+
+
+def _parse_files(store: Store, files: list[WalkEntry], known: dict[str, StoredDocument], tally: RunTally,
+                 force: bool, max_file_bytes: int, progress: Progress | None, stop: Callable[[], bool]) -> set[str]:
+    """Phase 1 over the walked ``files`` (``index_file`` each, polling ``stop`` between them).
+    Returns the paths looked at."""
+    seen: set[str] = set()
+    total = len(files)
+    for n, entry in enumerate(files, start=1):
         if stop():
-            report.interrupted = True
+            tally.set(interrupted=True)
             break
         if progress and (n == 1 or n % 25 == 0):
             progress("parse", n - 1, total)
         seen.add(entry.rel)
-        index_file(store, entry, known.get(entry.rel), report, failures, force=force, max_file_bytes=max_file_bytes)
+        index_file(store, entry, known.get(entry.rel), tally, force=force, max_file_bytes=max_file_bytes)
         if progress:
             progress("parse", n, total)
-    if progress and not report.interrupted:
+    if progress and not tally.report.interrupted:
         progress("parse", total, total)
-    # a run stopped before every file was parsed is not a completed run: status keeps saying the
-    # first run did not finish (or keeps the last completed run's time)
-    parse_interrupted = report.interrupted
-    if not report.interrupted:
-        gone = [(p, v.id) for p, v in known.items() if p not in seen and not _under_failed_dir(p, walk.problems)]
-        if gone and report.added:
-            # a moved or renamed file (folder): its new passages take the vectors of the old
-            # ones before those are deleted, instead of being embedded again
-            report.vectors_reused += reuse_identical_vectors(store)
-        for _path, doc_id in gone:
-            with store.transaction():
-                store.delete_document(doc_id)
-            report.removed += 1
-    if report.added or report.updated or report.removed:
-        relink(store)  # links to notes created, renamed or deleted in this run
-    # Record failures and walk facts, writing only what differs: a run that found nothing new
-    # leaves the database untouched (no write transaction, no WAL growth).
+    return seen
+
+
+def _remove_gone(store: Store, gone: list[int], tally: RunTally) -> None:
+    """Delete the documents ``gone`` (ids) whose files disappeared, each in its own transaction."""
+    if gone and tally.report.added:
+        # a moved or renamed file (folder): its new passages take the vectors of the old
+        # ones before those are deleted, instead of being embedded again
+        tally.add(vectors_reused=reuse_identical_vectors(store))
+    for doc_id in gone:
+        with store.transaction():
+            store.delete_document(doc_id)
+        tally.add(removed=1)
+
+
+def _record_walk(store: Store, walk: WalkResult, prefix: str, tally: RunTally, now: float) -> bool:
+    """Record the run's failures and walk facts, writing only what differs: a run that found
+    nothing new leaves the database untouched (no write transaction, no WAL growth). Returns
+    True when the index changed (documents written or removed, or these records)."""
     stored_failures = {(f.path, f.kind, f.reason) for f in store.all_failures() if f.path.startswith(prefix)}
-    changed = bool(report.added or report.updated or report.removed)
+    counts = tally.report
+    changed = bool(counts.added or counts.updated or counts.removed)
     meta: dict[str, str] = {}
     if not prefix:
-        if report.interrupted:  # files after the stop point were never looked at
+        if counts.interrupted:  # files after the stop point were never looked at
             meta["walk_complete"] = "0"
         else:
             meta["walk_complete"] = "1" if walk.complete else "0"
@@ -250,46 +273,47 @@ def index_tree(
             if changed or store.get_meta("last_full_walk") is None:
                 meta["last_full_walk"] = str(now)
     meta = {k: v for k, v in meta.items() if store.get_meta(k) != v}
-    if stored_failures != set(failures) or meta:
+    rows = [(f.path, f.severity, f.message) for f in tally.failures]
+    if stored_failures != set(rows) or meta:
         with store.transaction():
             store.clear_failures([p for p, _k, _r in stored_failures])
-            for rel, kind, reason in failures:
+            for rel, kind, reason in rows:
                 store.record_failure(rel, kind, reason, now)
             for key, value in meta.items():
                 store.set_meta(key, value)
         changed = True
-    report.failed = [{"path": p, "reason": r} for p, k, r in failures if k == "failed"]
-    report.warnings.extend({"path": p, "message": r} for p, k, r in failures if k == "warning")
+    return changed
+
+
+def _embed_phase(store: Store, tally: RunTally, embedder: Callable[[], Embedder | None] | None,
+                 weights_id: str | None, stored_id: str | None, progress: Progress | None,
+                 stop: Callable[[], bool]) -> None:
+    """Phase 2: embed pending passages (see ``index_tree`` for when the model is loaded)."""
     if embedder is None or not store.vec_available:
-        report.keyword_only = True
-    elif not report.interrupted:
-        pending = store.counts()["pending_vectors"]
-        same_model = weights_id is not None and stored_id == weights_id  # the parse above kept the space
-        emb = None if (pending == 0 and same_model and store.has_vec_tables()) else embedder()
-        if emb is None and not (pending == 0 and same_model):
-            report.keyword_only = True
-        elif emb is not None:
-            if stored_id is not None and emb.weights_id != stored_id:
-                report.vectors_reused = 0  # the parse kept another model's vectors: this one replaces them all
-            embedded, reused = embed_pending(store, emb, progress=progress, should_stop=stop)
-            report.vectors_embedded += embedded
-            report.vectors_reused += reused
-            report.interrupted = report.interrupted or stop()
-    report.seconds = round(time.monotonic() - started, 3)
-    if not parse_interrupted and (changed or report.vectors_embedded or report.vectors_reused
-                                  or store.get_meta("last_run_at") is None):
-        with store.transaction():
-            store.set_meta("last_run_at", str(now))
-            store.set_meta("last_run_seconds", str(report.seconds))
-    return report.freeze()
+        tally.set(keyword_only=True)
+        return
+    if tally.report.interrupted:
+        return
+    pending = store.counts()["pending_vectors"]
+    same_model = weights_id is not None and stored_id == weights_id  # the parse above kept the space
+    emb = None if (pending == 0 and same_model and store.has_vec_tables()) else embedder()
+    if emb is None:
+        if not (pending == 0 and same_model):
+            tally.set(keyword_only=True)
+        return
+    if stored_id is not None and emb.weights_id != stored_id:
+        tally.set(vectors_reused=0)  # the parse kept another model's vectors: this one replaces them all
+    embedded, reused = embed_pending(store, emb, progress=progress, should_stop=stop)
+    tally.add(vectors_embedded=embedded, vectors_reused=reused)
+    if stop():
+        tally.set(interrupted=True)
 
 
 def index_file(
     store: Store,
     entry: WalkEntry,
     old: StoredDocument | None,
-    report: RunTally,
-    failures: list[tuple[str, str, str]],
+    tally: RunTally,
     *,
     force: bool = False,
     max_file_bytes: int = MAX_FILE_BYTES,
@@ -299,30 +323,30 @@ def index_file(
 
     ``old`` is the stored ``StoredDocument(id, sha256, (size, mtime_ns, ctime_ns))`` or None. A file over
     ``max_file_bytes`` is refused (its stored document removed) without being opened. An unchanged
-    stat signature skips reading; an unchanged sha256 only updates the stat fields. Counts go to ``report``,
-    problems to ``failures`` as ``(path, "failed", reason)``. Never raises for a bad file.
+    stat signature skips reading; an unchanged sha256 only updates the stat fields. Counts and
+    warnings go to ``tally``, a file not indexed to ``tally.failures``. Never raises for a bad file.
     """
     too_large = entry.size > max_file_bytes  # judged before anything else: a lowered limit applies at once
     if not too_large and old is not None and not force and old.signature == entry.signature:
-        report.unchanged += 1
-        report.warnings.extend({"path": entry.rel, "message": w} for w in store.document_warnings(entry.rel))
+        tally.add(unchanged=1)
+        tally.warn(entry.rel, store.document_warnings(entry.rel))
         return
     try:
         if too_large:  # not even opened: a huge file costs a stat per run
-            raise FileRefused(messages.file_too_large(entry.size, max_file_bytes))
+            raise FileRefused(messages.file_too_large(entry.size, max_file_bytes), FailureKind.TOO_LARGE)
         data, text, decode_warning = read_markdown(entry, max_file_bytes)
     except FileRefused as exc:
-        failures.append((entry.rel, "failed", str(exc)))
+        tally.failures.append(Failure(entry.rel, exc.kind, str(exc)))
         if old is not None:  # never serve the old text of a file we can no longer read
             with store.transaction():
                 store.delete_document(old.id)
-            report.removed += 1
+            tally.add(removed=1)
         return
     if old is not None and not force and hashlib.sha256(data).hexdigest() == old.sha256:
         with store.transaction():
             store.touch_document(old.id, entry.signature)
-        report.unchanged += 1
-        report.warnings.extend({"path": entry.rel, "message": w} for w in store.document_warnings(entry.rel))
+        tally.add(unchanged=1)
+        tally.warn(entry.rel, store.document_warnings(entry.rel))
         return
     warnings = [decode_warning] if decode_warning else []
     try:
@@ -333,20 +357,13 @@ def index_file(
         if is_disk_full(exc, store.path):
             raise  # not this file's fault: the run stops, keeping every document written so far
         log.exception("failed to index %s", entry.rel)
-        failures.append((entry.rel, "failed", f"internal error while indexing: {exc}"))
+        tally.failures.append(Failure(entry.rel, FailureKind.INTERNAL, f"internal error while indexing: {exc}"))
         return
-    report.sections += secs
-    report.passages += pas
-    report.vectors_reused += reused
-    if old is None:
-        report.added += 1
-    else:
-        report.updated += 1
+    tally.add(sections=secs, passages=pas, vectors_reused=reused, added=int(old is None), updated=int(old is not None))
     for w in store.document_warnings(entry.rel):
         if w not in warnings:
             warnings.append(w)
-    for w in warnings:
-        report.warnings.append({"path": entry.rel, "message": w})
+    tally.warn(entry.rel, warnings)
 
 
 def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str] | None = None,
@@ -356,47 +373,38 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
     change keep their vectors at once). ``paths`` are POSIX paths relative to ``root``.
 
     A path that is gone, ignored, or no longer a regular Markdown file is purged. Failures are
-    recorded like an index run's. Only the links these documents hold, and those that name them
+    recorded like an index run's (a path ``walk_one`` refuses, a symbolic link included, as failed). Only the links these documents hold, and those that name them
     (before or after), are resolved again (``relink_documents``; an index run re-resolves all). Takes milliseconds per file; never raises for a bad file.
     """
     started = time.monotonic()
-    report = RunTally(root=str(root))
+    tally = RunTally(str(root))
     known = store.documents_by_path()
-    failures: list[tuple[str, str, str]] = []
     paths = [p for p in paths if name_is_text(p)]  # never indexed (walk.py); SQLite refuses them
     before = store.document_names_at(paths)  # as links named them: only links these can reach are re-resolved
     gone: list[int] = []
     for rel in dict.fromkeys(paths):
         entry = walk_one(root, rel, exclude)
         old = known.get(rel)
-        report.scanned += 1
+        tally.add(scanned=1)
         if isinstance(entry, str):
             if old is not None:
                 gone.append(old.id)
             if entry:
-                failures.append((rel, "failed", entry))
+                tally.failures.append(Failure(rel, FailureKind.REFUSED, entry))
             continue
-        index_file(store, entry, old, report, failures, max_file_bytes=max_file_bytes)
-    if gone and report.added:
-        report.vectors_reused += reuse_identical_vectors(store)  # a move: see index_tree
-    for doc_id in gone:
-        with store.transaction():
-            store.delete_document(doc_id)
-        report.removed += 1
-    if report.added or report.updated or report.removed:
+        index_file(store, entry, old, tally, max_file_bytes=max_file_bytes)
+    _remove_gone(store, gone, tally)  # a move: see index_tree
+    if tally.report.added or tally.report.updated or tally.report.removed:
         relink_documents(store, before, store.document_names_at(paths))
     with store.transaction():
         store.clear_failures(list(dict.fromkeys(paths)))
         now = time.time()
-        for rel, kind, reason in failures:
-            store.record_failure(rel, kind, reason, now)
-    report.failed = [{"path": p, "reason": r} for p, _k, r in failures]
-    report.seconds = round(time.monotonic() - started, 3)
-    return report.freeze()
+        for f in tally.failures:
+            store.record_failure(f.path, f.severity, f.message, now)
+    tally.set(seconds=round(time.monotonic() - started, 3))
+    return tally.freeze(tally.failures)
 
 
-def _under_failed_dir(path: str, problems: list[tuple[str, str]]) -> bool:
+def _under_failed_dir(path: str, problems: list[Failure]) -> bool:
     """A file under a directory we could not list is not known to be deleted: keep it."""
-    return any(path.startswith(rel + "/") for rel, _ in problems)
-
-
+    return any(path.startswith(f.path + "/") for f in problems)

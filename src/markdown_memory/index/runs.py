@@ -28,7 +28,8 @@ from ..models import IndexReport
 from ..store.database import Database
 from ..store.errors import is_disk_full
 from .activity import IndexActivity
-from .indexer import Progress, index_tree, refresh_paths
+from .embedding import Progress
+from .indexer import index_tree, refresh_paths
 
 log = logging.getLogger("markdown_memory.engine")
 

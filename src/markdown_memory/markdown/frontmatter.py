@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
+
+#: A document's front matter as parsed (YAML or TOML): string keys, any value the format
+#: allows; ``{}`` for a document without one.
+Metadata: TypeAlias = dict[str, Any]
 
 _KEY_LINE = re.compile(r"^[\w-]+\s*:")
 _TOML_KEY_LINE = re.compile(r"^\s*(?:[\w\"'.-]+\s*=|\[)")
@@ -25,7 +29,7 @@ class FrontMatter:
     """``end_line``: 1-based line of the closing delimiter (0 when there is no front matter)."""
 
     end_line: int = 0
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: Metadata = field(default_factory=dict)
     warning: str | None = None
 
     @property
@@ -86,7 +90,7 @@ def _toml_front_matter(lines: list[str]) -> FrontMatter:
     return FrontMatter(end_line=close + 1, metadata={str(k): v for k, v in data.items()})
 
 
-def front_matter_aliases(metadata: dict[str, Any]) -> list[str]:
+def front_matter_aliases(metadata: Metadata) -> list[str]:
     """The other names a note's front matter gives it (``aliases`` or ``alias``: a list, or one
     string of comma-separated names), stripped, empty ones dropped."""
     value = metadata.get("aliases", metadata.get("alias"))

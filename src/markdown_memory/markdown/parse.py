@@ -23,11 +23,12 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..text import count_tokens, elide_data_uris, match_form
-from .frontmatter import detect_front_matter
+from .frontmatter import Metadata, detect_front_matter
 from .inline import html_plain_text, inline_plain_text
 from .links import RawLink, extract_links
 from .nesting import MAX_NESTING, parse_without_cuts, record_cuts
 from .passages import MAX_PASSAGE_CHARS, RawPassage, esm_lines, extract_passages, group_long_runs, split_window
+from .vault import VaultMeta, document_names, vault_meta
 
 #: Sections longer than this many estimated tokens are stored as ``(Part n)`` pieces.
 MAX_SECTION_TOKENS = 800
@@ -82,8 +83,17 @@ class Section:
 
 @dataclass
 class ParsedDocument:
+    """What ``parse_document`` makes of one file, and what ``Store.insert_document`` stores
+    (with the file's own facts, ``store.DocumentFile``): the document's fields, its typed
+    sections and passages (a passage's ``section`` indexes ``sections``), links and block ids.
+
+    ``metadata`` is the front matter (``{}`` without); ``tokens`` the estimated tokens of the
+    whole text (``data:`` URIs elided); ``vault`` its names, tags and dates; ``names`` the
+    ``(name, "title" | "alias")`` pairs it is found by (``vault.document_names``); ``warnings``
+    name a line each."""
+
     title: str
-    metadata: dict[str, Any]
+    metadata: Metadata
     front_matter_end: int
     line_count: int
     sections: list[Section]
@@ -91,6 +101,9 @@ class ParsedDocument:
     warnings: list[str] = field(default_factory=list)
     links: list[RawLink] = field(default_factory=list)  # links.py: wikilinks and relative Markdown links
     block_ids: list[tuple[int, str]] = field(default_factory=list)  # (section index, ``^id``)
+    tokens: int = 0
+    vault: VaultMeta = field(default_factory=VaultMeta)
+    names: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _markdown() -> MarkdownIt:
@@ -250,7 +263,8 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
     ``path`` is only used to pick MDX handling (``.mdx``) and the title fallback (file stem).
     Never raises on any input string; problems become ``warnings`` (strings naming a line).
     """
-    lines = split_lines(elide_data_uris(text))
+    elided = elide_data_uris(text)
+    lines = split_lines(elided)
     warnings: list[str] = []
     fm = detect_front_matter(lines)
     if fm.warning:
@@ -262,7 +276,39 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
     tokens = _repair_unclosed_fences(parse_lines, lines, warnings, deep)
     mdx = path.lower().endswith(".mdx")
 
-    # Top-level headings: (0-based line, level, title).
+    headings = _top_level_headings(tokens)
+    n = len(lines)
+    # MDX import/export lines are code for the bundler, not content: alone they make no preamble.
+    skip = esm_lines(tokens) if mdx else set()
+    raw = _raw_sections(lines, headings, fm.end_line, skip)
+    sections = _sections(lines, raw, _top_level_block_starts(tokens), max_section_tokens)
+
+    raw_passages = extract_passages(tokens, lines, mdx=mdx)
+    if deep:
+        raw_passages = sorted(raw_passages + deep, key=lambda p: p.start_line)
+    passages = _assign_passages(raw_passages, sections)
+    title = _document_title(headings, fm.title, path)
+    links, block_ids = extract_links(tokens, [s.start_line for s in sections], lines)
+    vault = vault_meta(fm.metadata, passages)
+    return ParsedDocument(
+        title=title,
+        metadata=fm.metadata,
+        front_matter_end=fm.end_line,
+        line_count=n,
+        sections=sections,
+        passages=passages,
+        warnings=warnings,
+        links=links,
+        block_ids=block_ids,
+        tokens=count_tokens(elided),
+        vault=vault,
+        names=document_names(title, fm.metadata, vault),
+    )
+
+
+def _top_level_headings(tokens: list[Token]) -> list[tuple[int, int, str]]:
+    """Top-level headings as (0-based line, level, title): Markdown headings and HTML blocks
+    opening with ``<h1>``..``<h6>``."""
     headings: list[tuple[int, int, str]] = []
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.level == 0 and tok.map is not None:
@@ -271,28 +317,35 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
             html_heading = _html_heading(tok.content)
             if html_heading is not None:
                 headings.append((tok.map[0], *html_heading))
+    return headings
 
+
+def _raw_sections(lines: list[str], headings: list[tuple[int, int, str]], first_content: int,
+                  skip: set[int]) -> list[tuple[int, int, int, str]]:
+    """(start0, end0_exclusive, level, title) of each section: a preamble (level 0) when a
+    line before the first heading has content (lines in ``skip`` do not count), then one per
+    heading."""
     n = len(lines)
-    first_content = fm.end_line
-    # Raw sections: (start0, end0_exclusive, level, title)
     raw: list[tuple[int, int, int, str]] = []
     first_heading = headings[0][0] if headings else n
-    # MDX import/export lines are code for the bundler, not content: alone they make no preamble.
-    skip = esm_lines(tokens) if mdx else set()
     if any(lines[i].strip() and i not in skip for i in range(first_content, first_heading)):
         raw.append((first_content, first_heading, 0, PREAMBLE if headings else WHOLE_DOCUMENT))
     for k, (line, level, title) in enumerate(headings):
         end = headings[k + 1][0] if k + 1 < len(headings) else n
         raw.append((line, end, level, title))
+    return raw
 
-    # Breadcrumbs: the parent's address + " > " + the heading's own title, made unique (see
-    # _claim_address); a section cut into pieces also names each piece " (Part n)".
+
+def _sections(lines: list[str], raw: list[tuple[int, int, int, str]], block_starts: list[int],
+              max_section_tokens: int) -> list[Section]:
+    """Sections of the raw sections in order. Breadcrumbs: the parent's address + " > " + the
+    heading's own title, made unique (see _claim_address); a section cut into pieces also names
+    each piece " (Part n)"."""
     sections: list[Section] = []
     stack: list[tuple[int, str, int]] = []  # (level, address, ordinal of first part)
     natural = _natural_paths(raw)
     reserved = {match_form(p, fold_case=False) for p in natural}  # compared as _claim_address does
     used: set[str] = set()
-    block_starts = _top_level_block_starts(tokens)
     for (start, end, level, title), own in zip(raw, natural):
         shown = title if title or level == 0 else UNTITLED
         if level == 0:
@@ -316,24 +369,7 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
             _split_parts(lines, start, last, level, shown, path_text, parent, ordinal, block_starts,
                          max_section_tokens, part_name)
         )
-
-    raw_passages = extract_passages(tokens, lines, mdx=mdx)
-    if deep:
-        raw_passages = sorted(raw_passages + deep, key=lambda p: p.start_line)
-    passages = _assign_passages(raw_passages, sections)
-    title = _document_title(headings, fm.title, path)
-    links, block_ids = extract_links(tokens, [s.start_line for s in sections], lines)
-    return ParsedDocument(
-        title=title,
-        metadata=fm.metadata,
-        front_matter_end=fm.end_line,
-        line_count=n,
-        sections=sections,
-        passages=passages,
-        warnings=warnings,
-        links=links,
-        block_ids=block_ids,
-    )
+    return sections
 
 
 def _natural_paths(raw: list[tuple[int, int, int, str]]) -> list[str]:

@@ -28,9 +28,13 @@ import datetime as _dt
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..text import match_form
+from .frontmatter import Metadata
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .parse import Passage
 
 _INLINE_TAG = re.compile(r"(?<!\S)#([\w/.-]+)")
 _CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.S)
@@ -91,7 +95,7 @@ def _strings(value: Any, split: re.Pattern[str]) -> list[str]:
     return []
 
 
-def front_matter_tags(metadata: dict[str, Any]) -> list[str]:
+def front_matter_tags(metadata: Metadata) -> list[str]:
     """Tags of the front matter (``tags``, else ``tag``), as written without ``#``."""
     value = metadata.get("tags", metadata.get("tag"))
     out = []
@@ -102,7 +106,7 @@ def front_matter_tags(metadata: dict[str, Any]) -> list[str]:
     return out
 
 
-def aliases(metadata: dict[str, Any]) -> list[str]:
+def aliases(metadata: Metadata) -> list[str]:
     """Aliases of the front matter (``aliases``, else ``alias``): a list, or comma-separated."""
     value = metadata.get("aliases", metadata.get("alias"))
     names = [value.strip()] if isinstance(value, str) and "," not in value else _strings(value, re.compile(r",\s*"))
@@ -136,7 +140,7 @@ def _date_text(value: Any) -> str | None:
     return text or None
 
 
-def vault_meta(metadata: dict[str, Any], passages: Iterable[Any]) -> VaultMeta:
+def vault_meta(metadata: Metadata, passages: Iterable[Passage]) -> VaultMeta:
     """Names, tags, description and dates of one parsed document: ``metadata`` is its front
     matter, ``passages`` its ``parse.Passage`` objects (``kind``, ``text``, ``section``)."""
     tags: list[tuple[str, int | None]] = [(t, None) for t in front_matter_tags(metadata)]
@@ -180,7 +184,7 @@ def language_family(name: str) -> frozenset[str]:
     return frozenset({form}) if form else frozenset()
 
 
-def document_names(title: str, metadata: dict[str, Any], vault: VaultMeta) -> list[tuple[str, str]]:
+def document_names(title: str, metadata: Metadata, vault: VaultMeta) -> list[tuple[str, str]]:
     """``[(name, "title" | "alias")]``: the names a document is found by exactly: its title, its
     front-matter title and its aliases (duplicates are the caller's to drop)."""
     out = [(title, "title")]

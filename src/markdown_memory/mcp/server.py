@@ -24,25 +24,14 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from .identity import INSTRUCTIONS as INSTRUCTIONS  # re-exported (mcp/__init__.py)
+from .identity import SERVER_NAME as SERVER_NAME
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
     from .runtime import Runtime
 
 log = logging.getLogger("markdown_memory.server")
-
-SERVER_NAME = "markdown-memory"
-
-INSTRUCTIONS = (
-    "Project docs are indexed by Markdown section. Never read whole .md files: "
-    "1) search_docs(query) first; hits carry file_path, heading_path and the section text "
-    "(later hits are pointers). 2) get_document_outline(file_path) to see a document's headings. "
-    "3) read_section(file_path, heading_path) to read one section. "
-    "get_links(file_path) lists a document's links and backlinks, with the section each sits in. "
-    "Every search answer has index_status: keyword_only=true means semantic search is off "
-    "(use exact words); indexing=true means results may be incomplete; message, when set, "
-    "says what to do (e.g. call index_directory). "
-    "The resource docs://map outlines every indexed document (titles, top headings, token counts)."
-)
 
 #: the docs map resource (reading/map.py)
 MAP_URI = "docs://map"

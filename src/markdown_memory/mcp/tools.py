@@ -125,7 +125,7 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
     from mcp_types import ToolAnnotations
 
     from .. import __version__
-    from .server import INSTRUCTIONS, SERVER_NAME
+    from .identity import INSTRUCTIONS, SERVER_NAME
 
     reader = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                              open_world_hint=False)

@@ -31,7 +31,7 @@ from urllib.parse import unquote
 
 from .. import messages
 from ..errors import DocumentNotFoundError, PathOutsideRootError, SectionNotFoundError
-from ..files.walk import is_markdown_name
+from ..files.walk import MARKDOWN_SUFFIXES, is_markdown_name
 from ..markdown.parse import SEPARATOR, heading_plain_text, strip_heading_attributes
 from ..text import WORD, match_form
 
@@ -128,7 +128,7 @@ def resolve_document(raw: str, root: Path, indexed: list[str]) -> str:
 def _resolve_literal(raw: str, root: Path, indexed: list[str]) -> str:
     rel = normalise_request_path(raw, root)
     if not is_markdown_name(rel.rsplit("/", 1)[-1]):
-        raise DocumentNotFoundError(messages.not_markdown(rel))
+        raise DocumentNotFoundError(messages.not_markdown(rel, MARKDOWN_SUFFIXES))
     # A symlink inside the root that points outside it must not be read through.
     real = os.path.realpath(root / rel)
     root_real = os.path.realpath(root)

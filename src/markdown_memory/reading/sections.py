@@ -10,10 +10,12 @@ subsections, as ``tokens_with_children`` does for tokens.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..errors import QueryError, SectionNotFoundError
 from ..markdown.parse import PREAMBLE
+from ..models import OutlineHeading, Preamble
 from ..text import count_tokens
 from .resolve import resolve_heading
 
@@ -21,46 +23,40 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import SectionRecord
 
 
-def outline_nodes(rows: Sequence[SectionRecord]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+def outline_nodes(rows: Sequence[SectionRecord]) -> tuple[Preamble | None, list[OutlineHeading]]:
     """(preamble, headings) of one document from its sections in file order
-    (``Store.sections_of``); the ``(Part n)`` pieces of a long section are one heading. A heading is ``{heading_path, title, level, start_line,
-    end_line, end_line_with_children, tokens, tokens_with_children, parts?}``: ``end_line`` and
-    ``tokens`` are its own text (what read_section returns), the ``_with_children`` fields add
-    every subsection. The preamble (text before the first heading) is ``{heading_path,
-    start_line, end_line, tokens}`` or None."""
-    nodes: list[dict[str, Any]] = []
-    by_base: dict[str, dict[str, Any]] = {}
-    preamble: dict[str, Any] | None = None
+    (``Store.sections_of``); the ``(Part n)`` pieces of a long section are one heading, with
+    ``parts`` their number. ``end_line`` and ``tokens`` are a heading's own text (what
+    read_section returns), the ``_with_children`` fields add every subsection. The preamble
+    (text before the first heading) is None when there is none."""
+    heads: list[OutlineHeading] = []
+    index: dict[str, int] = {}  # base_path -> position in heads
+    preamble: Preamble | None = None
     for r in rows:
-        base, htitle, level, part, start, end, tokens = (r.base_path, r.title, r.level, r.part, r.start_line,
-                                                          r.end_line, r.tokens)
-        if level == 0:
-            if preamble is None:
-                preamble = {"heading_path": base, "start_line": start, "end_line": end, "tokens": 0}
-            preamble["end_line"] = end
-            preamble["tokens"] += tokens
+        if r.level == 0:
+            preamble = (Preamble(r.base_path, r.start_line, r.end_line, r.tokens) if preamble is None
+                        else replace(preamble, end_line=r.end_line, tokens=preamble.tokens + r.tokens))
             continue
-        node = by_base.get(base)
-        if node is None:
-            node = {"heading_path": base, "title": htitle, "level": level, "start_line": start, "end_line": end,
-                    "end_line_with_children": end, "tokens": 0, "tokens_with_children": 0}
-            by_base[base] = node
-            nodes.append(node)
-        node["end_line"] = end
-        node["tokens"] += tokens
-        if part:
-            node["parts"] = part
-    # the _with_children fields: own values plus every following node of a deeper level
-    for i, node in enumerate(nodes):
-        total, last = node["tokens"], node["end_line"]
-        for later in nodes[i + 1 :]:
-            if later["level"] <= node["level"]:
+        at = index.get(r.base_path)
+        if at is None:
+            index[r.base_path] = len(heads)
+            heads.append(OutlineHeading(r.base_path, r.title, r.level, r.start_line, r.end_line, r.end_line,
+                                        r.tokens, 0, r.part or None))
+        else:
+            h = heads[at]
+            heads[at] = replace(h, end_line=r.end_line, end_line_with_children=r.end_line, tokens=h.tokens + r.tokens,
+                                parts=r.part or h.parts)
+    # the _with_children fields: own values plus every following heading of a deeper level
+    out = []
+    for i, h in enumerate(heads):
+        total, last = h.tokens, h.end_line
+        for later in heads[i + 1 :]:
+            if later.level <= h.level:
                 break
-            total += later["tokens"]
-            last = max(last, later["end_line"])
-        node["tokens_with_children"] = total
-        node["end_line_with_children"] = last
-    return preamble, nodes
+            total += later.tokens
+            last = max(last, later.end_line)
+        out.append(replace(h, tokens_with_children=total, end_line_with_children=last))
+    return preamble, out
 
 
 def verbatim_lines(picked: Sequence[SectionRecord]) -> list[str]:

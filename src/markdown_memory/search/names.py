@@ -1,7 +1,8 @@
 """A note is found by any of its names: when the whole query is a document's title, its
 front-matter title or one of its aliases (compared in ``text.match_form``; surrounding quotes,
 ``[[ ]]`` and end punctuation ignored), that document's first section forms a fused list of its
-own (``rank``) weighted ``NAME_WEIGHT``, enough to put it first: the user named the note."""
+own (the ``name`` signal, ``search/signals.py``) weighted ``Tuning.weights["name"]``, enough to put it
+first: the user named the note."""
 
 from __future__ import annotations
 
@@ -9,9 +10,6 @@ from ..store import Store
 from ..store.scope import Scope
 from .query import AnalysedQuery
 
-#: Weight of the named-note list in the RRF fusion: above the sum of every other list's first
-#: place (keyword, vector, coverage, exact, definition, intent), so the named note ranks first.
-NAME_WEIGHT = 8.0
 _WRAPPING = "\"'`“”‘’[]"
 _END = "?!.:;,"
 

@@ -12,6 +12,7 @@ from ..store.scope import Scope
 from ..text import HTML_TAG, WORD, fts_text
 from .query import AnalysedQuery
 from .rank import rank
+from .tuning import model_traits
 
 PREVIEW_CHARS = 100
 
@@ -74,7 +75,7 @@ def search_sections(
     vec0). ``path_prefix``: the filters (a ``store.scope.Scope``, or a path prefix); with a block
     filter the preview is a passage of that kind. Raises QueryNotParsedError when the keyword
     index rejects the query."""
-    ranking = rank(store, query, qvec, embedder_name=embedder_name, top_k=top_k, path_prefix=path_prefix,
+    ranking = rank(store, query, qvec, model=model_traits(embedder_name), top_k=top_k, path_prefix=path_prefix,
                    vector_cache=vector_cache)
     cands, confidence = ranking.candidates, ranking.confidence
     if not cands:

@@ -32,7 +32,7 @@ unpack them, a frozen dataclass (or ``TypedDict`` for search's row dicts) where 
 from __future__ import annotations
 
 from .connection import BUSY_TIMEOUT_MS, Store
-from .documents import DocumentHeader, DocumentListRow, HeadingRow, Signature, StoredDocument
+from .documents import DocumentFile, DocumentHeader, DocumentListRow, HeadingRow, Signature, StoredDocument
 from .driver import Driver, pick_driver, reset_driver_cache
 from .errors import (
     QueryNotParsedError,
@@ -53,6 +53,7 @@ from .vectors import ReusableVector, VectorCache, blob_vector, knn, vector_blob
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
+    "DocumentFile",
     "DocumentHeader",
     "DocumentListRow",
     "Driver",

@@ -17,7 +17,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from . import documents, fts, links, passages, schema, scope, sections, tags, vectors
+from . import documents, fts, links, names, passages, schema, scope, sections, tags, vectors
 from . import failures as failure_log  # not ``failures``: that name is also a method below
 from .driver import load_vec, pick_driver
 from .errors import disk_full_error, is_disk_full, is_readonly, is_transient, readonly_as_user_error, readonly_error
@@ -234,7 +234,7 @@ class Store:
     # tags.py and scope.py (vault names and tags; search filters)
     tags_of = tags.tags_of
     aliases_of = tags.aliases_of
-    named_documents = tags.named_documents
+    named_documents = names.named_documents
     allowed_passages = scope.allowed_passages
     has_scoped_sections = scope.has_scoped_sections
     sections_in_scope = scope.sections_in_scope

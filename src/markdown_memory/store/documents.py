@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -19,6 +19,8 @@ from .common import bound_chunks, delete_rowids, like_under, marks
 from .scope import Scope, document_clause
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..markdown.frontmatter import Metadata
+    from ..markdown.parse import ParsedDocument
     from .connection import Store
 
 Signature = tuple[int, int, int]
@@ -47,7 +49,7 @@ class DocumentHeader:
     id: int
     path: str
     title: str
-    metadata: dict[str, Any]
+    metadata: Metadata
 
 
 @dataclass(frozen=True)
@@ -208,41 +210,37 @@ def delete_document(store: Store, doc_id: int) -> None:
     store.conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
 
-def insert_document(store: Store, record: dict[str, Any], parsed_sections: Iterable[Any],
-                    keyed_passages: Iterable[Any], parsed_links: Iterable[Any] = (),
-                    block_ids: Iterable[tuple[int, str]] = ()) -> int:
-    """Insert a parsed document (see indexer.write_document) with its sections, their keyword
-    rows and its passages. Returns the new document id. Call inside a transaction.
+@dataclass(frozen=True)
+class DocumentFile:
+    """What a document row holds besides the parse: the file's ``path`` (POSIX, relative to the
+    docs root), ``sha256`` of its bytes, stat ``signature``, ``indexed_at`` (epoch seconds) and
+    the warnings of reading it (decoding), stored before the parser's."""
 
-    ``record``: path, sha256, size, mtime_ns, title, and optionally ctime_ns, metadata (dict),
-    warnings (list), line_count, tokens, indexed_at, vault (``vault.VaultMeta``: its tags are
-    stored) and names (``[(name, "title" | "alias")]``, see ``tags.insert_vault``); ``parsed_sections``: parse.Section objects
-    in order; ``keyed_passages``: (Passage, embed_key) pairs; ``parsed_links`` / ``block_ids``: the
-    document's links and block ids (``links.insert_links``).
-    """
+    path: str
+    sha256: str
+    signature: Signature
+    indexed_at: float = 0.0
+    warnings: tuple[str, ...] = ()
+
+
+def insert_document(store: Store, file: DocumentFile, doc: ParsedDocument, embed_keys: Sequence[str]) -> int:
+    """Insert a parsed document (``markdown.ParsedDocument``) with its sections, their keyword
+    rows, its passages (pending, ``embed_keys[i]`` the key of ``doc.passages[i]``), names, tags,
+    links and block ids. Returns the new document id. Call inside a transaction."""
+    size, mtime_ns, ctime_ns = file.signature
     cur = store.conn.execute(
         "INSERT INTO documents(path, sha256, size, mtime_ns, ctime_ns, title, metadata, warnings, line_count, "
         "tokens, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            record["path"],
-            record["sha256"],
-            record["size"],
-            record["mtime_ns"],
-            record.get("ctime_ns", 0),
-            record["title"],
-            json.dumps(record.get("metadata", {}), default=_json_value, ensure_ascii=False),
-            json.dumps(record.get("warnings", []), ensure_ascii=False),
-            record.get("line_count", 0),
-            record.get("tokens", 0),
-            record.get("indexed_at", 0.0),
+            file.path, file.sha256, size, mtime_ns, ctime_ns, doc.title,
+            json.dumps(doc.metadata, default=_json_value, ensure_ascii=False),
+            json.dumps([*file.warnings, *doc.warnings], ensure_ascii=False),
+            doc.line_count, doc.tokens, file.indexed_at,
         ),
     )
     doc_id = int(cur.lastrowid)
-    section_ids = sections.insert_sections(store, doc_id, record["title"], record.get("metadata") or {},
-                                           parsed_sections)
-    passages.insert_passages(store, doc_id, section_ids, keyed_passages)
-    vault = record.get("vault")
-    if vault is not None:
-        tags.insert_vault(store, doc_id, section_ids, record.get("names", ()), vault.tags)
-    links.insert_links(store, doc_id, section_ids, parsed_links, block_ids)
+    section_ids = sections.insert_sections(store, doc_id, doc)
+    passages.insert_passages(store, doc_id, section_ids, zip(doc.passages, embed_keys, strict=True))
+    tags.insert_vault(store, doc_id, section_ids, doc.names, doc.vault.tags)
+    links.insert_links(store, doc_id, section_ids, doc.links, doc.block_ids)
     return doc_id

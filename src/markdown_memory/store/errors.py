@@ -17,13 +17,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .. import messages
-from ..errors import (  # noqa: F401 (re-export)
+from ..errors import (
     DatabaseReadOnlyError,
     DiskFullError,
     MarkdownMemoryError,
-    QueryError,
-    QueryNotParsedError,
 )
+from ..errors import QueryNotParsedError as QueryNotParsedError  # re-exported: the store raises it
 
 log = logging.getLogger("markdown_memory.store")
 

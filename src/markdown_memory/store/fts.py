@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..markdown.vault import aliases
 from ..text import fts_text, match_form
@@ -21,6 +21,7 @@ from .errors import QueryNotParsedError, disk_full_error, is_disk_full, is_query
 from .scope import Scope, section_clause
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..markdown.frontmatter import Metadata
     from .connection import Store
 
 
@@ -31,7 +32,7 @@ class KeywordMatch(NamedTuple):
     bm25: float
 
 
-def front_matter_keywords(title: str, metadata: dict[str, Any]) -> tuple[str, str]:
+def front_matter_keywords(title: str, metadata: Metadata) -> tuple[str, str]:
     """Front-matter text the keyword index adds to a document's first section: its ``title``
     when it differs from the document title (the H1) and its ``aliases`` (``vault.aliases``) as
     heading words, its ``description``/``summary`` as body words, as ``(" " + heading words,
@@ -51,7 +52,7 @@ def front_matter_keywords(title: str, metadata: dict[str, Any]) -> tuple[str, st
     return heading, (" " + body if body else "")
 
 
-def index_sections(store: Store, doc_title: str, metadata: dict[str, Any],
+def index_sections(store: Store, doc_title: str, metadata: Metadata,
                    sections: Iterable[tuple[int, str, str]]) -> None:
     """Write the keyword rows of one document's sections, given as ``(section id, base_path,
     text)`` in file order: ``heading`` = document title + breadcrumb, ``body`` = section text,

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..models import Link
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..markdown.frontmatter import Metadata
+    from ..markdown.links import RawLink
     from .connection import Store
 
 DDL = """
@@ -88,7 +90,7 @@ class DocumentName(NamedTuple):
 
     id: int
     path: str
-    metadata: dict[str, Any]
+    metadata: Metadata
 
 
 class HeadingRow(NamedTuple):
@@ -108,7 +110,7 @@ def ensure_tables(store: Store) -> None:
             store.conn.execute(statement)
 
 
-def insert_links(store: Store, doc_id: int, section_ids: Sequence[int], links: Iterable[Any],
+def insert_links(store: Store, doc_id: int, section_ids: Sequence[int], links: Iterable[RawLink],
                  block_ids: Iterable[tuple[int, str]]) -> None:
     """Store a parsed document's ``markdown.links.RawLink`` objects and ``(section index, id)``
     block ids; ``section_ids``: the new ids of its sections in order. Call inside a transaction."""
@@ -140,7 +142,9 @@ def all_links(store: Store) -> list[LinkRow]:
 def link_sides(store: Store) -> list[LinkSides]:
     """Every stored link's id, document, written sides and target document, by id (plain
     tuples in ``LinkSides`` order: thousands are read per refresh)."""
-    return store.conn.execute("SELECT id, doc_id, first, second, target_doc_id FROM links ORDER BY id").fetchall()
+    rows: list[LinkSides] = store.conn.execute(
+        "SELECT id, doc_id, first, second, target_doc_id FROM links ORDER BY id").fetchall()
+    return rows
 
 
 def links_by_id(store: Store, ids: Sequence[int]) -> list[LinkRow]:

@@ -6,12 +6,13 @@ code blocks, table rows), with ``embed_key`` (identity of the text embedded for 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .common import marks
 from .scope import Scope, passage_clause
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..markdown.parse import Passage
     from .connection import Store
 
 
@@ -40,13 +41,12 @@ class PendingPassage(NamedTuple):
     doc_title: str
 
 
-def insert_passages(store: Store, doc_id: int, section_ids: Sequence[int], keyed: Iterable[Any]) -> None:
+def insert_passages(store: Store, doc_id: int, section_ids: Sequence[int], keyed: Iterable[tuple[Passage, str]]) -> None:
     """Insert ``(Passage, embed_key)`` pairs of document ``doc_id``, pending (no vector);
     ``section_ids[p.section]`` is each passage's section. Call inside a transaction."""
     rows = []
     for p, key in keyed:
-        rows.append((section_ids[p.section], doc_id, p.ordinal, p.kind, p.text, p.start_line, p.end_line, key,
-                     getattr(p, "lang", "")))
+        rows.append((section_ids[p.section], doc_id, p.ordinal, p.kind, p.text, p.start_line, p.end_line, key, p.lang))
     store.conn.executemany(
         "INSERT INTO passages(section_id, doc_id, ordinal, kind, text, start_line, end_line, embed_key, lang) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -41,10 +41,13 @@ _POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 def _popcount(words: np.ndarray) -> np.ndarray:
     """Set bits per uint64 element (uint8 result); numpy < 2 has no ``bitwise_count``."""
+    counts: np.ndarray
     if hasattr(np, "bitwise_count"):
-        return np.bitwise_count(words)
-    as_bytes = words.view(np.uint8).reshape(words.shape + (8,))
-    return _POPCOUNT8[as_bytes].sum(axis=-1, dtype=np.uint8)
+        counts = np.bitwise_count(words)
+    else:
+        as_bytes = words.view(np.uint8).reshape(words.shape + (8,))
+        counts = _POPCOUNT8[as_bytes].sum(axis=-1, dtype=np.uint8)
+    return counts
 
 
 def sign_words(vectors: np.ndarray) -> np.ndarray:

@@ -5,18 +5,23 @@
 A section's ``heading_path`` is its unique address (``"Install > Linux (Part 2)"``),
 ``base_path`` the breadcrumb its ``(Part n)`` pieces share; ``level`` 0 is the preamble (text
 before the first heading); lines are 1-based lines of the file, inclusive.
+
+Sections are written as ``markdown.Section`` (the parser's type) and read back as two types:
+``SectionRecord`` (a document's sections for ``outline`` and ``read``) and ``SectionRow``
+(any sections joined with their document's path and title, the ranker's view of a hit).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from . import fts
 from .common import marks
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..markdown.parse import ParsedDocument
     from .connection import Store
 
 
@@ -113,14 +118,14 @@ def section_count(store: Store) -> int:
     return int(store.conn.execute("SELECT count(*) FROM sections").fetchone()[0])
 
 
-def insert_sections(store: Store, doc_id: int, doc_title: str, metadata: dict[str, Any],
-                    parsed: Iterable[Any]) -> list[int]:
-    """Insert parse.Section objects of document ``doc_id`` (in order) and their keyword rows;
-    the first also carries the front-matter keywords (``fts.front_matter_keywords``). Returns
-    the new section ids in the same order. Call inside a transaction."""
+def insert_sections(store: Store, doc_id: int, doc: ParsedDocument) -> list[int]:
+    """Insert the sections of ``doc`` (stored as document ``doc_id``) in order, and their
+    keyword rows; the first also carries the front-matter keywords
+    (``fts.front_matter_keywords``). Returns the new section ids in the same order. Call inside
+    a transaction."""
     section_ids: list[int] = []
     keyword_rows: list[tuple[int, str, str]] = []
-    for s in parsed:
+    for s in doc.sections:
         cur = store.conn.execute(
             "INSERT INTO sections(doc_id, ordinal, heading_path, base_path, title, level, part, start_line, "
             "end_line, text, tokens, parent_ordinal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -130,5 +135,5 @@ def insert_sections(store: Store, doc_id: int, doc_title: str, metadata: dict[st
         sid = int(cur.lastrowid)
         section_ids.append(sid)
         keyword_rows.append((sid, s.base_path, s.text))
-    fts.index_sections(store, doc_title, metadata, keyword_rows)
+    fts.index_sections(store, doc.title, doc.metadata, keyword_rows)
     return section_ids

@@ -15,7 +15,6 @@ from .common import bound_chunks, marks
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
-    from .scope import Scope
 
 DDL = (
     "CREATE TABLE IF NOT EXISTS tags(doc_id INTEGER NOT NULL, section_id INTEGER, tag TEXT NOT NULL, "
@@ -89,24 +88,6 @@ def aliases_of(store: Store, doc_id: int) -> list[str]:
     rows = store.conn.execute("SELECT name FROM doc_names WHERE doc_id = ? AND source = 'alias' ORDER BY rowid",
                               (doc_id,))
     return [str(r[0]) for r in rows]
-
-
-def named_documents(store: Store, name: str, scope: Scope | None = None) -> list[int]:
-    """Ids of the first sections (lowest ordinal) of the documents whose title, front-matter
-    title or an alias is ``name`` in ``match_form`` (only documents inside ``scope``), by path."""
-    from .scope import section_clause
-
-    form = match_form(name.strip())
-    if not form:
-        return []
-    clause, params = section_clause(scope)
-    rows = store.conn.execute(
-        "SELECT min(s.id) FROM doc_names n JOIN documents d ON d.id = n.doc_id "
-        "JOIN sections s ON s.doc_id = d.id AND s.ordinal = (SELECT min(ordinal) FROM sections WHERE doc_id = d.id) "
-        f"WHERE n.form = ?{clause} GROUP BY d.id ORDER BY d.path",
-        [form, *params],
-    ).fetchall()
-    return [int(r[0]) for r in rows if r[0] is not None]
 
 
 def has_tagged(store: Store, tags: Sequence[str], mode: str = "any") -> bool:
