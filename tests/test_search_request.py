@@ -15,7 +15,6 @@ from markdown_memory.models import (
     MAX_MAX_TOKENS,
     MAX_TOP_K,
     MIN_MAX_TOKENS,
-    TOOL_MAX_TOP_K,
     SearchRequest,
 )
 
@@ -71,6 +70,5 @@ def test_the_cli_and_the_mcp_tool_read_the_request_s_bounds(tmp_path):
 
     _app, tools = tool_set(Runtime(Settings(docs_root=tmp_path, db_path=tmp_path / "index.db")))
     props = tools["search_docs"].parameters["properties"]
-    assert (props["top_k"]["maximum"], props["top_k"]["default"]) == (TOOL_MAX_TOP_K, DEFAULT_TOP_K)
+    assert (props["top_k"]["maximum"], props["top_k"]["default"]) == (MAX_TOP_K, DEFAULT_TOP_K)
     assert (props["max_tokens"]["minimum"], props["max_tokens"]["maximum"]) == (MIN_MAX_TOKENS, MAX_MAX_TOKENS)
-    assert TOOL_MAX_TOP_K <= MAX_TOP_K  # every tool request is a valid SearchRequest

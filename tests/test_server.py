@@ -119,7 +119,7 @@ def test_six_tools_with_titles_bounds_and_annotations(served) -> None:
     idx = tools["index_directory"].annotations
     assert idx.destructive_hint is False and idx.idempotent_hint is True
     props = tools["search_docs"].input_schema["properties"]
-    assert (props["top_k"]["minimum"], props["top_k"]["maximum"]) == (1, 20)
+    assert (props["top_k"]["minimum"], props["top_k"]["maximum"]) == (1, 50)
     assert (props["max_tokens"]["minimum"], props["max_tokens"]["maximum"]) == (200, 20000)
     assert "maxLength" not in props["query"] and "10,000 characters" in props["query"]["description"]
     assert tools["search_docs"].input_schema["required"] == ["query"]

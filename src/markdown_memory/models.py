@@ -70,10 +70,9 @@ class Freshness(StrEnum):
 
 
 # -- search ---------------------------------------------------------------------------------
-#: The bounds the adapters share (MCP schema, CLI flags, ``SearchRequest``). ``top_k`` has two, pinned by
-#: the recorded answers: a request and the CLI take up to ``MAX_TOP_K``, the MCP tool ``TOOL_MAX_TOP_K``
-#: (an agent's context is scarcer); one limit would be one line here and one re-recorded fixture.
-DEFAULT_TOP_K, MAX_TOP_K, TOOL_MAX_TOP_K = 5, 50, 20
+#: The bounds the adapters share (MCP schema, CLI flags, ``SearchRequest``): one limit each, so the
+#: same request is valid through every adapter (the answer's token budget keeps a large ``top_k`` small).
+DEFAULT_TOP_K, MAX_TOP_K = 5, 50
 DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS = 2000, 200, 20_000
 LIST_PAGE_SIZE = 200
 

@@ -156,7 +156,7 @@ def _query_tools(runtime: "Runtime") -> dict[str, Any]:
         DEFAULT_TOP_K,
         MAX_MAX_TOKENS,
         MIN_MAX_TOKENS,
-        TOOL_MAX_TOP_K,
+        MAX_TOP_K,
         SearchRequest,
     )
 
@@ -164,8 +164,8 @@ def _query_tools(runtime: "Runtime") -> dict[str, Any]:
         query: Annotated[str, Field(min_length=1, description=(
             "What you want to know: words, a phrase, an identifier or an error message (a query longer "
             f"than {MAX_QUERY_CHARS:,} characters is searched by its first {MAX_QUERY_CHARS:,}; the answer's message says so)."))],
-        top_k: Annotated[int, Field(ge=1, le=TOOL_MAX_TOP_K,
-                                    description=f"Maximum number of hits (1-{TOOL_MAX_TOP_K}).")] = DEFAULT_TOP_K,
+        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K,
+                                    description=f"Maximum number of hits (1-{MAX_TOP_K}).")] = DEFAULT_TOP_K,
         path_prefix: Annotated[str | None, Field(max_length=_PATH_MAX,
                                                  description="Only documents under this folder or path, relative to the docs root.")] = None,
         max_tokens: Annotated[int, Field(ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS, description=(
