@@ -155,8 +155,8 @@ def _query_tools(runtime: "Runtime") -> dict[str, Any]:
         DEFAULT_MAX_TOKENS,
         DEFAULT_TOP_K,
         MAX_MAX_TOKENS,
-        MIN_MAX_TOKENS,
         MAX_TOP_K,
+        MIN_MAX_TOKENS,
         SearchRequest,
     )
 
