@@ -9,22 +9,20 @@ breadcrumb, or its status when it leads nowhere, with the candidate paths of an 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from collections.abc import Callable
 from typing import Any
 
+from .options import add_docs_dir, add_json, bounded, emit, open_engine
 
-def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None],
-               bounded: Callable[..., Callable[[str], int]]) -> None:
-    """Register ``links`` on the subcommand parsers ``sub``; ``bounded(low, high)`` is the CLI's
-    integer type that rejects a value out of range (as ``list`` and ``outline`` do)."""
+
+def register(sub: Any) -> None:
+    """Add ``links`` to the subcommand parsers ``sub``."""
     p = sub.add_parser("links", help="outgoing links and backlinks of one document")
     p.add_argument("file", help="document path relative to the docs root (or a unique suffix, or a note name)")
     add_docs_dir(p)
     p.add_argument("--offset", type=bounded(0), default=0, help="skip this many links of each list (default 0)")
     p.add_argument("--limit", type=bounded(1, 1000), default=200, help="links per list, 1-1000 (default 200)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(p)
+    p.set_defaults(handler=run)
 
 
 def render(data: dict[str, Any]) -> str:
@@ -51,15 +49,13 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def run(engine: Any, args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Print the links of ``args.file``."""
-    from .models import Freshness
+    from ..models import Freshness
 
-    # backlinks come from every document: the index is brought up to date first (as search does)
-    data = engine.links(args.file, offset=max(0, args.offset), limit=max(1, min(args.limit, 1000)),
-                        freshness=Freshness.INDEX).to_dict()
-    if args.json:
-        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
-    else:
-        print(render(data))
+    with open_engine(args) as engine:
+        # backlinks come from every document: the index is brought up to date first (as search does)
+        data = engine.links(args.file, offset=max(0, args.offset), limit=max(1, min(args.limit, 1000)),
+                            freshness=Freshness.INDEX).to_dict()
+    emit(data) if args.json else print(render(data))
     return 0

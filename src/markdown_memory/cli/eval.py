@@ -1,43 +1,52 @@
 """``markdown-memory eval QUESTIONS.jsonl``: score search on a user's own labelled questions.
 
 Indexes the docs root first (incrementally, as ``index`` does), runs every question through the
-same search the MCP tool answers with, and prints the figures of :mod:`.evaluation` (Top-1,
+same search the MCP tool answers with, and prints the figures of :mod:`..evaluation` (Top-1,
 Recall@5, MRR@10, answer in a hit with text, answer tokens, per type; negatives flagged; precision
-of ``confidence: high``), the misses per bucket of :mod:`.eval_taxonomy`, and each miss, under
+of ``confidence: high``), the misses per bucket of :mod:`..eval_taxonomy`, and each miss, under
 its bucket, with what came first; ``--json`` prints one object
-instead. The questions file format is in :mod:`.evaluation` and docs/evaluation.md.
+instead. The questions file format is in :mod:`..evaluation` and docs/evaluation.md.
 
-This module is imported by ``cli.py`` at start-up: the scoring (numpy, the engine) is imported
+Imported when the parser is built (at start-up): the scoring (numpy, the engine) is imported
 only when the command runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .options import add_docs_dir, add_json, emit, open_engine
 
-def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None]) -> None:
-    """Register ``eval`` on the subcommand parsers ``sub`` (``add_docs_dir`` adds ``--docs-dir``
-    and the run options, ``--embedder`` among them, that may follow the command)."""
+
+def register(sub: Any) -> None:
+    """Add ``eval`` to the subcommand parsers ``sub`` (``--docs-dir`` and the run options,
+    ``--embedder`` among them, may follow the command)."""
     p = sub.add_parser("eval", help="score search on your own labelled questions (docs/evaluation.md)")
     p.add_argument("questions", metavar="QUESTIONS.jsonl", help="JSON Lines file: one question per line with "
                    '"query" and "expect": [{"path", "line"}] (paths relative to the docs root)')
     add_docs_dir(p)
     p.add_argument("--no-misses", action="store_true", help="print the figures only, not each miss")
-    p.add_argument("--json", action="store_true", help="print one JSON object (figures and every question)")
+    add_json(p, help="print one JSON object (figures and every question)")
+    p.set_defaults(handler=run)
 
 
-def run(engine: Any, args: argparse.Namespace, progress: Any) -> int:
+def run(args: argparse.Namespace) -> int:
+    """Index (a progress bar on stderr), score, print. Raises QuestionsFileError for a bad
+    questions file (before indexing)."""
+    from ..progress import Progress
+
+    with open_engine(args) as engine:
+        return score(engine, args, Progress())
+
+
+def score(engine: Any, args: argparse.Namespace, progress: Any) -> int:
     """Index, score, print. ``progress``: the CLI's progress bar (called during indexing, then
     ``finish()``). Raises QuestionsFileError for a bad questions file (before indexing)."""
-    from . import messages
-    from .eval_taxonomy import format_buckets, miss_ids
-    from .evaluation import format_misses_by_bucket, format_table, is_miss, load_queries, run_queries, summarise
+    from .. import messages
+    from ..eval_taxonomy import format_buckets, miss_ids
+    from ..evaluation import format_misses_by_bucket, format_table, is_miss, load_queries, run_queries, summarise
 
     path = Path(args.questions)
     queries = load_queries(path)
@@ -51,7 +60,7 @@ def run(engine: Any, args: argparse.Namespace, progress: Any) -> int:
         "keyword_only": status.keyword_only, "summary": summary, "misses": miss_ids(results), "results": [r.to_dict() for r in results],
     }
     if args.json:
-        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+        emit(data)
         return 0
     negatives = sum(r.negative for r in results)
     mode = "keyword-only" if status.keyword_only else "hybrid"

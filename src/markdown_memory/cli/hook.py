@@ -1,11 +1,11 @@
 """``markdown-memory hook``: the prompt hook of Claude Code and Codex (``UserPromptSubmit``).
 
 Reads the hook's JSON from stdin and prints nothing, or the one JSON answer that adds the
-sections answering the prompt (:mod:`.hook`). The exit status is 0 whatever happens (exit 2
+sections answering the prompt (:mod:`markdown_memory.hook`). The exit status is 0 whatever happens (exit 2
 would block the user's prompt): a bad payload, a missing index, a locked database or a bad
 option of this command leave stdout empty and say why in at most one stderr line.
 
-Imported by ``cli.py`` at start-up; the hook itself (and the engine, only when a prompt is
+Imported when the parser is built (at start-up); the hook itself (and the engine, only when a prompt is
 searched) is imported when the command runs.
 """
 
@@ -15,16 +15,18 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable
 from typing import Any, NoReturn
+
+from .options import add_docs_dir
 
 #: ``--max-tokens`` bounds (docs/prompt-hook.md); a value outside is clamped and said on stderr
 MIN_TOKENS, MAX_TOKENS = 100, 20000
 
 
-def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None]) -> None:
-    """Register ``hook`` on the subcommand parsers ``sub``. Its own usage errors exit 0 with one
-    stderr line (never 2: that blocks the prompt)."""
+def register(sub: Any) -> None:
+    """Add ``hook`` to the subcommand parsers ``sub``. Its own usage errors exit 0 with one
+    stderr line (never 2: that blocks the prompt); ``main`` runs it before it checks the log
+    level and outside the SIGTERM handler (``always_zero``)."""
     p = sub.add_parser("hook", help="prompt hook for Claude Code / Codex: reads the hook JSON on stdin, "
                        "prints the sections that answer the prompt (docs/prompt-hook.md)")
     add_docs_dir(p)
@@ -32,12 +34,13 @@ def add_parser(sub: Any, add_docs_dir: Callable[[argparse.ArgumentParser], None]
                    help="budget of the added text in tokens, 100-20000 (default 800)")
 
     def quiet_error(message: str) -> NoReturn:
-        from .messages import hook_usage
+        from ..messages import hook_usage
 
         sys.stderr.write(hook_usage(message) + "\n")
         raise SystemExit(0)
 
     p.error = quiet_error
+    p.set_defaults(handler=run, always_zero=True)
 
 
 class _UsageError(Exception):
@@ -50,7 +53,7 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
     argument it cannot parse at all (an unknown ``--embedder``) gives one stderr line and None.
     Never exits 2, which would block the user's prompt. The caller re-parses strictly when the
     command is not ``hook``."""
-    from .messages import hook_ignored, hook_usage
+    from ..messages import hook_ignored, hook_usage
 
     def raise_usage(message: str) -> NoReturn:
         raise _UsageError(message)
@@ -68,7 +71,7 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
 
 def run(args: argparse.Namespace) -> int:
     """Answer one hook call: read stdin, write the answer (if any) to stdout; always 0."""
-    from .hook import DEFAULT_MAX_TOKENS, respond
+    from ..hook import DEFAULT_MAX_TOKENS, respond
 
     logger = logging.getLogger("markdown_memory")
     level = logger.level
@@ -76,14 +79,14 @@ def run(args: argparse.Namespace) -> int:
         logger.setLevel(logging.CRITICAL)  # stderr: our one line at most (restored: cli.main runs in tests)
     budget = DEFAULT_MAX_TOKENS if args.max_tokens is None else max(MIN_TOKENS, min(int(args.max_tokens), MAX_TOKENS))
     if args.max_tokens is not None and budget != args.max_tokens:  # clamped, never refused: exit 2 blocks the prompt
-        from .messages import hook_budget_clamped
+        from ..messages import hook_budget_clamped
 
         sys.stderr.write(hook_budget_clamped(args.max_tokens, budget, MIN_TOKENS, MAX_TOKENS) + "\n")
     try:
         try:
             stdin = sys.stdin.read() if sys.stdin is not None else ""
         except (OSError, UnicodeDecodeError) as exc:
-            from .messages import hook_stdin
+            from ..messages import hook_stdin
 
             sys.stderr.write(hook_stdin(exc) + "\n")
             return 0

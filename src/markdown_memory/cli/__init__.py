@@ -1,0 +1,227 @@
+"""Command line: ``markdown-memory [global flags] COMMAND ...``; no command runs the MCP server.
+
+A thin adapter: parse arguments, call the engine, render for a person or as one JSON object
+(``--json``). One module per command (``register(sub)`` adds its parser and handler; listed in
+:data:`COMMANDS`); the options several commands share are defined once in :mod:`.options`. Errors a user can fix (usage mistakes included) exit 2 with one line on stderr,
+never a traceback; with ``--json`` they are also one ``{"error": {...}}`` object on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .. import __version__
+from ..config import EMBEDDER_CHOICES, Settings
+from ..errors import ConfigError, MarkdownMemoryError, UsageError, describe_error
+from . import eval, hook, index, links, listing, map, outline, read, search, setup, status
+from .options import Parser, add_docs_dir_option, emit
+
+#: the subcommands, in the order ``--help`` lists them; each module's ``register(sub)`` adds its
+#: parser and sets ``handler`` (``handler(args) -> exit status``). A new command: a module here.
+COMMANDS = (index, search, outline, read, status, listing, eval, setup, map, hook, links)
+
+log = logging.getLogger("markdown_memory")
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a command: it unwinds like Ctrl-C (an index run stops, keeping every
+    document written so far; ``--json`` prints the ``interrupted`` error object), exit 143."""
+
+    exit_status = 128 + signal.SIGTERM
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """While a command runs, SIGTERM raises :class:`Terminated` (Python's default is to die at
+    once, printing nothing). The previous handler is restored afterwards; the MCP server has its
+    own (``mcp.server._stop_on_signals``). Only the main thread can install a handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of the global flags and every command of :data:`COMMANDS`."""
+    parser = Parser(
+        prog="markdown-memory",
+        description="Heading-addressed hybrid search over Markdown docs. Without a command, "
+        "runs the MCP server on stdio.",
+    )
+    parser.add_argument("--version", action="version", version=f"markdown-memory {__version__}")
+    parser.add_argument("--embedder", choices=EMBEDDER_CHOICES, help="embedding preset (default: "
+                        "$MARKDOWN_MEMORY_EMBEDDER, else the one of the index's vectors when it can load, else "
+                        "embeddinggemma; none = keyword-only)")
+    parser.add_argument("--db", metavar="PATH", help="index database path; a relative path resolves against the "
+                        "docs root, not the current folder (default: per docs root, under the user data dir; "
+                        "$MARKDOWN_MEMORY_DB). One database serves one docs root")
+    parser.add_argument("--download-model", action="store_true",
+                        help="download (or verify) the embedding model, print where it is, and exit")
+    parser.add_argument("--no-auto-index", action="store_true",
+                        help="server: do not keep the index up to date in the background")
+    parser.add_argument("--max-file-mb", type=float, metavar="MB",
+                        help="files larger than this are not indexed (default: $MARKDOWN_MEMORY_MAX_FILE_MB or 10)")
+    parser.add_argument("--log-level", help="stderr log level: DEBUG, INFO, WARNING, ERROR or CRITICAL "
+                        "(default: $MARKDOWN_MEMORY_LOG_LEVEL or WARNING)")
+    add_docs_dir_option(parser, help=argparse.SUPPRESS, dest="server_docs_dir")  # the server's docs root
+    sub = parser.add_subparsers(dest="command")
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def _log_level(flag: str | None) -> tuple[str, str | None]:
+    """The stderr log level: ``--log-level``, else $MARKDOWN_MEMORY_LOG_LEVEL, else WARNING (any
+    case). Returns (level name, None), or ("WARNING", one-sentence problem) for a value that is
+    not a level."""
+    if flag is not None:
+        source, value = f"--log-level {flag!r}", flag
+    else:
+        value = os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "")
+        if not value.strip():
+            return "WARNING", None
+        source = f"MARKDOWN_MEMORY_LOG_LEVEL={value!r}"
+    if value.strip().upper() in LOG_LEVELS:
+        return value.strip().upper(), None
+    return "WARNING", f"{source} is not a log level; use one of {', '.join(LOG_LEVELS)}"
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level), format="markdown-memory: %(message)s")
+
+
+def _wants_json(argv: list[str]) -> bool:
+    """Whether the command line asks for ``--json`` (or an abbreviation argparse accepts), before
+    any ``--``: how an error answers when argparse itself rejects the line."""
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    return any(len(a) >= 3 and "--json".startswith(a) for a in head)
+
+
+_VALUED_GLOBALS = ("--embedder", "--db", "--log-level", "--docs-dir")
+
+
+def _options_after_query(argv: list[str]) -> list[str]:
+    """``search -- QUERY --docs-dir D``: the options after a query given behind ``--`` (a query
+    that starts with ``-``) are moved before ``--``, so they work as if typed there. Raises
+    UsageError when more than one word follows ``--`` before the options (an unquoted query)."""
+    if "--" not in argv:
+        return argv
+    cut = argv.index("--")
+    head, tail = argv[:cut], argv[cut + 1:]
+    commands = [a for i, a in enumerate(head) if not a.startswith("-") and (i == 0 or head[i - 1] not in _VALUED_GLOBALS)]
+    if not commands or commands[0] != "search" or len(tail) < 2:
+        return argv
+    words = [tail[0]]
+    for word in tail[1:]:
+        if word.startswith("-"):
+            break
+        words.append(word)
+    if len(words) > 1:
+        from ..messages import query_after_dashes
+
+        raise UsageError(query_after_dashes(words))
+    return head + tail[1:] + ["--", tail[0]]
+
+
+def _parse(argv: list[str]) -> argparse.Namespace | None:
+    """The command line parsed; None when the prompt hook's line could not be parsed (said on
+    stderr). Raises UsageError for any other command's usage mistake."""
+    parser = build_parser()
+    if "hook" not in argv:
+        return parser.parse_args(argv)
+    args = hook.parse(parser, argv)  # lenient: the prompt hook never exits 2 (that blocks the prompt)
+    if args is None or args.command == "hook":
+        return args
+    return build_parser().parse_args(argv)  # "hook" was another command's argument (a query, a file name)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """No command: run the MCP server on stdio until the client goes away."""
+    from ..mcp import run_server
+
+    try:
+        settings = Settings.load(args.server_docs_dir, args.db, args.embedder,
+                                 auto_index=False if args.no_auto_index else None,
+                                 max_file=args.max_file_mb)
+        startup_error = None
+    except ConfigError as exc:
+        # Answer the handshake anyway: the agent then sees the reason as a tool error
+        # (a server that exits before `initialize` only shows "connection closed").
+        log.error("%s", exc)
+        settings = Settings(docs_root=Path.cwd(), db_path=Path(os.devnull), auto_index=False)
+        startup_error = exc
+    run_server(settings, startup_error=startup_error)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``markdown-memory`` console script. Returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = _wants_json(argv)
+    try:
+        argv = _options_after_query(argv)
+        as_json = _wants_json(argv)
+        args = _parse(argv)
+        if args is None:  # the prompt hook's line could not be parsed: said on stderr, exit 0
+            return 0
+        as_json = bool(getattr(args, "json", False))
+        level, problem = _log_level(args.log_level)
+        _configure_logging(level)
+        if getattr(args, "always_zero", False):  # the hook: 2 would block the user's prompt
+            return int(args.handler(args))
+        if problem and (args.command or args.download_model):
+            raise ConfigError(problem)
+        if problem:  # the server still starts: a client only shows "connection closed" otherwise
+            log.error("%s; logging at WARNING", problem)
+        if args.download_model:
+            from ..embed.download import download_model
+
+            name = args.embedder or os.environ.get("MARKDOWN_MEMORY_EMBEDDER") or "embeddinggemma"
+            print(download_model(name))
+            return 0
+        if args.command is None:
+            return _serve(args)
+        with _sigterm_interrupts():
+            return int(args.handler(args))
+    except MarkdownMemoryError as exc:
+        if as_json:
+            emit(describe_error(exc).cli_payload())
+        candidates = [c for c in (exc.candidates or []) if c not in str(exc)]
+        listed = f" (candidates: {' | '.join(candidates[:10])})" if candidates else ""
+        sys.stderr.write(f"markdown-memory: error: {exc}{listed}\n")
+        return 2
+    except KeyboardInterrupt as exc:
+        if as_json:
+            emit(describe_error(exc).cli_payload())
+        sys.stderr.write("markdown-memory: interrupted\n")
+        return getattr(exc, "exit_status", 130)  # 128 + the signal: SIGINT 130, SIGTERM 143
+    except BrokenPipeError:
+        # The reader went away (`| head`): not an error worth a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Exception as exc:
+        # A bug, not a user mistake: the traceback (stderr, exit 1) is what a report needs, and
+        # --json still answers with one object.
+        if as_json:
+            emit(describe_error(exc).cli_payload())
+        raise
+

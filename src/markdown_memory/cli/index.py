@@ -1,0 +1,62 @@
+"""``markdown-memory index [DOCS_ROOT]``: index a docs root (incrementally; ``--force`` re-parses
+and re-embeds every file) and print the run's report, or one JSON object with ``--json``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..errors import UsageError
+from .options import add_docs_dir_option, add_json, add_run_options, emit, open_engine, real_path
+
+
+def register(sub: Any) -> None:
+    """Add ``index`` to the subcommand parsers ``sub``."""
+    p = sub.add_parser("index", help="index (incrementally) a docs root")
+    p.add_argument("docs_root", nargs="?", help="docs root (default as for --docs-dir)")
+    add_docs_dir_option(p, help="same as DOCS_ROOT", dest="docs_dir_flag")
+    add_run_options(p)
+    p.add_argument("--force", action="store_true", help="re-parse and re-embed every file")
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def index_root(positional: str | None, flag: str | None) -> str | None:
+    """The docs root ``index`` was given, as DOCS_ROOT or ``--docs-dir`` (None: the default).
+    Raises UsageError when both are given and name different folders."""
+    if positional and flag and real_path(positional) != real_path(flag):
+        raise UsageError(f"index got two different docs roots, {positional!r} and --docs-dir {flag!r}; "
+                         "pass only one")
+    return positional or flag
+
+
+def render_report(report: dict[str, Any]) -> str:
+    """The report of an index run (``IndexReport.to_dict()``) as lines for a person."""
+    lines = [
+        f"indexed {report['root']}: {report['scanned']} files scanned, {report['added']} added, "
+        f"{report['updated']} updated, {report['unchanged']} unchanged, {report['removed']} removed",
+        f"  {report['sections']} sections, {report['passages']} passages; {report['vectors_embedded']} passages "
+        f"embedded, {report['vectors_reused']} given a stored vector, in {report['seconds']:.2f} s",
+    ]
+    for w in report["warnings"]:
+        lines.append(f"  warning: {w['path']}: {w['message']}")
+    for f in report["failed"]:
+        lines.append(f"  not indexed: {f['path']}: {f['reason']}")
+    problems = len(report["failed"]) + len(report["warnings"])
+    if report.get("message"):
+        lines.append(f"  note: {report['message']}")
+    lines.append("completed" + (f" with {problems} problem(s) listed above" if problems else ""))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Index the docs root with a progress bar on stderr; print the report."""
+    from ..progress import Progress
+
+    with open_engine(args, index_root(args.docs_root, args.docs_dir_flag)) as engine:
+        progress = Progress()
+        report = engine.index(force=args.force, progress=progress)
+        progress.finish()
+        data = report.to_dict()
+        emit(data) if args.json else print(render_report(data))
+    return 0

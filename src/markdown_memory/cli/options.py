@@ -1,0 +1,114 @@
+"""Option helpers shared by the command modules of :mod:`markdown_memory.cli`, and the one-line
+output helpers they print with.
+
+Each option that several commands take is defined here once (``--docs-dir``, the run options
+``--max-file-mb`` / ``--embedder``, ``--json``, bounded integers such as budgets and pages).
+Nothing heavy is imported: the MCP server's start-up and the prompt hook build this parser too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from ..config import EMBEDDER_CHOICES, Settings
+from ..errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine import Engine
+
+#: ``--docs-dir`` help of the commands that read a docs root
+DOCS_DIR_HELP = "docs root (default: $MARKDOWN_MEMORY_DOCS_DIR, $CLAUDE_PROJECT_DIR, then the working directory)"
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line: it raises UsageError (rendered by ``main``
+    like every other user mistake, exit 2) instead of printing the usage block and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        if "required: query" in message:  # `search --no-cache`: the flag-like query was read as an option
+            from ..messages import dashed_query_hint
+
+            message = f"{message}; {dashed_query_hint()}"
+        raise UsageError(f"{message} (`{self.prog} --help` shows the usage)")
+
+
+def bounded(low: int, high: int | None = None) -> Callable[[str], int]:
+    """argparse type: an integer in [low, high] (no upper bound when ``high`` is None)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from exc
+        if high is None and value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {value}")
+        return value
+
+    return parse
+
+
+def add_docs_dir_option(p: argparse.ArgumentParser, help: str = DOCS_DIR_HELP, dest: str = "docs_dir") -> None:
+    """The one definition of ``--docs-dir DIR`` (``help`` and ``dest`` vary by command)."""
+    p.add_argument("--docs-dir", dest=dest, metavar="DIR", help=help)
+
+
+def add_docs_dir(p: argparse.ArgumentParser) -> None:
+    """``--docs-dir`` of a command, with ``--max-file-mb`` and ``--embedder`` (any command that
+    reads a docs root may index it; after the command, each flag overrides the global one)."""
+    add_docs_dir_option(p)
+    add_run_options(p)
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The global flags an index run depends on, accepted after the command too."""
+    p.add_argument("--max-file-mb", type=float, metavar="MB", default=argparse.SUPPRESS,
+                   help="files larger than this are not indexed (as the global --max-file-mb)")
+    p.add_argument("--embedder", choices=EMBEDDER_CHOICES, default=argparse.SUPPRESS,
+                   help="embedding preset (as the global --embedder)")
+
+
+def add_json(p: argparse.ArgumentParser, help: str | None = "print one JSON object") -> None:
+    """``--json``: the command prints one JSON object (``help`` None: listed without a text)."""
+    p.add_argument("--json", action="store_true", help=help)
+
+
+def emit(data: Any) -> None:
+    """``data`` as one JSON line on stdout."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+
+def clip(line: str, width: int = 300) -> str:
+    """One displayed line, cut at ``width`` characters (``read`` prints the section whole)."""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def printable(path: str) -> str:
+    """A path as one line: control characters (a newline in a file name) are escaped."""
+    return path if path.isprintable() else json.dumps(path, ensure_ascii=False)[1:-1]
+
+
+@contextmanager
+def open_engine(args: argparse.Namespace, docs_root: str | None = None) -> Iterator[Engine]:
+    """The engine of the command's settings (``docs_root``, else ``args.docs_dir``; the global
+    ``--db``, ``--embedder``, ``--max-file-mb``), closed afterwards. Raises ConfigError."""
+    from ..engine import Engine
+
+    root = docs_root if docs_root is not None else args.docs_dir
+    engine = Engine(Settings.load(root, args.db, args.embedder, max_file=args.max_file_mb))
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+def real_path(p: str) -> str:
+    """``p`` with ``~`` expanded and links resolved (to compare two folders given by a user)."""
+    return os.path.realpath(os.path.expanduser(p))
