@@ -3,7 +3,7 @@
 The public API is :class:`Engine` (one docs root: ``index``, ``search`` of a
 :class:`SearchRequest`, ``outline``, ``read``, ``list_documents``, ``status``), configured by
 :class:`Settings`, returning the typed models of :mod:`markdown_memory.models` and raising the
-errors of :mod:`markdown_memory.errors`. The CLI (``cli.py``) and the MCP server (``mcp/``) are thin
+errors of :mod:`markdown_memory.errors`. The CLI (``cli/``) and the MCP server (``mcp/``) are thin
 adapters over it.
 
 Names are imported on first use (PEP 562), so ``import markdown_memory`` stays cheap for the

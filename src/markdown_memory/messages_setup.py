@@ -1,4 +1,4 @@
-"""The sentences of ``setup claude-code|codex`` (``agents/``, ``cli_setup.py``): its plan, its
+"""The sentences of ``setup claude-code|codex`` (``agents/``, ``cli/setup.py``): its plan, its
 refusals, what to do next. Part of :mod:`.messages` (which re-exports every name here, so
 ``messages.setup_plan`` works as before); split out to keep each module short.
 """

@@ -96,7 +96,7 @@ class SearchRequest:
     string, with ``tags_mode`` "any" | "all"; ``kind``; ``lang``: checked by
     ``search/filters.py``), ``resend`` (send texts the session already received again). Raises
     QueryError for a blank query, InvalidRequestError for a bound. A new field goes here, in
-    ``Engine.search`` and in the adapters that build a request (``mcp/tools.py``, ``cli.py``)."""
+    ``Engine.search`` and in the adapters that build a request (``mcp/tools.py``, ``cli/search.py``)."""
 
     query: str
     top_k: int = DEFAULT_TOP_K
