@@ -188,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_links import add_parser as add_links_parser
 
     add_links_parser(sub, _add_docs_dir, _bounded)
+    from .cli_drift import add_parser as add_drift_parser
+
+    add_drift_parser(sub, _add_docs_dir)
     return parser
 
 
@@ -538,6 +541,10 @@ def _run_command(args: argparse.Namespace) -> int:
             from .cli_links import run as run_links
 
             return run_links(engine, args)
+        elif args.command == "drift":
+            from .cli_drift import run as run_drift
+
+            return run_drift(engine, args)
         else:
             return 2
     finally:
