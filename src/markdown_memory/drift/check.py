@@ -124,12 +124,20 @@ class Checker:
             return ref.name.split("/", 1)[0] in self.top
         if ref.kind == "name":
             parts = ref.name.removesuffix("()").split(".")
-            return not (parts[0] in _BUILTINS or parts[0] in _STDLIB or parts[0] in self.defined
-                        or parts[-1] in self.defined)
+            if parts[0] in _BUILTINS or parts[0] in _STDLIB or parts[0] in self.defined or parts[-1] in self.defined:
+                return False
+            # `Client.stream`, `shipit.cli.run`: a class or a module of this repository; a lower-case
+            # root that is no module here is another package or a variable (`requests.get`, `app.run`)
+            return len(parts) == 1 or parts[0][:1].isupper() or self._is_module(parts[0])
         if ref.kind == "import":
             root = ref.module.split(".", 1)[0]
-            # a package of this repository: its __init__.py or module file is here
-            return root not in _STDLIB and (self._path_held(root + "/__init__.py") or self._path_held(root + ".py"))
+            return root not in _STDLIB and self._is_module(root)
+        return True
+
+    def _is_module(self, name: str) -> bool:
+        """True when ``name`` is a package or module of the code root (``name/__init__.py``,
+        ``name.py``, ``name.rs``, ``name/mod.rs``)."""
+        return any(self._path_held(name + tail) for tail in ("/__init__.py", ".py", ".rs", "/mod.rs"))
         return True
 
     def missing(self, refs: list[Reference]) -> list[Reference]:

@@ -71,7 +71,8 @@ SSL_CERT_FILE SSL_CERT_DIR REQUESTS_CA_BUNDLE CURL_CA_BUNDLE DISPLAY COLUMNS LIN
 
 PLACEHOLDER_WORDS = frozenset({"foo", "bar", "baz", "qux", "quux", "spam", "eggs", "ham", "example", "examples",
                                "sample", "dummy", "placeholder", "xyz", "xxx", "yourapp", "myapp", "myproject",
-                               "yourproject", "mypackage", "mymodule", "something", "whatever"})
+                               "yourproject", "mypackage", "mymodule", "something", "whatever", "vars", "var",
+                               "flags", "envvar", "envvars"})
 _PLACEHOLDER_PREFIX = re.compile(r"^(?:your|my|some|example)[_-]", re.IGNORECASE)
 _PLACEHOLDER_MARK = re.compile(r"[<>{}\[\]*$…]|\.\.\.|XXX|_HERE\b|^YOUR_|^MY_", re.IGNORECASE)
 
@@ -126,7 +127,9 @@ def definitions(texts: Iterable[str]) -> set[str]:
     package's) code. Shape: a set of strings; a quoted ``--flag`` is stored as written."""
     found: set[str] = set()
     for text in texts:
-        for _lang, content, _first in _code_blocks(_parser().parse(text)):
+        for lang, content, _first in _code_blocks(_parser().parse(text)):
+            if lang in SHELL_LANGS:
+                continue  # a shell line uses names (`APP_MODE=1 app run`), it defines none
             for rx in (_DEFINE, _ASSIGNED, _ALIAS, _PARAM, _QUOTED):
                 for m in rx.finditer(content):
                     found.add(m.group(1))
