@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import builtins
 import json
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .codeside import find_code_root, update_code_index
+from .codeside import DEPENDENCIES_KEY, find_code_root, update_code_index
 from .references import Reference, definitions, is_placeholder, section_references
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -91,12 +92,20 @@ def _flag_forms(name: str) -> list[str]:
     return forms
 
 
+def _env_forms(name: str) -> list[str]:
+    """``APP_MAX_SIZE``, and without the prefix as written (``MAX_SIZE``) or as a long option the
+    code spells out (``--max-size``): settings loaders that add a prefix or derive variables from
+    options (click's ``auto_envvar_prefix``)."""
+    rest = name.split("_", 1)[1]
+    return [name, rest, "--" + rest.lower().replace("_", "-")]
+
+
 def _candidates(ref: Reference) -> list[str]:
     """Every token whose presence could vouch for ``ref`` (the lookup batch)."""
     if ref.kind == "flag":
         return _flag_forms(ref.name) + ([ref.command] if ref.command else [])
     if ref.kind == "env":
-        return [ref.name, ref.name.split("_", 1)[1]] + ([ref.command] if ref.command else [])
+        return _env_forms(ref.name) + ([ref.command] if ref.command else [])
     if ref.kind in ("name", "import"):
         return ref.name.removesuffix("()").split(".")
     return []
@@ -109,6 +118,7 @@ class Checker:
         self.store = store
         self.defined = set(defined)
         self.top = store.top_folders()
+        self.dependencies = set(json.loads(store.get_meta(DEPENDENCIES_KEY) or "[]"))
         self._paths: dict[str, bool] = {}
 
     def _path_held(self, path: str) -> bool:
@@ -122,6 +132,9 @@ class Checker:
             return False
         if ref.kind == "path":
             return ref.name.split("/", 1)[0] in self.top
+        if ref.kind == "env":  # `WATCHFILES_FORCE_POLLING`: a dependency's variable, not the project's
+            prefix = ref.name.split("_", 1)[0].lower()
+            return prefix not in self.dependencies or self._is_module(prefix)
         if ref.kind == "name":
             parts = ref.name.removesuffix("()").split(".")
             if parts[0] in _BUILTINS or parts[0] in _STDLIB or parts[0] in self.defined or parts[-1] in self.defined:
@@ -153,7 +166,7 @@ class Checker:
             elif ref.kind == "flag":
                 ok = any(f in held for f in _flag_forms(ref.name))
             elif ref.kind == "env":
-                ok = ref.name in held or ref.name.split("_", 1)[1] in held
+                ok = any(f in held for f in _env_forms(ref.name))
             elif ref.kind == "import":
                 ok = ref.name in held
             else:
@@ -170,6 +183,15 @@ def section_drift(checker: Checker, text: str, start_line: int) -> list[Missing]
 
 
 DEFINITIONS_KEY = "drift_definitions"
+#: documents that name old flags and functions on purpose: change logs, release notes, migration guides
+_HISTORY = re.compile(r"(?:^|/)[^/]*(?:changelog|changes|history|news|release[-_ ]?notes|releases|migrat|upgrad)"
+                      r"[^/]*$", re.IGNORECASE)
+
+
+def is_history(file_path: str) -> bool:
+    """True for a change log, release notes or a migration guide (by file name): their old names
+    are history, not drift."""
+    return bool(_HISTORY.search(file_path))
 
 
 def find_drift(store: Store, docs_root: Path, code_root: str | None) -> DriftReport:
@@ -184,6 +206,8 @@ def find_drift(store: Store, docs_root: Path, code_root: str | None) -> DriftRep
     drifting = []
     checked = 0
     for sec in sections:
+        if is_history(sec.file_path):
+            continue
         refs = section_references(sec.text, sec.start_line)
         checked += len(refs)
         gone = checker.missing(refs)
@@ -193,12 +217,13 @@ def find_drift(store: Store, docs_root: Path, code_root: str | None) -> DriftRep
     return DriftReport(update.root, update.files, len(sections), checked, tuple(drifting))
 
 
-def hit_drift(store: Store, texts: list[tuple[str | None, int]]) -> list[tuple[str, ...]]:
-    """For each ``(section text or None, start_line)``, the names it gives that the code side
+def hit_drift(store: Store, texts: list[tuple[str, str | None, int]]) -> list[tuple[str, ...]]:
+    """For each ``(file_path, section text or None, start_line)``, the names it gives that the code side
     does not hold (empty when the text is None or no ``drift`` run has read a code side)."""
     if not store.has_code_index():
         return [() for _ in texts]
     defined = json.loads(store.get_meta(DEFINITIONS_KEY) or "[]")
     checker = Checker(store, defined)
-    return [tuple(dict.fromkeys(r.name for r in checker.missing(section_references(text, line)))) if text else ()
-            for text, line in texts]
+    return [tuple(dict.fromkeys(r.name for r in checker.missing(section_references(text, line))))
+            if text and not is_history(path) else ()
+            for path, text, line in texts]

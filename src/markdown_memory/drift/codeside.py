@@ -14,6 +14,7 @@ read; a changed one is read and hashed, and re-tokenized only when its sha256 ch
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import re
@@ -38,6 +39,7 @@ DOC_NAMES = frozenset({"changelog", "changes", "history", "news", "authors", "co
 
 # identifiers, hyphenated words (flag names in string literals) and file names in literals
 _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[-.][A-Za-z0-9_]+)*")
+_LONG_OPTION = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 
 
 @dataclass(frozen=True)
@@ -99,9 +101,10 @@ def is_code(path: str) -> bool:
 
 def tokens_of(data: bytes) -> set[str]:
     """The distinct names a source file holds: identifiers, hyphenated words (``dry-run``), dotted
-    words (``config.toml``, ``server.port``) and, for each of the last two, its parts."""
+    words (``config.toml``, ``server.port``) and, for each of the last two, its parts; and long
+    options spelled out (``--max-size``)."""
     text = data.decode("utf-8", "replace")
-    found: set[str] = set()
+    found: set[str] = set(_LONG_OPTION.findall(text))
     for match in _TOKEN.finditer(text):
         word = match.group()
         found.add(word)
@@ -110,6 +113,30 @@ def tokens_of(data: bytes) -> set[str]:
             if "." in word:
                 found.update(p for p in word.split(".") if p)
     return found
+
+
+#: dependency manifests: the names they hold (minus the project's own) are third-party
+_MANIFEST = re.compile(r"(?:^|/)(?:pyproject\.toml|setup\.py|setup\.cfg|requirements[^/]*\.txt|Cargo\.toml|"
+                       r"package\.json|go\.mod|Pipfile)$")
+_PROJECT_NAME = re.compile(r"""\bname\s*[=:]\s*["']([^"']+)["']""")
+DEPENDENCIES_KEY = "drift_dependencies"
+
+
+def dependency_names(code_root: Path, paths: list[str]) -> set[str]:
+    """Lower-case words of the dependency manifests among ``paths`` (``watchfiles``, ``serde``),
+    without the names the manifests give the project itself."""
+    words: set[str] = set()
+    own: set[str] = set()
+    for rel in paths:
+        if not _MANIFEST.search(rel):
+            continue
+        try:
+            text = (code_root / rel).read_text("utf-8", "replace")
+        except OSError:
+            continue
+        words.update(w.lower() for w in re.findall(r"[A-Za-z][\w-]*", text))
+        own.update(n.lower() for n in _PROJECT_NAME.findall(text))
+    return {w.replace("-", "_") for w in words - own}
 
 
 def update_code_index(store: Store, code_root: Path) -> CodeUpdate:
@@ -153,4 +180,5 @@ def update_code_index(store: Store, code_root: Path) -> CodeUpdate:
             tokenized += 1 if code else 0
         gone = [f.id for p, f in stored.items() if p not in present]
         store.delete_code_files(gone)
+        store.set_meta(DEPENDENCIES_KEY, json.dumps(sorted(dependency_names(code_root, sorted(present)))))
     return CodeUpdate(real, len(present), read, tokenized, len(gone))

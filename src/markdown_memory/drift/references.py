@@ -83,7 +83,7 @@ _ASSIGN = re.compile(r"^(?:export\s+|set\s+|setx\s+|\$env:)?([A-Z][A-Z0-9]*(?:_[
 _PATH = re.compile(r"^(?:\./)?([A-Za-z0-9_][\w.-]*(?:/[\w.-]+)+)/?$|^(?:\./)?([A-Za-z0-9_][\w.-]*)/$")
 _CALL = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\((?:[^()]{0,40})\)$")
 _DOTTED = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)$")
-_FILE_SUFFIX = re.compile(r"\.(?:py|pyi|rs|toml|ya?ml|json|cfg|ini|js|mjs|ts|tsx|go|c|h|cpp|hpp|sh|txt|md|rst|lock|"
+_FILE_SUFFIX = re.compile(r"\.(?:py|pyi|rs|toml|ya?ml|json|cfg|ini|js|mjs|ts|tsx|go|c|h|cpp|hpp|sh|txt|md|rst|lock|pem|crt|key|cert|log|db|csv|xml|"
                           r"html|css|sql|env|conf|java|rb|php|cs|kt|swift)$")
 _FROM_IMPORT = re.compile(r"^\s*from\s+([A-Za-z_][\w.]*)\s+import\s+\(?([\w\s,]+)\)?")
 
@@ -146,8 +146,9 @@ def _span_line(lines: list[str], start: int, end: int, content: str) -> int:
     return start
 
 
-def _shell_refs(line: str, lineno: int, console: bool) -> list[Reference]:
-    """References on one shell line: the flags and assigned env vars of its command."""
+def _shell_refs(line: str, lineno: int, console: bool, commands: list[tuple[int, str]] | None = None) -> list[Reference]:
+    """References on one shell line: the flags and assigned env vars of its command. The command
+    word (even a well-known one) is appended to ``commands`` as ``(line, word)``."""
     text = line.strip()
     if console or text.startswith(("$ ", "> ", "% ")):
         if not text.startswith(("$ ", "% ")):
@@ -165,6 +166,8 @@ def _shell_refs(line: str, lineno: int, console: bool) -> list[Reference]:
         else:
             words = words[1:]
     command = words[0] if words else ""
+    if command and commands is not None:
+        commands.append((lineno, command))
     if command in KNOWN_COMMANDS or (command and not re.fullmatch(r"[\w.-]+", command)):
         return []
     refs = [Reference(e, "env", lineno, command) for e in envs if e not in KNOWN_ENV and not is_placeholder(e)]
@@ -175,13 +178,14 @@ def _shell_refs(line: str, lineno: int, console: bool) -> list[Reference]:
     return refs
 
 
-def span_reference(content: str, lineno: int) -> list[Reference]:
-    """The references of one code span (see the module doc for the shapes)."""
+def span_reference(content: str, lineno: int, commands: list[tuple[int, str]] | None = None) -> list[Reference]:
+    """The references of one code span (see the module doc for the shapes); a span that is a
+    command line appends its command word to ``commands``."""
     text = content.strip()
     if not text or is_placeholder(text):
         return []
     if " " in text:
-        return _shell_refs(text, lineno, console=False)
+        return _shell_refs(text, lineno, console=False, commands=commands)
     if m := _FLAG.match(text):
         return [Reference("--" + m.group(1), "flag", lineno)]
     if m := _ENV.match(text):
@@ -195,13 +199,14 @@ def span_reference(content: str, lineno: int) -> list[Reference]:
     return []
 
 
-def _block_refs(lang: str, content: str, first: int, start_line: int) -> list[Reference]:
+def _block_refs(lang: str, content: str, first: int, start_line: int,
+                commands: list[tuple[int, str]]) -> list[Reference]:
     refs: list[Reference] = []
     for i, line in enumerate(content.split("\n")):
         lineno = start_line + first + i
         if lang in SHELL_LANGS:
             refs.extend(_shell_refs(line, lineno, console=lang in ("console", "shell-session", "shellsession",
-                                                                  "sh-session")))
+                                                                  "sh-session"), commands=commands))
         elif lang in PYTHON_LANGS and (m := _FROM_IMPORT.match(line.removeprefix(">>> "))):
             for name in re.split(r"[\s,]+", m.group(2)):
                 if name and name != "as" and not is_placeholder(name):
@@ -217,17 +222,26 @@ def section_references(text: str, start_line: int) -> list[Reference]:
     tokens = _parser().parse(text)
     lines = text.split("\n")
     refs: list[Reference] = []
+    commands: list[tuple[int, str]] = []
     for tok in tokens:
         if tok.type == "inline" and tok.map and tok.children:
             for child in tok.children:
                 if child.type == "code_inline":
                     line = _span_line(lines, tok.map[0], tok.map[1], child.content)
-                    refs.extend(span_reference(child.content, start_line + line))
+                    refs.extend(span_reference(child.content, start_line + line, commands))
     for lang, content, first in _code_blocks(tokens):
-        refs.extend(_block_refs(lang, content, first, start_line))
+        refs.extend(_block_refs(lang, content, first, start_line, commands))
     seen: set[tuple[str, int]] = set()
     out = []
     for ref in sorted(refs, key=lambda r: r.line):
+        if ref.kind == "flag" and not ref.command:
+            # a flag alone belongs to the last command named before it in the section (`cargo
+            # outdated` ... `--aggressive`): another tool's flag is not the project's
+            before = [c for line, c in commands if line <= ref.line]
+            if before and before[-1] in KNOWN_COMMANDS:
+                continue
+            if before:
+                ref = Reference(ref.name, ref.kind, ref.line, before[-1])
         if (ref.name, ref.line) not in seen:
             seen.add((ref.name, ref.line))
             out.append(ref)
