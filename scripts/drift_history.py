@@ -14,6 +14,10 @@ git alone, independently of the code index:
   name it (a later commit dropped or renamed it);
 * fine otherwise.
 
+A second label, *wrong*, drops the "did at some earlier commit" condition: the docs named
+something the code did not hold and a later commit dropped it (a doc error fixed later, such as
+an option documented under a name it never had); ``precision(wrong)`` counts those flags as right.
+
 Precision = flagged and drifted / flagged; recall = flagged and drifted / drifted. Prints one
 line per commit and a total per repository; ``--json-out`` writes every labelled reference.
 
@@ -58,6 +62,32 @@ def pick_commits(gitdir: str, docs_sub: str, points: int, span: int) -> list[str
     pool = before or usable
     step = max(1, len(pool) // points)
     return list(dict.fromkeys(pool[min(len(pool) - 1, i * step + step // 2)] for i in range(points)))
+
+
+def removed_references(gitdir: str, commit: str, docs_sub: str) -> list[Reference]:
+    """References on the Markdown lines ``commit`` removed from the docs."""
+    diff = str(git(gitdir, "show", "--format=", "-U0", commit, "--", f"{docs_sub}/*.md" if docs_sub else "*.md"))
+    removed = "\n".join(line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---"))
+    return section_references(removed, 1)
+
+
+def pick_fix_commits(gitdir: str, docs_sub: str, points: int, span: int) -> list[str]:
+    """``points`` commits spread over the parents of the docs changes (last ``span`` first-parent
+    commits) that removed a reference the code at the parent no longer held: the moments where the
+    docs were known to drift. The labels still come from the rules above, per reference."""
+    commits = str(git(gitdir, "rev-list", "--first-parent", f"--max-count={span}", "HEAD", "--",
+                      f"{docs_sub}/*.md" if docs_sub else "*.md")).split()
+    found = []
+    for d in reversed(commits):
+        parent = str(git(gitdir, "rev-parse", "--verify", "-q", f"{d}^1")).strip()
+        refs = [r for r in removed_references(gitdir, d, docs_sub) if r.kind != "path"]
+        if not parent or not refs:
+            continue
+        names = {n for r in refs for n in ground_name(r)}
+        if any(not any(f in present_in_code(gitdir, parent, names) for f in ground_name(r)) for r in refs):
+            found.append(parent)
+    step = max(1, len(found) // points) if found else 1
+    return list(dict.fromkeys(found[min(len(found) - 1, i * step + step // 2)] for i in range(points))) if found else []
 
 
 def export(gitdir: str, commit: str, dest: Path) -> None:
@@ -150,25 +180,31 @@ def measure_commit(gitdir: str, docs_sub: str, commit: str, docs_head: dict[str,
                              for p in tree_files if p)
         else:
             absent = not any(f in present for f in forms)
-        drifted = False
+        drifted = wrong = False
         if absent and dropped_later(gitdir, docs_head, file_path, ref):
+            wrong = True
             key = (ref.kind, ref.name)
             if key not in lost_cache:
                 lost_cache[key] = existed_before(gitdir, commit, ref, forms)
             drifted = lost_cache[key]
         rows.append({"commit": commit, "file": file_path, "line": ref.line, "name": ref.name, "kind": ref.kind,
-                     "drifted": drifted, "flagged": (file_path, ref.name, ref.line) in flagged})
+                     "drifted": drifted, "wrong": wrong, "flagged": (file_path, ref.name, ref.line) in flagged})
     return rows
 
 
 def summary(rows: list[dict[str, object]]) -> str:
+    """Counts, precision and recall against ``drifted``, and precision against ``wrong`` (the
+    docs named something the code did not hold and a later commit dropped it, whether or not the
+    code ever had it: a doc error fixed later)."""
     tp = sum(1 for r in rows if r["flagged"] and r["drifted"])
     fp = sum(1 for r in rows if r["flagged"] and not r["drifted"])
     fn = sum(1 for r in rows if r["drifted"] and not r["flagged"])
+    tpw = sum(1 for r in rows if r["flagged"] and r["wrong"])
     prec = f"{tp / (tp + fp):.0%}" if tp + fp else "n/a"
     rec = f"{tp / (tp + fn):.0%}" if tp + fn else "n/a"
+    precw = f"{tpw / (tp + fp):.0%}" if tp + fp else "n/a"
     return f"refs {len(rows):5d}  drifted {tp + fn:3d}  flagged {tp + fp:3d}  TP {tp:3d}  FP {fp:3d}  FN {fn:3d}  " \
-           f"precision {prec:>4}  recall {rec:>4}"
+           f"precision {prec:>4}  recall {rec:>4}  precision(wrong) {precw:>4}"
 
 
 def main() -> int:
@@ -177,6 +213,9 @@ def main() -> int:
                     help="a git directory and the docs root inside its tree ('' or '.' for the top)")
     ap.add_argument("--points", type=int, default=4, help="commits per repository (default 4)")
     ap.add_argument("--span", type=int, default=600, help="spread over this many newest first-parent commits")
+    ap.add_argument("--select", choices=("docs", "fixes"), default="docs",
+                    help="docs: commits before docs changes; fixes: before docs changes that removed a name the "
+                    "code no longer held (default docs)")
     ap.add_argument("--json-out", metavar="PATH", help="write every labelled reference here")
     args = ap.parse_args()
     everything: list[dict[str, object]] = []
@@ -185,7 +224,8 @@ def main() -> int:
         docs_sub = docs_sub.strip("/").removeprefix(".")
         docs_head = docs_at_head(gitdir, docs_sub)
         repo_rows: list[dict[str, object]] = []
-        for commit in pick_commits(gitdir, docs_sub, args.points, args.span):
+        pick = pick_fix_commits if args.select == "fixes" else pick_commits
+        for commit in pick(gitdir, docs_sub, args.points, args.span):
             rows = measure_commit(gitdir, docs_sub, commit, docs_head)
             date = str(git(gitdir, "log", "-1", "--format=%cs", commit)).strip()
             print(f"{Path(gitdir).parent.name:22s} {commit[:10]} {date}  {summary(rows)}", flush=True)

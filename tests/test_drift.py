@@ -198,3 +198,21 @@ def test_code_index_follows_an_edit_reading_only_the_changed_file(repo, tmp_path
     finally:
         store.close()
     assert missing(drift(repo, db, "--json"))["Shipit > Usage"][0] == ("--dry-run", 5)
+
+
+def search(root: Path, db: Path, query: str) -> list[dict[str, object]]:
+    proc = subprocess.run([sys.executable, "-m", "markdown_memory.cli", "--embedder", "none", "search", query,
+                           "--docs-dir", str(root / "docs"), "--json"], capture_output=True, text=True,
+                          env=dict(os.environ, MARKDOWN_MEMORY_DB=str(db)), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return list(json.loads(proc.stdout)["results"])
+
+
+def test_search_hits_carry_the_missing_names_once_the_code_side_is_read(repo, tmp_path):
+    db = tmp_path / "db"
+    edit(repo / "shipit" / "cli.py", '"--dry-run"', '"--preview"')
+    assert all("drift" not in hit for hit in search(repo, db, "dry-run plan"))  # no code side read yet
+    drift(repo, db)
+    hits = {hit["heading_path"]: hit for hit in search(repo, db, "dry-run plan")}
+    assert hits["Shipit > Usage"]["drift"] == ["--dry-run"]
+    assert all("drift" not in hit for path, hit in hits.items() if path != "Shipit > Usage")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from . import messages
 from .config import MAX_QUERY_CHARS, Settings
+from .drift import hit_drift
 from .embed.base import Embedder
 from .embed.choice import other_vectors
 from .embed.choice import resolve as resolve_embedder
@@ -322,6 +323,9 @@ class Engine:
                     h.get("content"), h["preview"], tuple(h["passage_lines"]), tuple(h["matched_by"]),
                     already_sent=bool(h.get("already_sent")))
                 for h in packed]
+        if store.has_code_index():  # a `drift` run read the code side: say which hits name what it lost
+            notes = hit_drift(store, [(h.file_path, h.content, h.start_line) for h in hits])
+            hits = [replace(h, drift=note) if note else h for h, note in zip(hits, notes, strict=True)]
         return _Ranked(hits, outcome.confidence, keyword_only, message)
 
     # -- documents ------------------------------------------------------------------------

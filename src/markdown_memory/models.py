@@ -74,7 +74,9 @@ class Hit:
     passage that matched; ``passage_lines`` its line range; ``matched_by`` the ranked lists
     that found it ("keyword", "vector", ...); ``stale`` "modified" | "missing" | "unreadable"
     when the file changed on disk since it was indexed; ``already_sent`` True for a pointer
-    whose text this MCP session already received in full (session memory)."""
+    whose text this MCP session already received in full (session memory); ``drift`` the names
+    the section gives as code (flags, env vars, paths, functions) that the code side no longer
+    holds, once ``drift`` has read the code side (docs/drift.md), omitted when empty."""
 
     file_path: str
     heading_path: str
@@ -88,6 +90,7 @@ class Hit:
     matched_by: tuple[str, ...]
     stale: str | None = None
     already_sent: bool = False
+    drift: tuple[str, ...] = ()
 
     def to_dict(self, *, agent: bool = False) -> dict[str, Any]:
         """``agent``: leave out ``preview`` when ``content`` already holds it."""
@@ -109,6 +112,8 @@ class Hit:
             data["stale"] = self.stale
         if self.already_sent:
             data["already_sent"] = True
+        if self.drift:
+            data["drift"] = list(self.drift)
         return data
 
 
