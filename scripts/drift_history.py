@@ -11,7 +11,8 @@ git alone, independently of the code index:
 * drifted at C when the code (files that are not documentation) at C no longer holds the name
   (``git grep -w -F``; a path: not in ``git ls-tree``) but did at some earlier commit
   (``git log -S`` / ``git log -- PATH`` up to C), and the docs at the newest commit no longer
-  name it (a later commit dropped or renamed it);
+  give it as a reference of that kind (a later commit dropped or renamed it; a name that is
+  still mentioned but no longer as, say, an import from this package counts as dropped);
 * fine otherwise.
 
 A second label, *wrong*, drops the "did at some earlier commit" condition: the docs named
@@ -128,13 +129,18 @@ def existed_before(gitdir: str, commit: str, ref: Reference, forms: list[str]) -
                for f in forms)
 
 
-def dropped_later(gitdir: str, docs_head: dict[str, str], file_path: str, ref: Reference) -> bool:
-    """True when the newest docs no longer name ``ref`` (in its file, or anywhere when the file is gone)."""
-    needle = ref.name.removesuffix("()")
-    text = docs_head.get(file_path)
-    if text is not None:
-        return needle not in text
-    return not any(needle in t for t in docs_head.values())
+def dropped_later(head_refs: dict[str, set[tuple[str, str, str]]], file_path: str, ref: Reference) -> bool:
+    """True when the newest docs no longer give ``ref`` as a reference of the same kind (in its
+    file, or anywhere when the file is gone): a later commit dropped or renamed it."""
+    key = (ref.kind, ref.name, ref.module)
+    refs = head_refs.get(file_path)
+    if refs is not None:
+        return key not in refs
+    return not any(key in r for r in head_refs.values())
+
+
+def head_references(docs_head: dict[str, str]) -> dict[str, set[tuple[str, str, str]]]:
+    return {f: {(r.kind, r.name, r.module) for r in section_references(t, 1)} for f, t in docs_head.items()}
 
 
 def docs_at_head(gitdir: str, docs_sub: str) -> dict[str, str]:
@@ -147,7 +153,8 @@ def docs_at_head(gitdir: str, docs_sub: str) -> dict[str, str]:
     return out
 
 
-def measure_commit(gitdir: str, docs_sub: str, commit: str, docs_head: dict[str, str]) -> list[dict[str, object]]:
+def measure_commit(gitdir: str, docs_sub: str, commit: str,
+                   head_refs: dict[str, set[tuple[str, str, str]]]) -> list[dict[str, object]]:
     """Every reference at ``commit`` with its label and the tool's prediction."""
     with tempfile.TemporaryDirectory(prefix="drift-hist-") as tmp:
         tree = Path(tmp) / "tree"
@@ -181,7 +188,7 @@ def measure_commit(gitdir: str, docs_sub: str, commit: str, docs_head: dict[str,
         else:
             absent = not any(f in present for f in forms)
         drifted = wrong = False
-        if absent and dropped_later(gitdir, docs_head, file_path, ref):
+        if absent and dropped_later(head_refs, file_path, ref):
             wrong = True
             key = (ref.kind, ref.name)
             if key not in lost_cache:
@@ -222,11 +229,11 @@ def main() -> int:
     for spec in args.repo:
         gitdir, _, docs_sub = spec.partition(":")
         docs_sub = docs_sub.strip("/").removeprefix(".")
-        docs_head = docs_at_head(gitdir, docs_sub)
+        head_refs = head_references(docs_at_head(gitdir, docs_sub))
         repo_rows: list[dict[str, object]] = []
         pick = pick_fix_commits if args.select == "fixes" else pick_commits
         for commit in pick(gitdir, docs_sub, args.points, args.span):
-            rows = measure_commit(gitdir, docs_sub, commit, docs_head)
+            rows = measure_commit(gitdir, docs_sub, commit, head_refs)
             date = str(git(gitdir, "log", "-1", "--format=%cs", commit)).strip()
             print(f"{Path(gitdir).parent.name:22s} {commit[:10]} {date}  {summary(rows)}", flush=True)
             for r in rows:

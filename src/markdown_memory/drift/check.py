@@ -105,7 +105,7 @@ def _candidates(ref: Reference) -> list[str]:
     if ref.kind == "flag":
         return _flag_forms(ref.name) + ([ref.command] if ref.command else [])
     if ref.kind == "env":
-        return _env_forms(ref.name) + ([ref.command] if ref.command else [])
+        return _env_forms(ref.name) + [ref.name.split("_", 1)[0].lower()] + ([ref.command] if ref.command else [])
     if ref.kind in ("name", "import"):
         return ref.name.removesuffix("()").split(".")
     return []
@@ -166,7 +166,8 @@ class Checker:
             elif ref.kind == "flag":
                 ok = any(f in held for f in _flag_forms(ref.name))
             elif ref.kind == "env":
-                ok = any(f in held for f in _env_forms(ref.name))
+                # a variable whose prefix the code never names belongs to another tool (`FZF_...`)
+                ok = ref.name.split("_", 1)[0].lower() not in held or any(f in held for f in _env_forms(ref.name))
             elif ref.kind == "import":
                 ok = ref.name in held
             else:

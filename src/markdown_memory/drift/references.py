@@ -57,7 +57,8 @@ sed awk find xargs sort uniq head tail less more chmod chown sudo env export sou
 gunicorn uvicorn hypercorn waitress nginx apache2 systemctl service openssl gpg jq yq sqlite3 psql mysql
 redis-cli java javac mvn gradle dotnet ruby gem bundle rake php composer perl bash sh zsh fish vim nano
 code open start time nohup watch tee diff patch ln du df kill ps top gh hub twine build sphinx-build
-mkdocs gcc clang ld strip file test true false exit cls dir copy del set-location
+mkdocs gcc clang ld strip file test true false exit cls dir copy del set-location tree fzf bat exa eza
+xclip xargs emacs vi nvim fd rg ag ack parallel entr
 """.split())
 
 #: environment variables of the system and common tools, not the project's
@@ -100,6 +101,11 @@ _PARAM = re.compile(r"\b([A-Za-z_]\w*)\s*[=:]")
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark")
+
+
+#: files every project of a kind has: a path ending in one is the reader's project, not this one
+CONVENTIONAL_FILES = frozenset({"conftest.py", "settings.py", "app.py", "main.py", "manage.py", "wsgi.py", "asgi.py",
+                                "urls.py", ".env", "Dockerfile", "docker-compose.yml", "Procfile"})
 
 
 def is_placeholder(name: str) -> bool:
@@ -158,19 +164,22 @@ def _shell_refs(line: str, lineno: int, console: bool, commands: list[tuple[int,
         return []
     words = text.split()
     envs: list[str] = []
-    while words and (_ASSIGN.match(words[0]) or words[0] in ("export", "sudo", "env", "set")):
-        m = _ASSIGN.match(words[0] if words[0] not in ("export", "set") else " ".join(words[:2]))
+    if words and words[0] in ("export", "set", "setx", "unset"):
+        return []  # sets a variable for whatever runs next (see below)
+    while words and (_ASSIGN.match(words[0]) or words[0] in ("sudo", "env")):
+        m = _ASSIGN.match(words[0])
         if m:
             envs.append(m.group(1))
-            words = words[2:] if words[0] in ("export", "set") else words[1:]
-        else:
-            words = words[1:]
+        words = words[1:]
     command = words[0] if words else ""
     if command and commands is not None:
         commands.append((lineno, command))
     if command in KNOWN_COMMANDS or (command and not re.fullmatch(r"[\w.-]+", command)):
         return []
-    refs = [Reference(e, "env", lineno, command) for e in envs if e not in KNOWN_ENV and not is_placeholder(e)]
+    # only a variable given to a command is the command's (`APP_MODE=1 app run`); `export X=1`
+    # alone sets something for whatever runs next, often another tool (`FZF_DEFAULT_COMMAND`)
+    refs = [Reference(e, "env", lineno, command) for e in envs
+            if command and e not in KNOWN_ENV and not is_placeholder(e)]
     if command:
         rest = " ".join(words[1:])
         refs.extend(Reference("--" + m.group(1), "flag", lineno, command) for m in _FLAG_ANY.finditer(rest)
@@ -186,12 +195,16 @@ def span_reference(content: str, lineno: int, commands: list[tuple[int, str]] | 
         return []
     if " " in text:
         return _shell_refs(text, lineno, console=False, commands=commands)
+    if text in KNOWN_COMMANDS and commands is not None:  # "the `tree` command with `--fromfile`"
+        commands.append((lineno, text))
+        return []
     if m := _FLAG.match(text):
         return [Reference("--" + m.group(1), "flag", lineno)]
     if m := _ENV.match(text):
         return [] if m.group(1) in KNOWN_ENV else [Reference(m.group(1), "env", lineno)]
     if "://" not in text and (m := _PATH.match(text)):
-        return [Reference((m.group(1) or m.group(2)), "path", lineno)]
+        path = m.group(1) or m.group(2)
+        return [] if path.rsplit("/", 1)[-1] in CONVENTIONAL_FILES else [Reference(path, "path", lineno)]
     if m := _CALL.match(text):
         return [Reference(m.group(1) + "()", "name", lineno)]
     if (m := _DOTTED.match(text)) and not _FILE_SUFFIX.search(text):
