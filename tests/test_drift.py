@@ -51,7 +51,7 @@ deploying...
 
 ## Settings
 
-Set `SHIPIT_TIMEOUT` to wait longer. Settings live in `shipit/cli.py`.
+Set the environment variable `SHIPIT_TIMEOUT` to wait longer. Settings live in `shipit/cli.py`.
 
 ## API
 

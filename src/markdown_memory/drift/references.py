@@ -5,8 +5,9 @@ Shapes that count (anything else in a code span or block is not a reference):
 * ``flag``: a long option ``--dry-run`` (``=VALUE`` dropped) alone in a code span, or on a
   shell line (code span or ``sh``/``bash``/``console`` block) whose command is not a well-known
   tool. Short options (``-n``) are not checked: one letter is held by almost any code.
-* ``env``: an upper-case name with an underscore (``FOO_BAR_TIMEOUT``, ``$FOO_BAR``) alone in a
-  code span, or assigned on such a shell line (``FOO_BAR=1 app run``, ``export FOO_BAR=1``).
+* ``env``: an upper-case name with an underscore (``APP_TIMEOUT``, ``$APP_TIMEOUT``) alone in a
+  code span of a section that speaks of the environment ("environment", "variable", "env"), or
+  assigned to a command on a shell line (``APP_TIMEOUT=5 app run``; not ``export`` lines).
 * ``path``: a relative path with a ``/`` (``src/app/config.py``, ``config/``) alone in a code
   span; bare file names (``app.py``) are too often the reader's own files.
 * ``name``: a called name (``parse_args()``, ``Client.stream()``) or a dotted name
@@ -57,8 +58,8 @@ sed awk find xargs sort uniq head tail less more chmod chown sudo env export sou
 gunicorn uvicorn hypercorn waitress nginx apache2 systemctl service openssl gpg jq yq sqlite3 psql mysql
 redis-cli java javac mvn gradle dotnet ruby gem bundle rake php composer perl bash sh zsh fish vim nano
 code open start time nohup watch tee diff patch ln du df kill ps top gh hub twine build sphinx-build
-mkdocs gcc clang ld strip file test true false exit cls dir copy del set-location tree fzf bat exa eza
-xclip xargs emacs vi nvim fd rg ag ack parallel entr
+mkdocs gcc clang ld strip file test true false exit cls dir copy del set-location tree fzf xclip emacs vi
+nvim parallel entr
 """.split())
 
 #: environment variables of the system and common tools, not the project's
@@ -94,6 +95,7 @@ _DEFINE = re.compile(
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?::\s*[\w\[\], .|]+)?\s*=(?!=)", re.MULTILINE)
 _ALIAS = re.compile(r"\bas\s+([A-Za-z_]\w*)")
 _QUOTED = re.compile(r"[\"']([\w.-]+)[\"']")
+_ENV_CONTEXT = re.compile(r"environ|\benv\b|variable|\$[A-Z]", re.IGNORECASE)
 _FILE_WORD = re.compile(r"[\w./-]+\.\w{1,5}\b")
 _PARAM = re.compile(r"\b([A-Za-z_]\w*)\s*[=:]")
 
@@ -244,9 +246,14 @@ def section_references(text: str, start_line: int) -> list[Reference]:
                     refs.extend(span_reference(child.content, start_line + line, commands))
     for lang, content, first in _code_blocks(tokens):
         refs.extend(_block_refs(lang, content, first, start_line, commands))
+    # an upper-case name alone (`MAX_RETRIES`, `ORT_DISABLE_ALL`) is as often a constant of some
+    # library as a variable: it counts as one only where the section speaks of the environment
+    env_context = bool(_ENV_CONTEXT.search(text))
     seen: set[tuple[str, int]] = set()
     out = []
     for ref in sorted(refs, key=lambda r: r.line):
+        if ref.kind == "env" and not ref.command and not env_context:
+            continue
         if ref.kind == "flag" and not ref.command:
             # a flag alone belongs to the last command named before it in the section (`cargo
             # outdated` ... `--aggressive`): another tool's flag is not the project's
