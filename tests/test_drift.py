@@ -82,6 +82,15 @@ Set `APP_SECRET_MODE` as above; the example's `--port` comes from `parser.add_ar
 ```python
 parser.add_argument("--port")
 ```
+
+## Other tools
+
+Run `cargo outdated`, and also `--aggressive`. Graph optimisation off (`ORT_DISABLE_ALL`) is slower.
+The environment variable `WATCHFILES_FORCE_POLLING` belongs to a dependency.
+
+```bash
+export FZF_DEFAULT_COMMAND='shipit --list-files'
+```
 '''
 
 
@@ -97,7 +106,8 @@ def repo(tmp_path: Path) -> Path:
     (root / "shipit").mkdir(parents=True)
     (root / "docs").mkdir()
     (root / "shipit" / "__init__.py").write_text("")
-    (root / "shipit" / "cli.py").write_text(CODE)
+    (root / "shipit" / "cli.py").write_text(CODE + "\nimport watchfiles  # noqa\n")
+    (root / "pyproject.toml").write_text('[project]\nname = "shipit"\ndependencies = ["requests", "watchfiles"]\n')
     (root / "docs" / "guide.md").write_text(DOCS)
     git(root, "init", "-q")
     git(root, "add", "-A")
@@ -126,6 +136,8 @@ def edit(path: Path, old: str, new: str) -> None:
 
 
 def test_docs_that_match_the_code_do_not_drift(repo, tmp_path):
+    """Also: another tool's flag after its command, a library constant, a dependency's variable,
+    an `export` for another tool, placeholders, the docs' own example names."""
     proc = drift(repo, tmp_path / "db", "--json", "--fail")
     assert missing(proc) == {}
     assert json.loads(proc.stdout)["references_checked"] >= 10
