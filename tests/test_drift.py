@@ -228,3 +228,8 @@ def test_search_hits_carry_the_missing_names_once_the_code_side_is_read(repo, tm
     hits = {hit["heading_path"]: hit for hit in search(repo, db, "dry-run plan")}
     assert hits["Shipit > Usage"]["drift"] == ["--dry-run"]
     assert all("drift" not in hit for path, hit in hits.items() if path != "Shipit > Usage")
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_not_fatal(repo, tmp_path):
+    (repo / "shipit").joinpath(os.fsdecode(b"bad\xff.py")).write_text("X = 1\n")
+    assert missing(drift(repo, tmp_path / "db", "--json")) == {}

@@ -90,6 +90,15 @@ def list_files(root: Path) -> list[str]:
     return sorted(paths)
 
 
+def _storable(rel: str) -> bool:
+    """True for a path SQLite can store as text and a doc can name (UTF-8, printable)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return rel.isprintable()
+
+
 def is_code(path: str) -> bool:
     """True for a file whose tokens count as names the code holds (not documentation)."""
     name = path.rsplit("/", 1)[-1].lower()
@@ -154,6 +163,8 @@ def update_code_index(store: Store, code_root: Path) -> CodeUpdate:
     present: set[str] = set()
     with store.transaction():
         for rel in listed:
+            if not _storable(rel):
+                continue  # a name that is not UTF-8 (or holds control characters) names no doc reference
             path = code_root / rel
             try:
                 st = path.stat()
