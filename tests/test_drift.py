@@ -233,3 +233,21 @@ def test_search_hits_carry_the_missing_names_once_the_code_side_is_read(repo, tm
 def test_a_file_name_that_is_not_utf8_is_skipped_not_fatal(repo, tmp_path):
     (repo / "shipit").joinpath(os.fsdecode(b"bad\xff.py")).write_text("X = 1\n")
     assert missing(drift(repo, tmp_path / "db", "--json")) == {}
+
+
+def test_mcp_search_docs_hits_carry_drift(repo, tmp_path):
+    """The agent's view: `search_docs` over MCP names what the hit's section lost."""
+    from test_server import McpClient, server_env
+
+    db = tmp_path / "db"
+    edit(repo / "shipit" / "cli.py", '"--dry-run"', '"--preview"')
+    drift(repo, db)
+    client = McpClient(server_env(repo / "docs", db, tmp_path / "home", "none", MARKDOWN_MEMORY_AUTO_INDEX="0"),
+                       tmp_path / "stderr.log")
+    try:
+        is_error, answer = client.call("search_docs", {"query": "dry-run plan"})
+    finally:
+        client.close()
+    assert not is_error, answer
+    hits = {hit["heading_path"]: hit for hit in answer["results"]}
+    assert hits["Shipit > Usage"]["drift"] == ["--dry-run"]
