@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import messages
 from .config import MAX_QUERY_CHARS, Settings
+from .drift import with_drift
 from .embed.base import Embedder
 from .embed.choice import other_vectors
 from .embed.choice import resolve as resolve_embedder
@@ -342,7 +343,8 @@ class Engine:
         if outcome.confidence == "none":
             note = self._reporter.empty_index_message() or messages.no_confident_match(outcome.absent)
             message = messages.prepend_note(note, message)
-        return _Ranked(packed, outcome.confidence, keyword_only, message)
+        # once a `drift` run has read the code side, hits say which names the code lost
+        return _Ranked(with_drift(store, list(packed)), outcome.confidence, keyword_only, message)
 
     # -- documents ------------------------------------------------------------------------
     def _document(self, file_path: str) -> tuple[int, str, str, dict[str, object]]:

@@ -17,7 +17,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from . import documents, fts, links, names, passages, schema, scope, sections, tags, vectors
+from . import code, documents, fts, links, names, passages, schema, scope, sections, tags, vectors
 from . import failures as failure_log  # not ``failures``: that name is also a method below
 from .driver import load_vec, pick_driver
 from .errors import disk_full_error, is_disk_full, is_readonly, is_transient, readonly_as_user_error, readonly_error
@@ -239,6 +239,18 @@ class Store:
     has_scoped_sections = scope.has_scoped_sections
     sections_in_scope = scope.sections_in_scope
     empty_filters = scope.empty_filters
+    # code.py (the code side of the drift check)
+    has_code_index = code.has_code_index
+    ensure_code_tables = code.ensure_code_tables
+    clear_code_index = code.clear_code_index
+    code_files = code.code_files
+    put_code_file = code.put_code_file
+    touch_code_file = code.touch_code_file
+    delete_code_files = code.delete_code_files
+    held_tokens = code.held_tokens
+    held_path = code.held_path
+    top_folders = code.top_folders
+    all_sections = code.all_sections
     # vectors.py
     has_vec_tables = vectors.has_vec_tables
     vector_space = vectors.vector_space
