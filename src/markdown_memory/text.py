@@ -40,7 +40,7 @@
   numbers stay those of the file.
 * Heading slugs (:func:`heading_slug`): the anchor a heading gets in GitHub, Obsidian's and
   Dendron's links (``## Hook Create!`` -> ``hook-create``), how links name headings.
-* SQL ``LIKE`` patterns for path prefixes (:func:`like_prefix`), and the one-clause cause of
+* The ``LIKE`` escape (:func:`like_escape`, for tag names), and the one-clause cause of
   a long error message (:func:`short_cause`).
 """
 
@@ -61,7 +61,6 @@ __all__ = [
     "heading_slug",
     "is_cjk",
     "like_escape",
-    "like_prefix",
     "match_form",
     "short_cause",
 ]
@@ -156,12 +155,6 @@ def heading_slug(text: str) -> str:
 def like_escape(text: str) -> str:
     """``text`` with ``\\``, ``%`` and ``_`` escaped for ``LIKE ? ESCAPE '\\'``."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def like_prefix(folder: str) -> str:
-    """A ``LIKE ? ESCAPE '\\'`` pattern for every path under ``folder`` (POSIX, no trailing
-    slash): ``docs/a_b`` -> ``docs/a\\_b/%``."""
-    return like_escape(folder) + "/%"
 
 
 def short_cause(message: str, limit: int = CAUSE_CHARS) -> str:
