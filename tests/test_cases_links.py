@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from markdown_memory.markdown.parse import parse_document
@@ -163,3 +164,91 @@ def test_every_commonmark_link_form_is_a_link(form, label, upper, where):
     text = f"# Doc\n\n{line}\n\n{definition}\n" if form != "inline" else f"# Doc\n\n{line}\n"
     links = parse_document(text, "doc.md").links
     assert [(link.kind, link.first.replace("%20", " ")) for link in links] == [("markdown", dest)], text
+
+
+# -- 042 duplicate-heading fragments ---------------------------------------------------------------
+# Sources: joshrotenberg/mdbook-lint#431, markdown-it-anchor#66, dendron#768 (case.md)
+@pytest.fixture
+def cli_042(tmp_path, cli_main) -> Cli:
+    return Cli(cli_main, case_tree("042-duplicate-heading-fragments", tmp_path / "docs"), tmp_path / "i.db")
+
+
+def test_case_042_links_to_duplicate_headings_resolve_by_number(cli_042):
+    outgoing = {o["raw"]: (o["status"], o["target_path"], o["target_heading_path"])
+                for o in cli_042("links", "links.md")["outgoing"]}
+    assert outgoing == {
+        "faq.md#install": ("resolved", "faq.md", "FAQ > Install"),
+        "[[faq#Install]]": ("resolved", "faq.md", "FAQ > Install"),
+        "faq.md#install-1": ("resolved", "faq.md", "FAQ > Usage > Install"),
+        "faq.md#install-2": ("resolved", "faq.md", "FAQ > Install [2]"),
+        "faq.md#usage-1": ("resolved", "faq.md", "FAQ > Usage [2]"),
+        "#notes-1": ("resolved", "links.md", "Links > Notes [2]"),
+    }
+
+
+@pytest.mark.parametrize(("address", "token"), [
+    ("faq.md#install", "dupfirsttoken"), ("faq.md#install-1", "dupsecondtoken"),
+    ("faq.md#install-2", "dupthirdtoken"), ("faq.md#usage-1", "usagetwotoken"),
+    ("links.md#notes-1", "samefiletoken"),
+])
+def test_case_042_read_a_numbered_fragment(cli_042, address, token):
+    section = cli_042("read", address)
+    assert token in section["content"]
+
+
+def test_explicit_anchors_resolve(tmp_path, cli_main):
+    """``{#id}`` on a heading and ``<a name>``/``<a id>`` anchors are fragments too."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "guide.md").write_text(
+        "# Guide\n\n## Setup {#first-steps}\n\nsetuptoken\n\n## <a name=\"cfg\"></a>Configure\n\nconfigtoken\n\n"
+        "## Later\n\nSee <a id=\"deep-anchor\"></a> here: latertoken\n")
+    (root / "links.md").write_text("# Links\n\n[a](guide.md#first-steps) [b](guide.md#cfg) [c](guide.md#deep-anchor)\n")
+    cli = Cli(cli_main, root, tmp_path / "i.db")
+    outgoing = {o["raw"]: o["target_heading_path"] for o in cli("links", "links.md")["outgoing"]}
+    assert outgoing == {"guide.md#first-steps": "Guide > Setup", "guide.md#cfg": "Guide > Configure",
+                        "guide.md#deep-anchor": "Guide > Later"}
+    assert "latertoken" in cli("read", "guide.md#deep-anchor")["content"]
+
+
+def _github_slugs(titles: list[str]) -> list[str]:
+    """github-slugger's document-wide numbering, written out here independently of the code."""
+    from markdown_memory.text import heading_slug
+
+    counts: dict[str, int] = {}
+    out = []
+    for title in titles:
+        slug = original = heading_slug(title)
+        while slug in counts:
+            counts[original] += 1
+            slug = f"{original}-{counts[original]}"
+        counts[slug] = 0
+        out.append(slug)
+    return out
+
+
+HEADING_TITLES = st.sampled_from(["Install", "Usage", "Install 1", "Notes", "Install-1", "FAQ", "Setup Guide"])
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(headings=st.lists(st.tuples(st.integers(2, 4), HEADING_TITLES), min_size=1, max_size=8))
+def test_fragment_made_by_the_slug_rules_resolves_to_its_heading(make_engine, headings):
+    """For any generated document, the fragment the slug rules give any heading (GitHub's
+    document-wide numbering) reads that heading's section, through a link and through read."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "docs"
+        root.mkdir()
+        lines = ["# Top", ""]
+        for i, (level, title) in enumerate(headings):
+            lines += [f"{'#' * level} {title}", "", f"body token{i}x here.", ""]
+        (root / "doc.md").write_text("\n".join(lines))
+        slugs = _github_slugs(["Top"] + [t for _lvl, t in headings])[1:]
+        (root / "links.md").write_text("# Links\n\n" + "\n".join(f"- [h{i}](doc.md#{s})" for i, s in enumerate(slugs)) + "\n")
+        engine = make_engine(root, "none", db=Path(tmp) / "i.db")
+        engine.index()
+        outgoing = engine.links("links.md", limit=50).outgoing
+        for i, slug in enumerate(slugs):
+            section = engine.read(f"doc.md#{slug}", "")
+            assert f"token{i}x" in section.content, (slug, section.heading_path)
+            assert outgoing[i].status == "resolved" and outgoing[i].target_heading_path == section.heading_path
+        engine.close()

@@ -39,7 +39,8 @@
   place where stored text is not the verbatim source. Line breaks are never touched, so line
   numbers stay those of the file.
 * Heading slugs (:func:`heading_slug`): the anchor a heading gets in GitHub, Obsidian's and
-  Dendron's links (``## Hook Create!`` -> ``hook-create``), how links name headings.
+  Dendron's links (``## Hook Create!`` -> ``hook-create``), how links name headings; their
+  document-wide numbering (:func:`heading_slugs`: the 2nd ``Install`` is ``install-1``).
 * The ``LIKE`` escape (:func:`like_escape`, for tag names), and the one-clause cause of
   a long error message (:func:`short_cause`).
 """
@@ -48,6 +49,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 __all__ = [
     "CJK_RUN",
@@ -59,6 +61,7 @@ __all__ = [
     "count_tokens",
     "fts_text",
     "heading_slug",
+    "heading_slugs",
     "is_cjk",
     "like_escape",
     "match_form",
@@ -150,6 +153,23 @@ def heading_slug(text: str) -> str:
     """GitHub's anchor for a heading titled ``text``, in ``match_form``: punctuation other than
     ``-`` and ``_`` dropped, each space a ``-`` (``Hook Create!`` -> ``hook-create``)."""
     return _SLUG_DROP.sub("", match_form(text).strip()).replace(" ", "-")
+
+
+def heading_slugs(titles: Iterable[str]) -> list[str]:
+    """The anchors of a document's headings ``titles`` (in file order), numbered document-wide
+    as GitHub, mdBook and markdown-it-anchor number them: a slug already taken gets ``-1``,
+    ``-2``... (``Install``, ``Usage``, ``Install`` -> ``install``, ``usage``, ``install-1``),
+    skipping a number another heading's own slug took (``Install 1``)."""
+    taken: dict[str, int] = {}
+    out = []
+    for title in titles:
+        base = slug = heading_slug(title)
+        while slug in taken:
+            taken[base] += 1
+            slug = f"{base}-{taken[base]}"
+        taken[slug] = 0
+        out.append(slug)
+    return out
 
 
 def like_escape(text: str) -> str:

@@ -48,6 +48,10 @@ _OTHER_EXT = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 _ASSET_EXT = re.compile(r"\.(?:png|jpe?g|gif|svg|webp|bmp|avif|ico|pdf|mp3|mp4|m4a|wav|ogg|webm|mov|mkv)$", re.I)
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9][A-Za-z0-9_-]*)\s*$")
 _TABLE_PIPE = "\\|"  # a pipe inside a table cell is written escaped: [[note\|label]]
+#: ``{#id}`` at the end of a heading line (MkDocs/Pandoc attribute lists: ``{#id .cls}``, ``{: #id}``)
+_HEADING_ID = re.compile(r"^#{1,6}\s.*\{:?\s*(?:[.\w-]+\s+)*#([\w.:-]+)[^}]*\}\s*#*\s*$")
+#: ``<a name="x">`` / ``<a id="x">`` (HTML anchors docs write before a heading or in a paragraph)
+_HTML_ANCHOR = re.compile(r"""<a\s[^>]*?\b(?:name|id)\s*=\s*["']?([^"'\s>]+)""", re.I)
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,18 @@ def _markdown() -> MarkdownIt:
 
 
 _MD = _markdown()
+
+
+def anchor_ids(section_text: str) -> list[str]:
+    """The explicit anchors a section defines, in order: a ``{#id}`` attribute on its heading
+    line (the first line) and every ``<a name=…>`` / ``<a id=…>`` in its text. Fragments name
+    them besides the heading slugs (``reading/links.py``)."""
+    first, _nl, rest = section_text.partition("\n")
+    heading = _HEADING_ID.match(first.strip())
+    found = [heading.group(1)] if heading else []
+    if "<" in section_text:
+        found += _HTML_ANCHOR.findall(section_text)
+    return found
 
 
 def is_document_destination(dest: str) -> bool:
