@@ -16,8 +16,10 @@ A hyphenated prose chunk (``note-taking``, ``environment-variable``) is searched
 and as its separate words.
 
 Text forms: the query is read in ``text.match_form`` (NFKC, invisible characters deleted;
-tokens also case-folded), the form the keyword index holds, so a word typed decomposed (NFD
-``piñata``), full-width or with a soft hyphen matches the document's spelling of it.
+tokens also case-folded and in ``text.keyword_form``: optional marks folded, emoji as words),
+the form the keyword index holds, so a word typed decomposed (NFD ``piñata``), full-width,
+with a soft hyphen or without Arabic harakat matches the document's spelling of it, and an
+emoji finds the heading that is only that emoji.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..text import CJK_RUN, WORD, cjk_bigrams, is_cjk, match_form
+from ..text import CJK_RUN, WORD, cjk_bigrams, is_cjk, keyword_form, match_form
 
 MAX_TERMS = 48
 _QUOTED = re.compile(r"\"([^\"]+)\"|`([^`]+)`")
@@ -148,16 +150,17 @@ def proper_names(text: str) -> list[str]:
 
 
 def _chunk_tokens(chunk: str) -> list[str]:
+    """The keyword-index tokens of one query chunk, read as indexed text is (``keyword_form``)."""
     out: list[str] = []
-    for word in WORD.findall(chunk):
+    for word in WORD.findall(keyword_form(chunk)):
         pos = 0
         for m in CJK_RUN.finditer(word):
             if m.start() > pos:
-                out.append(match_form(word[pos : m.start()]))
+                out.append(word[pos : m.start()])
             out.extend(cjk_bigrams(m.group(0)))
             pos = m.end()
         if pos < len(word):
-            out.append(match_form(word[pos:]))
+            out.append(word[pos:])
     return out
 
 
