@@ -10,6 +10,7 @@ CLI, so a vector near-miss cannot stand in for a missing word match.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +116,90 @@ def test_marked_words_and_emoji_index_as_the_plain_query_reads_them(base, marks,
     assert len(exact) == (2 if emoji else 1)  # the emoji is a term of its own
     for term in exact:
         assert all(tok in indexed for tok in term.tokens), (text, term.tokens, indexed)
+
+
+# -- 035 degenerate and huge queries ---------------------------------------------------------------
+# Sources: dogsheep-beta#33, sqldelight#3566, apple-mail-mcp#72, meilisearch#1174, mf-chsdi3#1363
+CASE_035 = CASES / "035-degenerate-and-huge-queries"
+
+
+@pytest.fixture
+def docs_035(tmp_path) -> Path:
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name in ("errors.md", "worker.md"):
+        shutil.copy(CASE_035 / name, root / name)
+    return root
+
+
+@pytest.fixture
+def cli_035(docs_035, tmp_path, cli_main) -> Cli:
+    return Cli(cli_main, docs_035, tmp_path / "i.db")
+
+
+def test_case_035_empty_and_blank_queries_are_query_errors(cli_035):
+    for query in ("", "  \t "):
+        out = cli_035.cli_main("--embedder", "none", "--db", str(cli_035.db), "search", query,
+                               "--docs-dir", str(cli_035.root), "--json")
+        assert out.returncode == 2 and "Traceback" not in out.stderr
+        assert json.loads(out.stdout)["error"]["type"] == "query"
+
+
+@pytest.mark.parametrize("query", ["???", "*", "()", '"', "--", "-", "NEAR(", "^", "x" * 20_000])
+def test_case_035_degenerate_queries_answer_or_refuse_cleanly(cli_035, query):
+    out = cli_035.cli_main("--embedder", "none", "--db", str(cli_035.db), "search", "--", query,
+                           "--docs-dir", str(cli_035.root), "--json")
+    assert out.returncode in (0, 2) and "Traceback" not in out.stderr, out.stderr
+    answer = json.loads(out.stdout)
+    assert isinstance(answer["results"], list) if out.returncode == 0 else answer["error"]["type"] == "query"
+
+
+EXPECTED_035 = {"q-log-tail.txt": "Error Reference > Cache lock timeout",
+                "q-long-question.txt": "Error Reference > Backpressure"}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_035))
+def test_case_035_long_query_finds_the_section_of_its_rare_identifier_keyword_only(cli_035, name):
+    query = (CASE_035 / name).read_text(encoding="utf-8")
+    assert cli_035.first(query) == ("errors.md", EXPECTED_035[name])
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_035))
+def test_case_035_long_query_finds_the_section_of_its_rare_identifier_hybrid(docs_035, make_engine, name):
+    engine = make_engine(docs_035)
+    engine.index()
+    results = engine.search((CASE_035 / name).read_text(encoding="utf-8")).results
+    assert (results[0].file_path, results[0].heading_path) == ("errors.md", EXPECTED_035[name])
+
+
+# Property: a long generated query (log lines or prose) keeps an identifier planted anywhere
+LOG_WORDS = ["retry", "queue", "response", "connected", "batch", "context", "payload", "thread", "cancel",
+             "handler", "timeout", "commit", "topic", "worker", "flush", "elapsed", "session", "fetch",
+             "offset", "partition", "lag", "heartbeat", "rebalance", "consumer", "producer", "ack", "poll"]
+
+
+@st.composite
+def long_queries(draw):
+    """(query, identifier): many log-like lines or a long question, more distinct terms than
+    the analysis keeps, with one identifier planted on a random line at a random word."""
+    lines = []
+    for i in range(draw(st.integers(30, 140))):
+        words = draw(st.lists(st.sampled_from(LOG_WORDS), min_size=3, max_size=9))
+        stamp = f"2026-11-30T10:{i // 60:02d}:{i % 60:02d}"
+        level = draw(st.sampled_from(["INFO", "WARN", "DEBUG"]))
+        lines.append([stamp, level, f"[w{draw(st.integers(0, 99)):02d}]", *words, str(draw(st.integers(0, 9999)))])
+    ident = draw(st.from_regex(r"(ERR|E|FAIL)_[A-Z]{3,8}_[A-Z]{2,6}_[0-9]{2,5}|[a-z]{3,8}_[a-z]{3,8}_[a-z]{3,8}",
+                               fullmatch=True))
+    line = draw(st.integers(0, len(lines) - 1))
+    lines[line].insert(draw(st.integers(0, len(lines[line]))), ident)
+    return "\n".join(" ".join(words) for words in lines), ident
+
+
+@settings(max_examples=100, deadline=None)
+@given(long_queries())
+def test_a_planted_identifier_is_searched_wherever_it_stands(case):
+    query, ident = case
+    analysed = analyse(query)
+    assert len(analysed.terms) <= 48
+    tokens = tuple(WORD.findall(fts_text(ident)))
+    assert any(term.tokens == tokens for term in analysed.terms), (ident, [t.raw for t in analysed.terms])

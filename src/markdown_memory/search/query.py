@@ -6,7 +6,8 @@ term is emitted as a double-quoted FTS5 string, and a chunk that the tokenizer s
 several terms (``--dry-run``, ``os.path.join``, ``v2.4.1``, ``2026-03-14``) becomes a quoted
 phrase, so it matches only that sequence. Terms are joined with ``OR``; BM25 does the rest.
 Quotes, ``-``, ``:``, ``*``, ``^``, parentheses and ``NEAR``/``AND``/``OR``/``NOT`` are thus
-plain text; a 10,000-character query is cut to ``MAX_TERMS`` distinct terms.
+plain text; a 10,000-character query keeps its ``MAX_TERMS`` most telling distinct terms
+(``_strongest``: a rare identifier at the end of a pasted log is searched).
 
 Word forms: the index is not stemmed (identifiers must stay exact), so a plain English word of
 the query also gets a *stem prefix* term (``dependencies`` -> ``"depend"*``, ``fuzzily`` ->
@@ -175,11 +176,14 @@ def analyse(text: str) -> AnalysedQuery:
     query = AnalysedQuery(text=text, cjk=is_cjk(text), names=proper_names(text))
     seen: set[tuple[str, ...]] = set()
 
+    counts: dict[tuple[str, ...], int] = {}
+
     def add(tokens: list[str], identifier: bool, raw: str, prefix: bool = False) -> None:
         if not tokens:
             return
         key = (*tokens, "*") if prefix else tuple(tokens)
-        if key in seen or len(query.terms) >= MAX_TERMS:
+        counts[key] = counts.get(key, 0) + 1
+        if key in seen:
             return
         seen.add(key)
         query.terms.append(Term(tuple(tokens), identifier, raw, prefix))
@@ -233,4 +237,27 @@ def analyse(text: str) -> AnalysedQuery:
     if not query.terms:  # only stopwords: search them rather than nothing
         for raw_chunk in rest.split():
             add(_chunk_tokens(_strip_chunk(raw_chunk)), False, raw_chunk)
+    query.terms = _strongest(query.terms, counts)
     return query
+
+
+def _term_key(term: Term) -> tuple[str, ...]:
+    return (*term.tokens, "*") if term.prefix else term.tokens
+
+
+def _strongest(terms: list[Term], counts: dict[tuple[str, ...], int]) -> list[Term]:
+    """At most ``MAX_TERMS`` of ``terms``, in query order. A long query (a pasted log, a
+    paragraph) keeps its most telling terms wherever they stand, never just its first ones:
+    exact terms before stem prefixes, identifiers made of words (``ERR_CACHE_LOCK_7781``,
+    ``max_inflight_batches``) before plain words, words before number-like terms (timestamps,
+    ids, counts), and a term written once before one repeated on every line of a log."""
+    if len(terms) <= MAX_TERMS:
+        return terms
+
+    def strength(item: tuple[int, Term]) -> tuple[bool, bool, bool, int, int]:
+        at, term = item
+        worded = sum(ch.isalpha() for ch in term.raw) > sum(ch.isdigit() for ch in term.raw)
+        return (not term.prefix, worded and term.identifier, worded, -counts.get(_term_key(term), 1), -at)
+
+    kept = sorted(enumerate(terms), key=strength, reverse=True)[:MAX_TERMS]
+    return [term for _at, term in sorted(kept, key=lambda item: item[0])]
