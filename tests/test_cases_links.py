@@ -135,6 +135,9 @@ def test_case_049_reference_links_are_outgoing_links(cli_049):
     resolved = {(o["target_path"], o["target_heading_path"]) for o in outgoing if o["status"] == "resolved"}
     assert resolved == {("docs/install.md", "Install > Linux"), ("docs/faq.md", None),
                         ("docs/trouble shooting.md", None), ("docs/upgrade.md", None)}
+    # each as written, on its own line
+    assert [(o["raw"], o["line"]) for o in outgoing] == [
+        ("[install guide][install]", 3), ("[FAQ][]", 3), ("[troubleshooting]", 3), ("[upgrade notes][UPGRADE]", 4)]
 
 
 def test_case_049_reference_link_targets_have_backlinks(cli_049):
@@ -164,6 +167,7 @@ def test_every_commonmark_link_form_is_a_link(form, label, upper, where):
     text = f"# Doc\n\n{line}\n\n{definition}\n" if form != "inline" else f"# Doc\n\n{line}\n"
     links = parse_document(text, "doc.md").links
     assert [(link.kind, link.first.replace("%20", " ")) for link in links] == [("markdown", dest)], text
+    assert links[0].raw == (dest if form == "inline" else written) and links[0].line == 3
 
 
 # -- 042 duplicate-heading fragments ---------------------------------------------------------------

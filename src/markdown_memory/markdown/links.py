@@ -22,8 +22,8 @@ Block ids: a line of inline text ending in `` ^id`` (Obsidian's block reference 
 that block; ``[[note#^id]]`` resolves to the section holding it.
 
 Every link keeps ``raw``, the text as written in the section (``[[a#b|c]]``; for a Markdown
-link its destination as markdown-it reads it, without ``<…>``), and the 1-based line of the
-block it sits in.
+link its destination as markdown-it reads it, without ``<…>``; for a reference-style link the
+link as written, ``[text][ref]``), and the 1-based line it sits on.
 """
 
 from __future__ import annotations
@@ -127,8 +127,23 @@ def is_document_destination(dest: str) -> bool:
     return not path or bool(_MARKDOWN_EXT.search(path)) or not _OTHER_EXT.search(path)
 
 
+def _reference_as_written(children: list[Token], at: int, content: str) -> str | None:
+    """The text of the reference-style link opened by ``children[at]`` as written in
+    ``content`` (``[text][ref]``, ``[ref][]``, ``[ref]``), or None when it cannot be found
+    (markup inside the link text)."""
+    text = ""
+    for tok in children[at + 1 :]:
+        if tok.type == "link_close":
+            break
+        text += tok.content if tok.type == "text" else "\x00"
+    if "\x00" in text:
+        return None
+    m = re.search(r"\[" + re.escape(text) + r"\](?:\[[^\]\n]*\])?", content)
+    return m.group(0) if m else None
+
+
 def _from_tokens(children: list[Token], content: str, section: int, line: int, out: list[RawLink]) -> None:
-    for tok in children:
+    for at, tok in enumerate(children):
         if tok.type == "wikilink":
             inner = tok.meta["inner"]
             first, sep, rest = inner.partition(_TABLE_PIPE if _TABLE_PIPE in inner else "|")
@@ -143,6 +158,8 @@ def _from_tokens(children: list[Token], content: str, section: int, line: int, o
             if tok.type == "image" and not _MARKDOWN_EXT.search(dest.split("#", 1)[0]):
                 continue
             raw = dest if dest in content else dest.strip()
+            if dest not in content and tok.type == "link_open":  # a reference: its destination is elsewhere
+                raw = _reference_as_written(children, at, content) or raw
             out.append(RawLink("embed" if tok.type == "image" else "markdown", raw, dest, None, section, line))
         if tok.children:
             _from_tokens(tok.children, content, section, line, out)
