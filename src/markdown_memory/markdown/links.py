@@ -108,7 +108,7 @@ def anchor_ids(section_text: str) -> list[str]:
     """The explicit anchors a section defines, in order: a ``{#id}`` attribute on its heading
     line (the first line) and every ``<a name=…>`` / ``<a id=…>`` in its text. Fragments name
     them besides the heading slugs (``reading/links.py``)."""
-    first, _nl, rest = section_text.partition("\n")
+    first = section_text.partition("\n")[0]
     heading = _HEADING_ID.match(first.strip())
     found = [heading.group(1)] if heading else []
     if "<" in section_text:
