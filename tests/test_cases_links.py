@@ -256,3 +256,10 @@ def test_fragment_made_by_the_slug_rules_resolves_to_its_heading(make_engine, he
             assert f"token{i}x" in section.content, (slug, section.heading_path)
             assert outgoing[i].status == "resolved" and outgoing[i].target_heading_path == section.heading_path
         engine.close()
+
+
+def test_tags_in_text_nested_past_the_parser_limit_are_read():
+    """Text nested deeper than markdown-it parses is indexed as plain text (nesting.py); its
+    tags still count, in the section it sits in."""
+    doc = parse_document("# T\n\nintro #top\n\n" + "> " * 300 + "quoted #deeptag here\n\n## Next #after\n", "a.md")
+    assert doc.warnings and doc.vault.tags == (("top", 0), ("deeptag", 0), ("after", 1))

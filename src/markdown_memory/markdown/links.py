@@ -177,6 +177,16 @@ def _as_written(link: RawLink, source: str, seen: dict[str, int]) -> RawLink:
     return RawLink(link.kind, raw, link.first, link.second, link.section, link.line + source.count("\n", 0, at))
 
 
+def text_tags(text: str) -> list[str]:
+    """The inline tags of ``text`` read as one block's inline content (``vault.token_tags``):
+    for text kept out of the block parse (runs nested past markdown-it's limit)."""
+    if "#" not in text:
+        return []
+    children: list[Token] = []
+    _MD.inline.parse(text, _MD, {}, children)
+    return token_tags(children)
+
+
 class InlineFacts(NamedTuple):
     """What a document's inline text holds: ``links``; ``block_ids`` as ``(section index, id)``;
     ``tags`` as ``(tag as written, section index)`` in document order."""
