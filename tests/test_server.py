@@ -121,7 +121,7 @@ def test_six_tools_with_titles_bounds_and_annotations(served) -> None:
     props = tools["search_docs"].input_schema["properties"]
     assert (props["top_k"]["minimum"], props["top_k"]["maximum"]) == (1, 50)
     assert (props["max_tokens"]["minimum"], props["max_tokens"]["maximum"]) == (200, 20000)
-    assert "maxLength" not in props["query"] and "10,000 characters" in props["query"]["description"]
+    assert "maxLength" not in props["query"] and "100,000 characters" in props["query"]["description"]
     assert tools["search_docs"].input_schema["required"] == ["query"]
     instructions = client.init.instructions or ""
     head = instructions[:400]
@@ -279,7 +279,7 @@ def test_bad_arguments_are_rejected_with_one_sentence(served) -> None:
     assert all(t.input_schema.get("additionalProperties") is False for t in tools.values())
 
 
-def test_a_query_over_10000_characters_is_searched_by_its_start_as_on_the_cli(served) -> None:
+def test_a_query_over_100000_characters_is_searched_by_its_start_as_on_the_cli(served) -> None:
     """Trial finding: the CLI searched a 104 KB query (the engine cut it to 10,000 characters,
     silently) while the MCP tool refused anything over 10,000 with the SDK's schema error. One
     rule now (engine.search): its first 10,000 characters are searched and the message says so."""
@@ -288,8 +288,8 @@ def test_a_query_over_10000_characters_is_searched_by_its_start_as_on_the_cli(se
     is_error, body = client.call("search_docs", {"query": query})
     assert not is_error, body
     assert body["results"] and body["message"].startswith(
-        f"the query is {len(query):,} characters long; only its first 10,000 were searched")
-    short_error, short = client.call("search_docs", {"query": query[:10_000]})
+        f"the query is {len(query):,} characters long; only its first 100,000 were searched")
+    short_error, short = client.call("search_docs", {"query": query[:100_000]})
     assert not short_error and "characters long" not in (short.get("message") or "")
     assert [h["heading_path"] for h in short["results"]] == [h["heading_path"] for h in body["results"]]
 

@@ -27,7 +27,7 @@ DEFAULT_EMBEDDER = DEFAULT_PRESET
 DEFAULT_MAX_FILE_MB = 10.0
 #: A longer search query is searched by its first this-many characters, and the answer's
 #: ``message`` says so (``engine.Engine.search``: the one rule, for the CLI and the MCP tool).
-MAX_QUERY_CHARS = 10_000
+MAX_QUERY_CHARS = 100_000
 
 
 def _env(name: str) -> str | None:

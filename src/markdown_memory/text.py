@@ -9,7 +9,9 @@
   overlapping character bigrams (``数据库迁移`` -> ``数据 据库 库迁 迁移``; one character stays
   itself): the bigram scheme of Lucene's CJKAnalyzer, which matches 2-character queries that a
   trigram index cannot. Latin text is unchanged, so identifiers keep working; displayed text is
-  never rewritten, only the indexed copy.
+  never rewritten, only the indexed copy. Before that, :func:`keyword_form` folds optional
+  marks (Arabic harakat, Hebrew points, accents: a word typed without them matches) and makes
+  each emoji a word (``🚧`` -> ``u1f6a7``); the query's terms go through the same function.
 * Matching form (:func:`match_form`): the one rule for "is this the same text?", applied to
   both sides of every comparison (keyword index and query, typed and indexed breadcrumbs, typed
   and indexed paths, identifiers and section text) and never to text shown back. The same
@@ -39,8 +41,9 @@
   place where stored text is not the verbatim source. Line breaks are never touched, so line
   numbers stay those of the file.
 * Heading slugs (:func:`heading_slug`): the anchor a heading gets in GitHub, Obsidian's and
-  Dendron's links (``## Hook Create!`` -> ``hook-create``), how links name headings.
-* SQL ``LIKE`` patterns for path prefixes (:func:`like_prefix`), and the one-clause cause of
+  Dendron's links (``## Hook Create!`` -> ``hook-create``), how links name headings; their
+  document-wide numbering (:func:`heading_slugs`: the 2nd ``Install`` is ``install-1``).
+* The ``LIKE`` escape (:func:`like_escape`, for tag names), and the one-clause cause of
   a long error message (:func:`short_cause`).
 """
 
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 __all__ = [
     "CJK_RUN",
@@ -59,9 +63,10 @@ __all__ = [
     "count_tokens",
     "fts_text",
     "heading_slug",
+    "heading_slugs",
     "is_cjk",
+    "keyword_form",
     "like_escape",
-    "like_prefix",
     "match_form",
     "short_cause",
 ]
@@ -82,6 +87,17 @@ INVISIBLE = re.compile(
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]+"
 )
+#: Combining marks a writer may leave out without changing the word (checked after NFD), so
+#: the keyword index folds them on both sides: Latin/Greek/Cyrillic accents (U+0300-U+036F),
+#: Hebrew points and cantillation, Arabic harakat, Quranic marks and the superscript alef.
+#: Marks that spell a different word (Indic vowel signs, Thai tone marks) are kept.
+OPTIONAL_MARKS = re.compile(
+    "[\u0300-\u036f\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u064b-\u065f\u0670"
+    "\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed\U0001f3fb-\U0001f3ff]+"
+)
+#: Pictographs (category So in these blocks) the keyword index reads as words (``keyword_form``):
+#: unicode61 reads symbols as separators, so an emoji-only heading (``## 🚧``) had no word at all.
+EMOJI = re.compile("[\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff]")
 #: a ``data:`` URI with a base64 payload of at least 32 characters, or any other payload
 #: (percent-encoded SVG...) of at least 256; group 1 is the ``data:<type>[;params][;base64],``
 #: head that is kept. Payloads stop at whitespace, quotes, ``)`` and ``>``.
@@ -120,10 +136,28 @@ def match_form(text: str, *, fold_case: bool = True) -> str:
     return out
 
 
+def _emoji_word(m: re.Match[str]) -> str:
+    return f" u{ord(m.group(0)):x} " if unicodedata.category(m.group(0)) == "So" else m.group(0)
+
+
+def keyword_form(text: str) -> str:
+    """``text`` as the keyword index reads words (index and query alike): its ``match_form``
+    with optional marks folded (``OPTIONAL_MARKS``: ``مَرْحَبًا`` -> ``مرحبا``, ``café`` ->
+    ``cafe``) and each emoji a word of its own (``🚧`` -> `` u1f6a7 ``; skin-tone modifiers
+    dropped). Latin only keeps what FTS5's ``remove_diacritics`` would fold anyway."""
+    out = match_form(text)
+    if out.isascii():
+        return out
+    decomposed = unicodedata.normalize("NFD", out)
+    if OPTIONAL_MARKS.search(decomposed):
+        out = unicodedata.normalize("NFC", OPTIONAL_MARKS.sub("", decomposed))
+    return EMOJI.sub(_emoji_word, out) if EMOJI.search(out) else out
+
+
 def fts_text(text: str) -> str:
     """The copy of ``text`` stored in (and searched against) the keyword index: its
-    ``match_form``, with CJK runs as spaced bigrams (see module docstring)."""
-    return CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group(0))) + " ", match_form(text))
+    ``keyword_form``, with CJK runs as spaced bigrams (see module docstring)."""
+    return CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group(0))) + " ", keyword_form(text))
 
 
 def elide_data_uris(text: str) -> str:
@@ -153,15 +187,26 @@ def heading_slug(text: str) -> str:
     return _SLUG_DROP.sub("", match_form(text).strip()).replace(" ", "-")
 
 
+def heading_slugs(titles: Iterable[str]) -> list[str]:
+    """The anchors of a document's headings ``titles`` (in file order), numbered document-wide
+    as GitHub, mdBook and markdown-it-anchor number them: a slug already taken gets ``-1``,
+    ``-2``... (``Install``, ``Usage``, ``Install`` -> ``install``, ``usage``, ``install-1``),
+    skipping a number another heading's own slug took (``Install 1``)."""
+    taken: dict[str, int] = {}
+    out = []
+    for title in titles:
+        base = slug = heading_slug(title)
+        while slug in taken:
+            taken[base] += 1
+            slug = f"{base}-{taken[base]}"
+        taken[slug] = 0
+        out.append(slug)
+    return out
+
+
 def like_escape(text: str) -> str:
     """``text`` with ``\\``, ``%`` and ``_`` escaped for ``LIKE ? ESCAPE '\\'``."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def like_prefix(folder: str) -> str:
-    """A ``LIKE ? ESCAPE '\\'`` pattern for every path under ``folder`` (POSIX, no trailing
-    slash): ``docs/a_b`` -> ``docs/a\\_b/%``."""
-    return like_escape(folder) + "/%"
 
 
 def short_cause(message: str, limit: int = CAUSE_CHARS) -> str:

@@ -6,8 +6,10 @@
   ikiwiki...). Files of Markdown dialects that are not parsed as Markdown here
   (``SKIPPED_MARKDOWN_LIKE``: R Markdown, Quarto, Livebook, ``.mdtxt``...) are reported as
   warnings, never dropped silently.
-* Pruned: dot-directories (``.git``, ``.venv``...), ``node_modules``, ``__pycache__``,
-  ``site-packages``, virtualenvs (a folder holding ``pyvenv.cfg``), and whatever ``.gitignore``
+* Pruned (``pruned_folder``, the one rule): dot-directories (``.git``, ``.venv``...), the
+  folders tools create under fixed names (``node_modules``, ``__pycache__``, ``site-packages``),
+  Python environments recognised by what they hold (``pyvenv.cfg``, conda's ``conda-meta``),
+  never by a name a person may give a docs folder (``env/``, ``venv/``), and whatever ``.gitignore``
   files, ``.markdown-memory-ignore`` files and ``MARKDOWN_MEMORY_EXCLUDE`` globs exclude.
   Dot-files and editor temp files are skipped.
 * Ignore files follow git (checked against ``git check-ignore`` by a property test): the
@@ -52,7 +54,20 @@ from .failure import Failure, FailureKind
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd", ".mkdn", ".mdown", ".mkdown", ".mdwn")
 #: Extensions of Markdown dialects that are not indexed; files with them are reported.
 SKIPPED_MARKDOWN_LIKE = (".rmd", ".qmd", ".livemd", ".mdtxt", ".mdtext", ".markdn", ".ronn")
-PRUNED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env"})
+#: Folder names only tools create (npm, CPython, pip): never a hand-written docs folder.
+PRUNED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
+#: A folder holding one of these is a Python environment (virtualenv/venv, conda).
+ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")
+
+
+def pruned_folder(directory: str | os.PathLike[str]) -> bool:
+    """True when the walk does not enter ``directory``: hidden (``.git``...), a tool's folder
+    (``PRUNED_DIRS``) or a Python environment (``ENVIRONMENT_MARKERS``: judged by its content,
+    so a docs folder named ``env`` or ``venv`` is walked). May raise OSError."""
+    name = os.path.basename(directory)
+    if name.startswith(".") or name in PRUNED_DIRS:
+        return True
+    return any(os.path.lexists(os.path.join(directory, marker)) for marker in ENVIRONMENT_MARKERS)
 
 
 @dataclass
@@ -299,16 +314,13 @@ def _walk_dir(
             if entry.is_symlink():
                 # Markdown-named links, and links to folders (reported, never followed).
                 is_dir = entry.is_dir()
-                if is_dir and (entry.name.startswith(".") or entry.name in PRUNED_DIRS):
+                if is_dir and pruned_folder(entry.path):
                     continue
                 if (is_dir or is_markdown_name(entry.name)) and not _ignored(rel, is_dir, specs, extra):
                     pending_links.append((rel, Path(entry.path)))
                 continue
             if entry.is_dir(follow_symlinks=False):
-                name = entry.name
-                if name.startswith(".") or name in PRUNED_DIRS or _ignored(rel, True, specs, extra):
-                    continue
-                if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                if _ignored(rel, True, specs, extra) or pruned_folder(entry.path):
                     continue
                 _walk_dir(Path(entry.path), rel, specs, extra, result, seen_real, pending_links)
                 continue
@@ -420,10 +432,10 @@ def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntr
             specs.append(("/".join(parts[:k]), spec))
         directory = directory / name
         sub = "/".join(parts[: k + 1])
-        if name.startswith(".") or name in PRUNED_DIRS or _ignored(sub, True, specs, extra):
+        if _ignored(sub, True, specs, extra):
             return ""
         try:
-            if directory.is_symlink() or not directory.is_dir() or (directory / "pyvenv.cfg").exists():
+            if directory.is_symlink() or not directory.is_dir() or pruned_folder(directory):
                 return ""
         except OSError:
             return ""

@@ -43,7 +43,7 @@ log = logging.getLogger("markdown_memory.indexer")
 MAX_FILE_BYTES = int(DEFAULT_MAX_FILE_MB * 1_000_000)
 #: Bump when parsing changes what sections or passages a file yields: the next run re-parses
 #: every file (an index built by an older parser would otherwise keep its old sections).
-PARSER_VERSION = "6"  # 5: tags, names, code languages (markdown/vault.py); 6: links and block ids (markdown/links.py)
+PARSER_VERSION = "7"  # 5: tags, names, code languages (markdown/vault.py); 6: links and block ids (markdown/links.py); 7: reference-style links, inline tags from the token stream (headings, no math/comments)
 
 
 

@@ -5,19 +5,25 @@ side is the target is decided when links are resolved, ``reading/links.py``),
 ``[[note#Heading#Sub]]``, ``[[note#^block-id]]``, embeds ``![[note]]``, and Markdown links
 ``[text](dest)`` / ``![alt](dest.md)`` whose destination is a relative path (or only a
 ``#fragment``): ``http:``, ``mailto:`` and other schemes, and images of non-Markdown files,
-are not links between documents. Reference-style links (``[t][ref]``) are not read.
+are not links between documents. All CommonMark forms count: inline ``[t](dest)`` and the
+reference forms ``[t][ref]``, ``[ref][]`` and ``[ref]`` with a ``[ref]: dest`` definition
+anywhere in the document (labels match case-insensitively): markdown-it resolves them in its
+token stream from the parse's ``env["references"]``.
 
 Only inline text is looked at (paragraphs, headings, table cells, list items, quotes), so code
-spans, fenced and indented code, and HTML blocks never yield a link: markdown-it's own code-span
-rule runs before the wikilink rule at every position. A wikilink never spans lines or holds
-``[``.
+spans, fenced and indented code, math (``$…$``, ``$$…$$``) and HTML blocks never yield a link:
+markdown-it's own code-span rule runs before the wikilink rule at every position. A wikilink
+never spans lines or holds ``[``.
+
+The same walk over the inline tokens gives the document's inline tags (``vault.token_tags``:
+the vault's rules, headings included).
 
 Block ids: a line of inline text ending in `` ^id`` (Obsidian's block reference target) names
 that block; ``[[note#^id]]`` resolves to the section holding it.
 
 Every link keeps ``raw``, the text as written in the section (``[[a#b|c]]``; for a Markdown
-link its destination as markdown-it reads it, without ``<…>``), and the 1-based line of the
-block it sits in.
+link its destination as markdown-it reads it, without ``<…>``; for a reference-style link the
+link as written, ``[text][ref]``), and the 1-based line it sits on.
 """
 
 from __future__ import annotations
@@ -25,13 +31,15 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from .nesting import MAX_NESTING
+from .vault import token_tags
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _MARKDOWN_EXT = re.compile(r"\.(?:md|markdown|mdx)$", re.I)
@@ -40,6 +48,10 @@ _OTHER_EXT = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 _ASSET_EXT = re.compile(r"\.(?:png|jpe?g|gif|svg|webp|bmp|avif|ico|pdf|mp3|mp4|m4a|wav|ogg|webm|mov|mkv)$", re.I)
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9][A-Za-z0-9_-]*)\s*$")
 _TABLE_PIPE = "\\|"  # a pipe inside a table cell is written escaped: [[note\|label]]
+#: ``{#id}`` at the end of a heading line (MkDocs/Pandoc attribute lists: ``{#id .cls}``, ``{: #id}``)
+_HEADING_ID = re.compile(r"^#{1,6}\s.*\{:?\s*(?:[.\w-]+\s+)*#([\w.:-]+)[^}]*\}\s*#*\s*$")
+#: ``<a name="x">`` / ``<a id="x">`` (HTML anchors docs write before a heading or in a paragraph)
+_HTML_ANCHOR = re.compile(r"""<a\s[^>]*?\b(?:name|id)\s*=\s*["']?([^"'\s>]+)""", re.I)
 
 
 @dataclass(frozen=True)
@@ -81,12 +93,27 @@ def _wikilink(state: StateInline, silent: bool) -> bool:
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True, "maxNesting": MAX_NESTING}).enable(["table", "strikethrough"])
     md.inline.ruler.before("link", "wikilink", _wikilink)
+    # math spans are tokens of their own (pandoc's rule: no space inside the dollars, no digit
+    # after the closing one, so "$5 and $6" stays text): neither tags nor links are read there
+    md.use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True)
     md.normalizeLink = lambda url: url  # type: ignore[method-assign]  # keep the destination as written
     md.validateLink = lambda url: True  # type: ignore[method-assign]
     return md
 
 
 _MD = _markdown()
+
+
+def anchor_ids(section_text: str) -> list[str]:
+    """The explicit anchors a section defines, in order: a ``{#id}`` attribute on its heading
+    line (the first line) and every ``<a name=…>`` / ``<a id=…>`` in its text. Fragments name
+    them besides the heading slugs (``reading/links.py``)."""
+    first = section_text.partition("\n")[0]
+    heading = _HEADING_ID.match(first.strip())
+    found = [heading.group(1)] if heading else []
+    if "<" in section_text:
+        found += _HTML_ANCHOR.findall(section_text)
+    return found
 
 
 def is_document_destination(dest: str) -> bool:
@@ -100,8 +127,23 @@ def is_document_destination(dest: str) -> bool:
     return not path or bool(_MARKDOWN_EXT.search(path)) or not _OTHER_EXT.search(path)
 
 
+def _reference_as_written(children: list[Token], at: int, content: str) -> str | None:
+    """The text of the reference-style link opened by ``children[at]`` as written in
+    ``content`` (``[text][ref]``, ``[ref][]``, ``[ref]``), or None when it cannot be found
+    (markup inside the link text)."""
+    text = ""
+    for tok in children[at + 1 :]:
+        if tok.type == "link_close":
+            break
+        text += tok.content if tok.type == "text" else "\x00"
+    if "\x00" in text:
+        return None
+    m = re.search(r"\[" + re.escape(text) + r"\](?:\[[^\]\n]*\])?", content)
+    return m.group(0) if m else None
+
+
 def _from_tokens(children: list[Token], content: str, section: int, line: int, out: list[RawLink]) -> None:
-    for tok in children:
+    for at, tok in enumerate(children):
         if tok.type == "wikilink":
             inner = tok.meta["inner"]
             first, sep, rest = inner.partition(_TABLE_PIPE if _TABLE_PIPE in inner else "|")
@@ -116,6 +158,8 @@ def _from_tokens(children: list[Token], content: str, section: int, line: int, o
             if tok.type == "image" and not _MARKDOWN_EXT.search(dest.split("#", 1)[0]):
                 continue
             raw = dest if dest in content else dest.strip()
+            if dest not in content and tok.type == "link_open":  # a reference: its destination is elsewhere
+                raw = _reference_as_written(children, at, content) or raw
             out.append(RawLink("embed" if tok.type == "image" else "markdown", raw, dest, None, section, line))
         if tok.children:
             _from_tokens(tok.children, content, section, line, out)
@@ -133,14 +177,38 @@ def _as_written(link: RawLink, source: str, seen: dict[str, int]) -> RawLink:
     return RawLink(link.kind, raw, link.first, link.second, link.section, link.line + source.count("\n", 0, at))
 
 
-def extract_links(tokens: list[Token], section_starts: list[int], lines: list[str],
-                  env: dict[str, Any] | None = None) -> tuple[list[RawLink], list[tuple[int, str]]]:
-    """(links, block ids) of a parsed document. ``tokens``: its block tokens (inline tokens
-    carry ``content``, children need not be parsed); ``section_starts``: each section's 1-based
-    first line, in order; ``lines``: the file's lines. Block ids are ``(section index, id)``.
-    Never raises on any input."""
-    links: list[RawLink] = []
-    blocks: list[tuple[int, str]] = []
+def text_tags(text: str) -> list[str]:
+    """The inline tags of ``text`` read as one block's inline content (``vault.token_tags``):
+    for text kept out of the block parse (runs nested past markdown-it's limit)."""
+    if "#" not in text:
+        return []
+    children: list[Token] = []
+    _MD.inline.parse(text, _MD, {}, children)
+    return token_tags(children)
+
+
+class InlineFacts(NamedTuple):
+    """What a document's inline text holds: ``links``; ``block_ids`` as ``(section index, id)``;
+    ``tags`` as ``(tag as written, section index)`` in document order."""
+
+    links: list[RawLink]
+    block_ids: list[tuple[int, str]]
+    tags: list[tuple[str, int]]
+
+
+def _may_link(content: str, env: dict[str, Any]) -> bool:
+    """False when ``content`` cannot hold a link: the inline parse is skipped."""
+    return "[[" in content or "](" in content or (bool(env.get("references")) and "]" in content)
+
+
+def extract_inline(tokens: list[Token], section_starts: list[int], lines: list[str],
+                   env: dict[str, Any] | None = None) -> InlineFacts:
+    """Links, block ids and inline tags of a parsed document. ``tokens``: its block tokens
+    (inline tokens carry ``content``, children need not be parsed); ``section_starts``: each
+    section's 1-based first line, in order; ``lines``: the file's lines; ``env``: the block
+    parse's env (its ``references`` resolve reference-style links). Never raises on any input."""
+    env = env or {}
+    facts = InlineFacts([], [], [])
     for tok in tokens:
         if tok.type != "inline" or tok.map is None or not tok.content:
             continue
@@ -153,14 +221,18 @@ def extract_links(tokens: list[Token], section_starts: list[int], lines: list[st
             for text_line in content.split("\n"):
                 m = _BLOCK_ID.search(text_line)
                 if m:
-                    blocks.append((section, m.group(1)))
-        if "[[" not in content and "](" not in content:  # no wikilink, no inline link: skip the inline parse
+                    facts.block_ids.append((section, m.group(1)))
+        links, tagged = _may_link(content, env), "#" in content
+        if not links and not tagged:  # skip the inline parse
             continue
         children: list[Token] = []
-        _MD.inline.parse(content, _MD, dict(env or {}), children)
-        found: list[RawLink] = []
-        _from_tokens(children, content, section, line, found)
-        source = "\n".join(lines[tok.map[0] : tok.map[1]])
-        seen: dict[str, int] = {}
-        links.extend(_as_written(link, source, seen) for link in found)
-    return links, blocks
+        _MD.inline.parse(content, _MD, dict(env), children)
+        if tagged:
+            facts.tags.extend((tag, section) for tag in token_tags(children))
+        if links:
+            found: list[RawLink] = []
+            _from_tokens(children, content, section, line, found)
+            source = "\n".join(lines[tok.map[0] : tok.map[1]])
+            seen: dict[str, int] = {}
+            facts.links.extend(_as_written(link, source, seen) for link in found)
+    return facts

@@ -87,15 +87,19 @@ def parse_without_cuts(
     original: list[str],
     warnings: list[str],
     passages: list[RawPassage],
+    env_out: dict[str, Any] | None = None,
 ) -> list[Token]:
     """Tokens of ``parse_lines`` (``parse(text, env)``) with every run markdown-it would skip
     for nesting blanked in ``parse_lines`` (in place); each run's text (from ``original``)
-    is appended to ``passages`` and named in ``warnings``."""
+    is appended to ``passages`` and named in ``warnings``. ``env_out`` (when given) receives
+    the returned parse's env: its ``references`` are the link reference definitions."""
     for attempt in range(_MAX_REPARSES + 1):
         env: dict[str, Any] = {}
         tokens = parse("\n".join(parse_lines), env)
         cuts = env.get(_CUTS, [])
         if not cuts:
+            if env_out is not None:
+                env_out.update(env)
             return tokens
         done = 0
         for start, end in sorted(cuts):
@@ -112,4 +116,8 @@ def parse_without_cuts(
                 f"{f'lines {start + 1}-{stop}' if stop > start + 1 else f'line {stop}'} nest more than {MAX_NESTING // 2 - 1} lists or"
                 f" {MAX_NESTING - 1} block quotes deep; indexed as plain text"
             )
-    return parse("\n".join(parse_lines), {})
+    env = {}
+    tokens = parse("\n".join(parse_lines), env)
+    if env_out is not None:
+        env_out.update(env)
+    return tokens

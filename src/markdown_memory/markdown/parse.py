@@ -25,7 +25,7 @@ from markdown_it.token import Token
 from ..text import count_tokens, elide_data_uris, match_form
 from .frontmatter import Metadata, detect_front_matter
 from .inline import html_plain_text, inline_plain_text
-from .links import RawLink, extract_links
+from .links import RawLink, extract_inline, text_tags
 from .nesting import MAX_NESTING, parse_without_cuts, record_cuts
 from .passages import MAX_PASSAGE_CHARS, RawPassage, esm_lines, extract_passages, group_long_runs, split_window
 from .vault import VaultMeta, document_names, vault_meta
@@ -206,7 +206,7 @@ def _parse(text: str, env: dict[str, Any]) -> list[Token]:
 
 
 def _repair_unclosed_fences(
-    parse_lines: list[str], lines: list[str], warnings: list[str], deep: list[RawPassage]
+    parse_lines: list[str], lines: list[str], warnings: list[str], deep: list[RawPassage], env: dict[str, Any]
 ) -> list[Token]:
     """Parse, closing any top-level fence that runs to EOF before a later ``##`` heading.
 
@@ -214,10 +214,12 @@ def _repair_unclosed_fences(
     level >= 2 follows a blank line inside it. The blank line is replaced (in the parse copy
     only) by a closing fence, so line numbers do not move. Runs nested past markdown-it's
     limit are blanked in the copy too, their text appended to ``deep`` (``nesting.py``).
+    ``env`` receives the final parse's env (link reference definitions).
     """
     n = len(parse_lines)
     for _ in range(50):
-        tokens = parse_without_cuts(_parse, parse_lines, lines, warnings, deep)
+        env.clear()
+        tokens = parse_without_cuts(_parse, parse_lines, lines, warnings, deep, env)
         repaired = False
         for tok in tokens:
             if tok.type != "fence" or tok.level != 0 or tok.map is None:
@@ -273,7 +275,8 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
     for i in range(fm.end_line):
         parse_lines[i] = ""
     deep: list[RawPassage] = []
-    tokens = _repair_unclosed_fences(parse_lines, lines, warnings, deep)
+    env: dict[str, Any] = {}
+    tokens = _repair_unclosed_fences(parse_lines, lines, warnings, deep, env)
     mdx = path.lower().endswith(".mdx")
 
     headings = _top_level_headings(tokens)
@@ -288,8 +291,11 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
         raw_passages = sorted(raw_passages + deep, key=lambda p: p.start_line)
     passages = _assign_passages(raw_passages, sections)
     title = _document_title(headings, fm.title, path)
-    links, block_ids = extract_links(tokens, [s.start_line for s in sections], lines)
-    vault = vault_meta(fm.metadata, passages)
+    inline = extract_inline(tokens, [s.start_line for s in sections], lines, env)
+    links, block_ids = inline.links, inline.block_ids
+    deep_lines = {d.start_line for d in deep}  # blanked for the parse: their tags are read from the text
+    deep_tags = [(t, p.section) for p in passages if p.start_line in deep_lines for t in text_tags(p.text)]
+    vault = vault_meta(fm.metadata, sorted(inline.tags + deep_tags, key=lambda tag: tag[1]))
     return ParsedDocument(
         title=title,
         metadata=fm.metadata,

@@ -7,11 +7,15 @@ Rules:
 * ``aliases`` (or ``alias``): a YAML list, or a string of comma-separated names.
 * ``tags`` (or ``tag``): a YAML list, or a string split on commas and spaces; a leading ``#`` is
   dropped; nested tags keep their ``/`` (``project/alpha``); a trailing ``/`` goes.
-* Inline tags (Obsidian's rule): ``#`` at the start of a line or after white space, followed by
-  letters, digits, ``_``, ``-`` and ``/`` (and Dendron's ``.``, not at the end), holding at least one character that is not a digit
-  (``#123`` is an issue number). Only prose passages are read (paragraphs, list items, table
-  rows): never code blocks, code spans, HTML or headings, so ``# Title``, ``C#``, ``[x](#frag)``
-  and ``http://host/#frag`` are no tags.
+* Inline tags (Obsidian's rule, ``token_tags``): ``#`` at the start of a line or after white
+  space (tab, NBSP, ideographic space), or right after another tag (``#a#b`` is ``a`` and
+  ``b``), followed by letters, digits, ``_``, ``-`` and ``/`` (and Dendron's ``.``, not at the
+  end), holding at least one character that is not a digit (``#123`` is an issue number).
+  They are read from markdown-it's inline tokens of every block with inline text (paragraphs,
+  list items, table cells, quotes, headings: ``## Decisions #decision``), text and link text
+  only: never code spans or blocks, math, HTML (inline comments, HTML blocks) or a link's
+  destination, so ``# Title``, ``C#``, ``(#x)``, ``[x](#frag)`` and ``http://host/#frag`` are
+  no tags.
 * Tags are compared case-insensitively in ``text.match_form``; a tag filter ``a`` matches ``a``
   and every nested ``a/...`` (Obsidian) or ``a....`` (Dendron's hierarchy: ``stage.seed``)
   (``tag_form``, ``store.tags.tag_condition``).
@@ -34,13 +38,16 @@ from ..text import match_form
 from .frontmatter import Metadata
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .parse import Passage
+    from markdown_it.token import Token
 
-_INLINE_TAG = re.compile(r"(?<!\S)#([\w/.-]+)")
-_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.S)
+_INLINE_TAGS = re.compile(r"(?<!\S)((?:#[\w/.-]+)+)")
 _SPLIT = re.compile(r"[,\s]+")
-#: Passage kinds whose text may hold inline tags.
-PROSE_KINDS = frozenset({"paragraph", "list_item", "table_row"})
+#: Inline token types whose text is read for tags, as what they stand for in the text; any
+#: other token (code span, math, HTML, image, wikilink, an escaped character) stands for
+#: ``_OPAQUE``: not white space, so no tag starts right after it.
+_TAG_TEXT = {"softbreak": "\n", "hardbreak": "\n", "link_open": "", "link_close": "", "strong_open": "",
+             "strong_close": "", "em_open": "", "em_close": "", "s_open": "", "s_close": ""}
+_OPAQUE = "\x00"
 _DATE_KEYS = {"date": ("date", "created"), "updated": ("updated", "modified", "lastmod", "last_modified")}
 _FAMILIES = (
     frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session", "shellsession", "terminal"}),
@@ -113,14 +120,16 @@ def aliases(metadata: Metadata) -> list[str]:
     return list(dict.fromkeys(n for n in names if n))
 
 
-def inline_tags(text: str) -> list[str]:
-    """Obsidian-style ``#tags`` of a prose passage (code spans ignored), as written."""
-    text = _CODE_SPAN.sub(" ", text)
+def token_tags(children: Iterable[Token]) -> list[str]:
+    """Obsidian-style ``#tags`` of one block's inline tokens (markdown-it ``children``), as
+    written, in order (see the module's rules)."""
+    text = "".join(tok.content if tok.type == "text" else _TAG_TEXT.get(tok.type, _OPAQUE) for tok in children)
     out = []
-    for m in _INLINE_TAG.finditer(text):
-        tag = m.group(1).rstrip(".").strip("/")
-        if tag and not tag.replace("/", "").isdigit() and any(not ch.isdigit() for ch in tag):
-            out.append(tag)
+    for m in _INLINE_TAGS.finditer(text):
+        for part in m.group(1).split("#")[1:]:
+            tag = part.rstrip(".").strip("/")
+            if tag and any(not ch.isdigit() and ch != "/" for ch in tag):
+                out.append(tag)
     return out
 
 
@@ -140,13 +149,12 @@ def _date_text(value: Any) -> str | None:
     return text or None
 
 
-def vault_meta(metadata: Metadata, passages: Iterable[Passage]) -> VaultMeta:
+def vault_meta(metadata: Metadata, inline: Iterable[tuple[str, int]]) -> VaultMeta:
     """Names, tags, description and dates of one parsed document: ``metadata`` is its front
-    matter, ``passages`` its ``parse.Passage`` objects (``kind``, ``text``, ``section``)."""
+    matter, ``inline`` its inline tags as ``(tag, section index)`` (``token_tags``, gathered by
+    ``links.extract_inline``)."""
     tags: list[tuple[str, int | None]] = [(t, None) for t in front_matter_tags(metadata)]
-    for p in passages:
-        if p.kind in PROSE_KINDS and "#" in p.text:
-            tags.extend((t, p.section) for t in inline_tags(p.text))
+    tags.extend(inline)
     seen: set[tuple[str, int | None]] = set()
     unique = []
     for tag, section in tags:

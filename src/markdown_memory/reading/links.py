@@ -21,9 +21,12 @@ path (a root holding several sites: ``/docs/api/routing`` in ``hono/docs/api/rou
 
 Sections, for the fragment after ``#``: ``^id`` is the section holding the block that ends in
 `` ^id``; otherwise ``Heading`` or ``Heading#Sub`` (Sub under Heading) matches a heading by its
-plain text in ``match_form`` or by its slug (``text.heading_slug``: ``#hook-create``), the first
-in file order; a Dendron range (``#summary,1:#*``) by the heading before the ``,``. A fragment
-that matches nothing leaves the link on the document with status ``no_heading``.
+plain text in ``match_form`` or by its anchor in the document's own slug sequence
+(``text.heading_slugs``: ``#hook-create``, and GitHub's/mdBook's document-wide numbering of
+duplicates, ``#install-1`` for the second ``Install``), the first in file order; then an
+explicit anchor the document defines (``{#id}`` on a heading, ``<a name>``/``<a id>``:
+``markdown.links.anchor_ids``); a Dendron range (``#summary,1:#*``) by the heading before the
+``,``. A fragment that matches nothing leaves the link on the document with status ``no_heading``.
 
 An index run that changed documents resolves every link again (``relink``); a refresh of some
 files only the links those documents hold, led to, or can be named by (``relink_documents``).
@@ -40,10 +43,11 @@ from .. import messages
 from ..errors import DocumentNotFoundError
 from ..files.walk import MARKDOWN_SUFFIXES
 from ..markdown.frontmatter import FrontMatter, front_matter_aliases
+from ..markdown.links import anchor_ids
 from ..models import Links
 from ..store import Store
 from ..store.links import DocumentName, HeadingRow, LinkRow, LinkTarget
-from ..text import heading_slug, match_form
+from ..text import heading_slug, heading_slugs, match_form
 
 #: an indexed extension at the end of a name (``files.walk.MARKDOWN_SUFFIXES``, any case)
 _MARKDOWN_EXT = re.compile("(?:" + "|".join(re.escape(s) for s in MARKDOWN_SUFFIXES) + ")$", re.I)
@@ -126,6 +130,7 @@ class Vault:
     _headings: dict[int, list[tuple[int, frozenset[str], list[frozenset[str]]]]] = field(default_factory=dict)
     _found: dict[tuple[int, str], int | None] = field(default_factory=dict)
     _blocks: dict[int, dict[str, int]] = field(default_factory=dict)
+    _anchors: dict[int, dict[str, int]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, store: Store) -> Vault:
@@ -219,10 +224,24 @@ class Vault:
             if doc.id not in self._headings:
                 self._headings[doc.id] = _heading_keys(self.store.headings_of(doc.id))
             wanted = [_names(p) for p in parts]
-            self._found[memo] = next(
-                (sid for sid, own, ancestors in self._headings[doc.id]
-                 if own & wanted[-1] and _in_order(wanted[:-1], ancestors)), None)
+            found = next((sid for sid, own, ancestors in self._headings[doc.id]
+                          if own & wanted[-1] and _in_order(wanted[:-1], ancestors)), None)
+            if found is None and len(parts) == 1:
+                found = self._anchor(doc, parts[0])
+            self._found[memo] = found
         return self._found[memo]
+
+    def _anchor(self, doc: DocumentName, fragment: str) -> int | None:
+        """The section holding the explicit anchor ``fragment`` (``{#id}``, ``<a name>``), or None."""
+        if doc.id not in self._anchors:
+            first_piece = {h.ordinal: h.id for h in self.store.headings_of(doc.id)}
+            anchors: dict[str, int] = {}
+            for ordinal, text in self.store.anchor_texts_of(doc.id):
+                for anchor in anchor_ids(text):
+                    if ordinal in first_piece:
+                        anchors.setdefault(match_form(anchor), first_piece[ordinal])
+            self._anchors[doc.id] = anchors
+        return self._anchors[doc.id].get(match_form(fragment.strip()))
 
     # -- links ------------------------------------------------------------------------
     def resolve(self, kind: str, target: str, source: str, titles: bool = False) -> Outcome:
@@ -250,15 +269,18 @@ class Vault:
         return row.first, first
 
 
-def _names(title: str) -> frozenset[str]:
-    """The forms a heading title is named by in a fragment: its text and its slug."""
-    return frozenset((match_form(title.strip()), heading_slug(title)))
+def _names(title: str, slug: str | None = None) -> frozenset[str]:
+    """The forms a heading title is named by in a fragment: its text, its slug and (``slug``)
+    its numbered anchor in the document's slug sequence."""
+    return frozenset((match_form(title.strip()), heading_slug(title), slug or heading_slug(title)))
 
 
 def _heading_keys(rows: list[HeadingRow]) -> list[tuple[int, frozenset[str], list[frozenset[str]]]]:
     """(section id, names of its title, names of each ancestor's title from the top) per heading."""
     by_ordinal = {r.ordinal: r for r in rows}
-    names = {r.ordinal: _names(r.title) for r in rows}
+    titled = [r for r in rows if r.title.strip()]  # the preamble (no heading) takes no anchor
+    slugs = dict(zip((r.ordinal for r in titled), heading_slugs(r.title for r in titled), strict=True))
+    names = {r.ordinal: _names(r.title, slugs.get(r.ordinal)) for r in rows}
     out = []
     for row in rows:
         ancestors: list[frozenset[str]] = []

@@ -6,7 +6,8 @@ term is emitted as a double-quoted FTS5 string, and a chunk that the tokenizer s
 several terms (``--dry-run``, ``os.path.join``, ``v2.4.1``, ``2026-03-14``) becomes a quoted
 phrase, so it matches only that sequence. Terms are joined with ``OR``; BM25 does the rest.
 Quotes, ``-``, ``:``, ``*``, ``^``, parentheses and ``NEAR``/``AND``/``OR``/``NOT`` are thus
-plain text; a 10,000-character query is cut to ``MAX_TERMS`` distinct terms.
+plain text; a 10,000-character query keeps its ``MAX_TERMS`` most telling distinct terms
+(``_strongest``: a rare identifier at the end of a pasted log is searched).
 
 Word forms: the index is not stemmed (identifiers must stay exact), so a plain English word of
 the query also gets a *stem prefix* term (``dependencies`` -> ``"depend"*``, ``fuzzily`` ->
@@ -16,8 +17,10 @@ A hyphenated prose chunk (``note-taking``, ``environment-variable``) is searched
 and as its separate words.
 
 Text forms: the query is read in ``text.match_form`` (NFKC, invisible characters deleted;
-tokens also case-folded), the form the keyword index holds, so a word typed decomposed (NFD
-``piñata``), full-width or with a soft hyphen matches the document's spelling of it.
+tokens also case-folded and in ``text.keyword_form``: optional marks folded, emoji as words),
+the form the keyword index holds, so a word typed decomposed (NFD ``piñata``), full-width,
+with a soft hyphen or without Arabic harakat matches the document's spelling of it, and an
+emoji finds the heading that is only that emoji.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..text import CJK_RUN, WORD, cjk_bigrams, is_cjk, match_form
+from ..text import CJK_RUN, WORD, cjk_bigrams, is_cjk, keyword_form, match_form
 
 MAX_TERMS = 48
 _QUOTED = re.compile(r"\"([^\"]+)\"|`([^`]+)`")
@@ -148,16 +151,17 @@ def proper_names(text: str) -> list[str]:
 
 
 def _chunk_tokens(chunk: str) -> list[str]:
+    """The keyword-index tokens of one query chunk, read as indexed text is (``keyword_form``)."""
     out: list[str] = []
-    for word in WORD.findall(chunk):
+    for word in WORD.findall(keyword_form(chunk)):
         pos = 0
         for m in CJK_RUN.finditer(word):
             if m.start() > pos:
-                out.append(match_form(word[pos : m.start()]))
+                out.append(word[pos : m.start()])
             out.extend(cjk_bigrams(m.group(0)))
             pos = m.end()
         if pos < len(word):
-            out.append(match_form(word[pos:]))
+            out.append(word[pos:])
     return out
 
 
@@ -172,11 +176,14 @@ def analyse(text: str) -> AnalysedQuery:
     query = AnalysedQuery(text=text, cjk=is_cjk(text), names=proper_names(text))
     seen: set[tuple[str, ...]] = set()
 
+    counts: dict[tuple[str, ...], int] = {}
+
     def add(tokens: list[str], identifier: bool, raw: str, prefix: bool = False) -> None:
         if not tokens:
             return
         key = (*tokens, "*") if prefix else tuple(tokens)
-        if key in seen or len(query.terms) >= MAX_TERMS:
+        counts[key] = counts.get(key, 0) + 1
+        if key in seen:
             return
         seen.add(key)
         query.terms.append(Term(tuple(tokens), identifier, raw, prefix))
@@ -230,4 +237,27 @@ def analyse(text: str) -> AnalysedQuery:
     if not query.terms:  # only stopwords: search them rather than nothing
         for raw_chunk in rest.split():
             add(_chunk_tokens(_strip_chunk(raw_chunk)), False, raw_chunk)
+    query.terms = _strongest(query.terms, counts)
     return query
+
+
+def _term_key(term: Term) -> tuple[str, ...]:
+    return (*term.tokens, "*") if term.prefix else term.tokens
+
+
+def _strongest(terms: list[Term], counts: dict[tuple[str, ...], int]) -> list[Term]:
+    """At most ``MAX_TERMS`` of ``terms``, in query order. A long query (a pasted log, a
+    paragraph) keeps its most telling terms wherever they stand, never just its first ones:
+    exact terms before stem prefixes, identifiers made of words (``ERR_CACHE_LOCK_7781``,
+    ``max_inflight_batches``) before plain words, words before number-like terms (timestamps,
+    ids, counts), and a term written once before one repeated on every line of a log."""
+    if len(terms) <= MAX_TERMS:
+        return terms
+
+    def strength(item: tuple[int, Term]) -> tuple[bool, bool, bool, int, int]:
+        at, term = item
+        worded = sum(ch.isalpha() for ch in term.raw) > sum(ch.isdigit() for ch in term.raw)
+        return (not term.prefix, worded and term.identifier, worded, -counts.get(_term_key(term), 1), -at)
+
+    kept = sorted(enumerate(terms), key=strength, reverse=True)[:MAX_TERMS]
+    return [term for _at, term in sorted(kept, key=lambda item: item[0])]

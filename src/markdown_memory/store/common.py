@@ -1,5 +1,5 @@
-"""Small SQL helpers the table modules share: ``IN (...)`` batching, ``LIKE`` patterns for
-"under this folder", and deleting rows by rowid."""
+"""Small SQL helpers the table modules share: ``IN (...)`` batching, the one "this file or
+below this folder" path test, and deleting rows by rowid."""
 
 from __future__ import annotations
 
@@ -24,20 +24,27 @@ def marks(count: int) -> str:
     return ",".join("?" * count)
 
 
-def like_under(prefix: str) -> str:
-    """A ``LIKE ... ESCAPE '\\'`` pattern for every path below the folder ``prefix``
-    (``prefix/%``, with ``\\``, ``%`` and ``_`` of ``prefix`` taken literally)."""
-    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+def under_clause(prefix: str, column: str = "path") -> tuple[str, list[Any]]:
+    """``("(column >= ? AND column < ?)", [prefix + "/", prefix + "0"])``: every path below the
+    folder ``prefix`` (POSIX, no trailing slash), compared exactly, code point by code point.
+
+    The one folder test of the store. ``LIKE`` would fold ASCII case (``api`` would match
+    ``API/``, a different folder on a case-sensitive file system) and needs escaping; a range
+    over the binary collation is exact, stops at the segment boundary (``api`` never matches
+    ``api-old/`` or ``api.md``: ``/`` + 1 is ``0``) and can use the path index."""
+    return f"({column} >= ? AND {column} < ?)", [prefix + "/", prefix + "0"]
 
 
 def path_clause(path_prefix: str | None, alias: str = "d") -> tuple[str, list[Any]]:
-    """``(" AND (d.path = ? OR d.path LIKE ? ESCAPE '\\')", [prefix, pattern])`` restricting a
-    query joined with ``documents`` (as ``alias``) to the file or folder ``path_prefix``
-    (slashes at either end ignored); ``("", [])`` when there is no prefix."""
+    """``(" AND (d.path = ? OR <under_clause>)", [prefix, ...])`` restricting a query joined
+    with ``documents`` (as ``alias``) to the file or folder ``path_prefix`` (slashes at either
+    end ignored; exact, case-sensitive, segment by segment); ``("", [])`` when there is no
+    prefix."""
     if not path_prefix:
         return "", []
     prefix = path_prefix.strip("/")
-    return f" AND ({alias}.path = ? OR {alias}.path LIKE ? ESCAPE '\\')", [prefix, like_under(prefix)]
+    under, params = under_clause(prefix, f"{alias}.path")
+    return f" AND ({alias}.path = ? OR {under})", [prefix, *params]
 
 
 def delete_rowids(store: Store, table: str, ids: Sequence[int]) -> None:

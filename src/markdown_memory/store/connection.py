@@ -268,6 +268,7 @@ class Store:
     document_names = links.document_names
     headings_of = links.headings_of
     block_ids_of = links.block_ids_of
+    anchor_texts_of = links.anchor_texts_of
     set_link_targets = links.set_link_targets
     outgoing_links = links.outgoing
     ambiguous_links = links.ambiguous_count

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import links, passages, sections, tags
-from .common import bound_chunks, delete_rowids, like_under, marks
+from .common import bound_chunks, delete_rowids, marks, under_clause
 from .scope import Scope, document_clause
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,10 +86,9 @@ def has_documents(store: Store) -> bool:
 
 def has_documents_under(store: Store, prefix: str) -> bool:
     """True when the document ``prefix`` or one below the folder ``prefix`` is indexed
-    (``prefix`` taken literally: ``%`` and ``_`` are not wildcards)."""
-    row = store.conn.execute(
-        "SELECT 1 FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' LIMIT 1", (prefix, like_under(prefix))
-    ).fetchone()
+    (``prefix`` taken literally and case-sensitively: ``common.under_clause``)."""
+    under, params = under_clause(prefix)
+    row = store.conn.execute(f"SELECT 1 FROM documents WHERE path = ? OR {under} LIMIT 1", [prefix, *params]).fetchone()
     return row is not None
 
 
@@ -128,7 +127,10 @@ def document_warnings(store: Store, path: str) -> list[str]:
 def _under(prefix: str | None, tagged: Sequence[str] = ()) -> tuple[str, list[Any]]:
     """``list_documents``' filters: paths below ``prefix/`` (not ``prefix`` itself), and
     documents carrying one of ``tagged`` (or a tag nested in one, see ``scope.Scope``)."""
-    where, params = ("WHERE 1 = 1", []) if prefix is None else ("WHERE d.path LIKE ? ESCAPE '\\'", [like_under(prefix)])
+    where, params = "WHERE 1 = 1", list[Any]()
+    if prefix is not None:
+        under, params = under_clause(prefix, "d.path")
+        where = f"WHERE {under}"
     if tagged:
         clause, more = document_clause(Scope(tags=tuple(tagged)))
         where += clause

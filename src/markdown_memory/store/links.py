@@ -190,6 +190,14 @@ def headings_of(store: Store, doc_id: int) -> list[HeadingRow]:
     return [HeadingRow(*r) for r in rows]
 
 
+def anchor_texts_of(store: Store, doc_id: int) -> list[tuple[int, str]]:
+    """``[(section ordinal, text)]`` of document ``doc_id``'s section pieces that may define an
+    explicit anchor (their text holds ``{#`` or ``<a``), in file order."""
+    return [(int(r[0]), str(r[1])) for r in store.conn.execute(
+        "SELECT ordinal, text FROM sections WHERE doc_id = ? AND (instr(text, '{') > 0 OR instr(lower(text), '<a') > 0)"
+        " ORDER BY ordinal, part", (doc_id,))]
+
+
 def block_ids_of(store: Store, doc_id: int) -> list[tuple[str, int]]:
     """``[(block id, section id)]`` of document ``doc_id``, in file order."""
     return [(str(r[0]), int(r[1])) for r in store.conn.execute(

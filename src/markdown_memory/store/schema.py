@@ -5,7 +5,8 @@ moves an older schema forward (v1 -> v2: ``documents.ctime_ns``; v2 -> v3: the k
 is rebuilt in place from the stored sections, because its text rule changed to
 ``text.match_form``; v3 -> v4: ``passages.lang``, the vault tables ``tags`` and ``doc_names``
 (``store/tags.py``), and the keyword index rebuilt with front-matter aliases); v4 -> v5: the
-``links`` and ``block_ids`` tables; a newer one is refused with SchemaError. A change of ``text.fts_text``
+``links`` and ``block_ids`` tables; v5 -> v6: the keyword index rebuilt because ``fts_text``
+folds optional marks and reads emoji as words (``text.keyword_form``); a newer one is refused with SchemaError. A change of ``text.fts_text``
 is a schema change: bump the version and rebuild (``fts.rebuild``). The vector tables (``vec_passages``, ``vec_sections``: vec0, cosine distance) are
 not part of the fixed schema: ``create_vector_tables`` makes them when the first embedder
 writes, sized to its dimension (``vectors.ensure_vector_space``).
@@ -30,7 +31,7 @@ from . import fts, links, tags
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -123,7 +124,7 @@ def migrate(store: Store) -> None:
         if 0 < version < 4 and "lang" not in columns:  # v4: passages.lang (a fence's code language)
             store.conn.execute("ALTER TABLE passages ADD COLUMN lang TEXT NOT NULL DEFAULT ''")
         tags.create_tables(store)  # v4: the vault tables (store/tags.py), filled as documents are re-parsed
-        if 0 < version < 4:  # v3: keyword rows in text.match_form (NFKC, no invisible characters); v4: aliases
+        if 0 < version < 6:  # v3: keyword rows in text.match_form; v4: aliases; v6: text.keyword_form
             fts.rebuild(store)
         store.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
