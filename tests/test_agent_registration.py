@@ -33,7 +33,8 @@ pytestmark = pytest.mark.agent_clis
 NAME = "markdown-memory"
 PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex")
 README = [REPO / "README.md", REPO / "docs" / "agents.md"]
-TOOLS = {"search_docs", "read_section", "get_document_outline", "get_links", "list_documents", "index_directory"}
+TOOLS = {"search_docs", "read_section", "get_document_outline", "get_links", "list_documents", "find_drift",
+         "index_directory"}
 #: placeholders of the docs' lines and what they stand for here
 DOCS_PLACEHOLDERS = ("/absolute/path/to/docs", "/path/to/docs")
 

@@ -22,7 +22,8 @@ from test_agent_registration import _handshake, _run, agent_bin, world  # noqa: 
 
 pytestmark = pytest.mark.agent_clis
 
-TOOLS = {"search_docs", "read_section", "get_document_outline", "get_links", "list_documents", "index_directory"}
+TOOLS = {"search_docs", "read_section", "get_document_outline", "get_links", "list_documents", "find_drift",
+         "index_directory"}
 
 
 @pytest.fixture

@@ -251,3 +251,22 @@ def test_mcp_search_docs_hits_carry_drift(repo, tmp_path):
     assert not is_error, answer
     hits = {hit["heading_path"]: hit for hit in answer["results"]}
     assert hits["Shipit > Usage"]["drift"] == ["--dry-run"]
+
+
+def test_mcp_find_drift_lists_the_drifting_sections(repo, tmp_path):
+    """The agent can ask which sections drift, without the CLI: `find_drift` answers the same
+    sections and names as `drift --json`, and a section whose names the code still has is absent."""
+    from test_server import McpClient, server_env
+
+    db = tmp_path / "db"
+    edit(repo / "shipit" / "cli.py", '"--dry-run"', '"--preview"')
+    client = McpClient(server_env(repo / "docs", db, tmp_path / "home", "none", MARKDOWN_MEMORY_AUTO_INDEX="0"),
+                       tmp_path / "stderr.log")
+    try:
+        is_error, answer = client.call("find_drift", {})
+    finally:
+        client.close()
+    assert not is_error, answer
+    found = {s["heading_path"]: [(m["name"], m["line"]) for m in s["missing"]] for s in answer["sections"]}
+    assert found == missing(drift(repo, tmp_path / "db2", "--json"))
+    assert {name for name, _line in found["Shipit > Usage"]} == {"--dry-run"}  # named on two lines

@@ -37,7 +37,7 @@ def test_server_in_home_directory_reports_refusal_as_tool_error(tmp_path):
         assert "result" in init
         rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         tools = rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        assert len(tools["result"]["tools"]) == 6  # server.TOOL_NAMES
+        assert len(tools["result"]["tools"]) == 7  # server.TOOL_NAMES
         reply = rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                            "params": {"name": "search_docs", "arguments": {"query": "private"}}})
         result = reply["result"]

@@ -229,7 +229,7 @@ def test_case_027_handshake_and_first_search_do_not_wait_for_model_or_index(tmp_
         assert init_seconds < limit, f"initialize took {init_seconds:.2f} s (limit {limit:.2f} s)"
         t = time.monotonic()
         tools = server.request("tools/list", timeout=30)["result"]["tools"]
-        assert len(tools) == 6 and time.monotonic() - t < 1.0
+        assert len(tools) == 7 and time.monotonic() - t < 1.0
 
         t = time.monotonic()
         is_error, answer = server.tool("search_docs", {"query": "COMPONENT_1234_LIMIT"}, timeout=60)
@@ -326,7 +326,7 @@ def test_unreadable_lines_get_a_jsonrpc_error_and_the_server_keeps_serving(tmp_p
         assert reply["error"]["code"] == -32600 and "params" in reply["error"]["message"]
         server.send_line(b"")  # blank lines are skipped, without an answer
         tools = server.request("tools/list", timeout=20)["result"]["tools"]
-        assert len(tools) == 6
+        assert len(tools) == 7
         assert server.close_stdin_and_wait() == 0
     finally:
         server.kill()

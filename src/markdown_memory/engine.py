@@ -1,7 +1,7 @@
 """The engine: one façade per docs root, shared by the CLI and the MCP server.
 
 ``Engine(settings)`` -> ``index()``, ``search()``, ``outline()``, ``read()``, ``links()``,
-``list_documents()``, ``status()``, each returning a typed model (:mod:`.models`). Nothing heavy
+``drift()``, ``list_documents()``, ``status()``, each returning a typed model (:mod:`.models`). Nothing heavy
 happens in the constructor: the database opens on first use and the embedding model loads on
 the first call that needs a vector. ``background=True`` (the MCP server) loads the model in a
 thread, keeps passage vectors in memory, and, with ``settings.auto_index``, keeps the index
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import messages
 from .config import MAX_QUERY_CHARS, Settings
-from .drift import with_drift
+from .drift import DriftReport, find_drift, with_drift
 from .embed.base import Embedder
 from .embed.choice import other_vectors
 from .embed.choice import resolve as resolve_embedder
@@ -427,6 +427,12 @@ class Engine:
         self._prepare(freshness, "get_links")
         doc_id, rel, title, _meta = self._document(file_path)
         return links_answer(self.store, doc_id, rel, title, max(0, min(int(offset), MAX_OFFSET)), max(1, int(limit)))
+
+    def drift(self, code_root: str | None = None) -> DriftReport:
+        """Brings the index up to date, then the sections naming what the code side (``code_root``,
+        default: the git work tree of the docs root) no longer holds (``drift/``, docs/drift.md)."""
+        self.index()
+        return find_drift(self.store, self.root, code_root)
 
     def list_documents(self, directory: str | None = None, *, offset: int = 0, limit: int = LIST_PAGE_SIZE,
                        freshness: Freshness = Freshness.FLAG, tags: Sequence[str] | str | None = None) -> DocumentList:

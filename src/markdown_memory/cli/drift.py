@@ -41,11 +41,8 @@ def render(data: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Bring the docs index up to date, then print the drift report."""
-    from ..drift import find_drift
-
     with open_engine(args) as engine:
-        engine.index()
-        report = find_drift(engine.store, engine.root, args.code_root).to_dict()
+        report = engine.drift(args.code_root).to_dict()
     if args.json:
         sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
     else:

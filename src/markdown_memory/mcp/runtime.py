@@ -210,6 +210,9 @@ class Runtime:
     def get_links(self, file_path: str, offset: int) -> dict[str, Any]:
         return self.engine.links(file_path, offset=offset, freshness=self.freshness).to_dict()
 
+    def find_drift(self) -> dict[str, Any]:
+        return self.engine.drift().to_dict()
+
     def list_documents(self, directory: str | None, offset: int, tags: list[str] | None = None) -> dict[str, Any]:
         from ..models import LIST_PAGE_SIZE
 

@@ -1,4 +1,4 @@
-"""MCP server over stdio: six tools and the docs map resource (``docs://map``) on one docs root
+"""MCP server over stdio: seven tools and the docs map resource (``docs://map``) on one docs root
 (``markdown-memory`` with no command).
 
 Start-up does no model load, no database work and no indexing: the engine is created on the
@@ -37,7 +37,7 @@ log = logging.getLogger("markdown_memory.server")
 MAP_URI = "docs://map"
 
 TOOL_NAMES = ("search_docs", "read_section", "get_document_outline", "get_links", "list_documents",
-              "index_directory")
+              "find_drift", "index_directory")
 
 
 
@@ -148,7 +148,7 @@ async def _serve(server: Any, wire_in: BinaryIO, wire_out: BinaryIO, on_eof: Cal
 
 
 def build_server(runtime: "Runtime") -> Any:
-    """The low-level MCP ``Server`` serving the six tools bound to ``runtime`` (see module
+    """The low-level MCP ``Server`` serving the seven tools bound to ``runtime`` (see module
     docstring): argument problems answer one compact sentence instead of pydantic's report,
     and unknown tools or arguments are refused by name."""
     import mcp_types as types

@@ -1,4 +1,4 @@
-"""The six MCP tools: their signatures (the JSON schemas agents see), descriptions and
+"""The seven MCP tools: their signatures (the JSON schemas agents see), descriptions and
 annotations, each bound to one :class:`~markdown_memory.mcp.runtime.Runtime` method.
 
 Built with the SDK's public ``Tool.from_function`` and handed to ``MCPServer(tools=...)``;
@@ -109,6 +109,13 @@ _TOOLS: dict[str, tuple[str, bool, str]] = {
         "List indexed Markdown documents (optionally under a folder or with given tags): path, title, sections, "
         f"tokens, modified, tags; {LIST_PAGE_SIZE} per page, continue with offset=next_offset. Also returns index_status."
     )),
+    "find_drift": ("Docs sections the code contradicts", True, (
+        "List the doc sections that name CLI flags, environment variables, repository paths or functions "
+        "the code no longer has (the docs may be stale there): each with file_path, heading_path, "
+        "start_line and the missing names with their lines and kinds. The code side is the git work tree "
+        "holding the docs root, read once and then kept current. search_docs hits carry the same names "
+        "as drift once this has run."
+    )),
     "index_directory": ("Update the docs index", True, (
         "Bring the index up to date for the docs root (or one folder in it): only changed files are "
         "re-read. Call it when index_status.message asks for it or after editing docs. Returns counts, "
@@ -207,8 +214,8 @@ def _query_tools(runtime: "Runtime") -> dict[str, Any]:
 
 
 def _document_tools(runtime: "Runtime") -> dict[str, Any]:
-    """``read_section``, ``get_document_outline``, ``get_links`` and ``list_documents``, bound to
-    ``runtime``."""
+    """``read_section``, ``get_document_outline``, ``get_links``, ``list_documents`` and
+    ``find_drift``, bound to ``runtime``."""
     from mcp_types import CallToolResult
     from pydantic import Field
 
@@ -246,5 +253,8 @@ def _document_tools(runtime: "Runtime") -> dict[str, Any]:
     ) -> CallToolResult:
         return await runtime.call("list_documents", lambda: runtime.list_documents(directory, offset, tags))
 
+    async def find_drift() -> CallToolResult:
+        return await runtime.call("find_drift", runtime.find_drift)
+
     return {"read_section": read_section, "get_document_outline": get_document_outline, "get_links": get_links,
-            "list_documents": list_documents}
+            "list_documents": list_documents, "find_drift": find_drift}
