@@ -5,6 +5,8 @@ be switched off by name."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -135,12 +137,16 @@ def test_token_match_reorders_siblings_only_with_token_states(store):
     query = analyse("header written to")
     weights = coverage_weights(store, query)
     stems = {tok: stem_prefix(tok) for tok in weights}
-    only_tokens = TUNING.without("sibling_terms")
+    only_tokens = replace(TUNING, section_weights={**TUNING.section_weights, "token_match": 0.0005}).without(
+        "sibling_terms")
     first = choose_sections(store, query.text, weights, stems, ordered, only_tokens, _Tokens())[0]
     assert first.row["base_path"].endswith("headerName")
     ordered = _near_tie(store, ["Usage", "headerName"], gap=0.0001)
     without = choose_sections(store, query.text, weights, stems, ordered, only_tokens, None)[0]
     assert without.row["base_path"].endswith("Usage")
+    ordered = _near_tie(store, ["Usage", "headerName"], gap=0.0001)  # off by default: weight 0
+    default = choose_sections(store, query.text, weights, stems, ordered, TUNING.without("sibling_terms"), _Tokens())[0]
+    assert default.row["base_path"].endswith("Usage")
 
 
 def test_minilm_token_states_are_unit_rows_per_word_piece(minilm):

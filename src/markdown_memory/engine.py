@@ -49,7 +49,6 @@ from .reading.resolve import disk_spelling, normalise_request_path, resolve_docu
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
 from .search import analyse, fit_answer, pack_hits, search_sections
 from .search.filters import clean_tags, make_scope
-from .search.sections import TokenStates
 from .status import REFRESH_TTL_SECONDS, StatusReporter
 from .store.database import Database
 from .store.scope import Scope
@@ -295,19 +294,17 @@ class Engine:
         qvec = None
         embedder_name = None
         other_build: str | None = None
-        tokens: TokenStates | None = None
         wid, _dim = store.vector_space()
         if store.vec_available and store.has_vec_tables():
             emb = self.loader.for_search()
             if emb is not None and emb.weights_id == wid:
                 qvec = self.loader.query_vector(emb, query)
                 embedder_name = emb.name
-                tokens = emb if isinstance(emb, TokenStates) else None
             elif emb is not None and wid is not None:
                 other_build = wid
                 self.activity.need_vectors()  # the server's next index run re-embeds with this model
         outcome = search_sections(store, analysed, qvec, embedder_name=embedder_name, top_k=top_k,
-                                  path_prefix=scope, vector_cache=self.vector_cache, tokens=tokens)
+                                  path_prefix=scope, vector_cache=self.vector_cache)
         packed = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens, sent=already_sent)
         keyword_only = qvec is None
         message = None

@@ -18,7 +18,7 @@
 * After fusion: repeated texts are dropped and a parent joins two ranking subsections
   (``search/siblings.py``); then the second stage (``search/sections.py``) re-decides which
   of the best page's sections come first, by where the query's rare words are among the page's
-  sections and by token-level similarity (MaxSim) when the embedder gives token states;
+  sections (and, switched off by default, token-level similarity from the embedder's token states);
   ``confidence`` (``search/confidence.py``) grades the result, "none"
   when the query names an identifier or a multi-word product name that no document contains.
 """

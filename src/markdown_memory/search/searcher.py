@@ -12,7 +12,6 @@ from ..store.scope import Scope
 from ..text import HTML_TAG, WORD, fts_text
 from .query import AnalysedQuery
 from .rank import rank
-from .sections import TokenStates
 from .tuning import model_traits
 
 PREVIEW_CHARS = 100
@@ -69,17 +68,15 @@ def search_sections(
     top_k: int = 5,
     path_prefix: Scope | str | None = None,
     vector_cache: VectorCache | None = None,
-    tokens: TokenStates | None = None,
 ) -> SearchOutcome:
     """Ranked hits for an analysed query (``qvec`` None = keyword-only). Returns at most
     ``top_k * 3`` hits so the packer can drop nested duplicates and still fill ``top_k``.
     ``vector_cache``: the process's ``store.VectorCache`` for this database (None: KNN through
     vec0). ``path_prefix``: the filters (a ``store.scope.Scope``, or a path prefix); with a block
-    filter the preview is a passage of that kind. ``tokens``: the embedder when it gives token
-    states (``search.sections.TokenStates``), for the second stage. Raises QueryNotParsedError when the keyword
+    filter the preview is a passage of that kind. Raises QueryNotParsedError when the keyword
     index rejects the query."""
     ranking = rank(store, query, qvec, model=model_traits(embedder_name), top_k=top_k, path_prefix=path_prefix,
-                   vector_cache=vector_cache, tokens=tokens)
+                   vector_cache=vector_cache)
     cands, confidence = ranking.candidates, ranking.confidence
     if not cands:
         return SearchOutcome([], "none", ranking.absent)

@@ -21,7 +21,9 @@ in fused-score units; ``Tuning.without(name)`` switches one off):
 * ``token_match`` — late interaction (MaxSim) between the query's and the section's word-piece
   states from the embedding model (``TokenStates``, e.g. MiniLM's ``last_hidden_state``): the
   mean over query tokens of the best cosine with a section token. Absent for keyword-only search
-  or a model without token states.
+  or a model without token states. Off by default (weight 0, and search does not pass token
+  states): on the dev sets it added nothing beyond ``sibling_terms`` at ~20 ms per section;
+  ``rank(..., tokens=embedder)`` with a weight turns it on for an experiment.
 
 Other pages' candidates and the page order are left as they are, and each slot keeps its score,
 so scores stay in rank order.
@@ -137,8 +139,8 @@ def choose_sections(store: Store, text: str, weights: dict[str, float], stems: d
     """``ordered`` (best first) with the first candidate's page's sections among the top
     ``tuning.section_window`` reordered in the places that page holds (module docstring); each
     place keeps its score. Returns ``ordered`` itself when the page has one section there or no
-    evidence is switched on."""
-    on = [e for e in evidence if tuning.enabled(e.name)]
+    evidence is switched on (enabled, with a weight above 0)."""
+    on = [e for e in evidence if tuning.enabled(e.name) and tuning.section_weights[e.name]]
     window = ordered[:tuning.section_window]
     if not on or not window:
         return ordered

@@ -27,8 +27,11 @@ _WEIGHTS = {"keyword": 1.0, "vector": 1.0, "coverage": 0.5, "definition": 2.0, "
 #: Weight of each piece of second-stage evidence (``search/sections.py``), in fused-score units:
 #: a piece adds at most this much to a section's first-stage score when it is the best of its
 #: page's candidates. One list place near the top is ~0.0003-0.0005 of score, so these move a
-#: section past siblings it nearly tied with, never across a clear first-stage lead.
-_SECTION_WEIGHTS = {"sibling_terms": 0.001, "token_match": 0.0005}
+#: section past siblings it nearly tied with, never across a clear first-stage lead. 0: not
+#: computed. ``token_match`` (MaxSim over MiniLM token states, 0.0005 when on) measured no gain
+#: beyond ``sibling_terms`` on the dev sets at 3-10x the query latency (docs/ranking.md,
+#: "Section choice inside a page"), so it is off.
+_SECTION_WEIGHTS = {"sibling_terms": 0.001, "token_match": 0.0}
 
 
 @dataclass(frozen=True)
