@@ -155,3 +155,15 @@ def test_minilm_token_states_are_unit_rows_per_word_piece(minilm):
     assert np.allclose(np.linalg.norm(states, axis=1), 1.0, atol=1e-4)
     (cut,) = minilm.token_states(["word " * 400], max_tokens=64)
     assert cut.shape[0] == 62
+
+
+def test_rare_window_prefers_the_passage_where_the_rare_words_stand_together(store):
+    """``rare_window`` (off by default) ranks a sibling by its passage holding the query's rare
+    words within a few words of each other."""
+    only_window = replace(TUNING, section_weights={"sibling_terms": 0.0, "rare_window": 0.001, "token_match": 0.0})
+
+    def ordered() -> list[Candidate]:
+        return _near_tie(store, ["Usage", "Set the requestId yourself"], gap=0.0002)
+
+    assert _choose(store, "default random requestId generator", ordered(), only_window)[0] == "Set the requestId yourself"
+    assert _choose(store, "default random requestId generator", ordered(), only_window.without("rare_window"))[0] == "Usage"

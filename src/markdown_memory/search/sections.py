@@ -112,6 +112,41 @@ def sibling_terms(sib: Siblings) -> list[float] | None:
     return out
 
 
+def _window_mass(words: list[str], weights: dict[str, float], stems: dict[str, str | None], width: int) -> float:
+    """The largest IDF mass of distinct query tokens found together within ``width`` consecutive
+    ``words`` (the minimal-window idea of proximity ranking, as one number)."""
+    hits = []
+    for i, w in enumerate(words):
+        for tok, stem in stems.items():
+            if w == tok or (stem is not None and w.startswith(stem)):
+                hits.append((i, tok))
+                break
+    best = 0.0
+    for a, (start, _tok) in enumerate(hits):
+        seen: dict[str, float] = {}
+        for pos, tok in hits[a:]:
+            if pos - start >= width:
+                break
+            seen[tok] = weights[tok]
+        best = max(best, sum(seen.values()))
+    return best
+
+
+def rare_window(sib: Siblings) -> list[float] | None:
+    """Per member, over its passages (paragraphs, list items, rows, code blocks), the largest
+    IDF mass of distinct query words standing within ``Tuning.window_words`` words of each other:
+    the passage where the question's rare words occur together."""
+    if not sib.weights:
+        return None
+    width = sib.tuning.window_words
+    passages = sib.store.passages_of_sections([c.section_id for c in sib.members])
+    out = []
+    for c in sib.members:
+        texts = [p.text for p in passages.get(c.section_id, [])] or [c.row["text"]]
+        out.append(max(_window_mass(WORD.findall(fts_text(t)), sib.weights, sib.stems, width) for t in texts))
+    return out
+
+
 def token_match(sib: Siblings) -> list[float] | None:
     """MaxSim of the query's token states against each member's (breadcrumb + text, cut at
     ``Tuning.token_match_tokens`` word pieces)."""
@@ -129,6 +164,7 @@ def token_match(sib: Siblings) -> list[float] | None:
 #: The second stage's evidence, in the order it is added.
 EVIDENCE: tuple[Evidence, ...] = (
     Evidence("sibling_terms", sibling_terms),
+    Evidence("rare_window", rare_window),
     Evidence("token_match", token_match),
 )
 

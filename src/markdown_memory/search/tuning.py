@@ -31,7 +31,7 @@ _WEIGHTS = {"keyword": 1.0, "vector": 1.0, "coverage": 0.5, "definition": 2.0, "
 #: computed. ``token_match`` (MaxSim over MiniLM token states, 0.0005 when on) measured no gain
 #: beyond ``sibling_terms`` on the dev sets at 3-10x the query latency (docs/ranking.md,
 #: "Section choice inside a page"), so it is off.
-_SECTION_WEIGHTS = {"sibling_terms": 0.001, "token_match": 0.0}
+_SECTION_WEIGHTS = {"sibling_terms": 0.001, "rare_window": 0.0, "token_match": 0.0}
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,8 @@ class Tuning:
     #: Word pieces of the query and of each section compared by ``token_match`` (MaxSim); 128
     #: keeps it at ~20 ms per section on a loaded 2-core machine.
     token_match_tokens: int = 128
+    #: Words within which ``rare_window`` looks for the query's rare words together.
+    window_words: int = 12
     #: BM25 weight of the breadcrumb column (title + breadcrumb) relative to the body.
     heading_weight: float = 3.0
     #: Keyword candidates per query; vector candidates per query, from ``vector_fanout`` times as
