@@ -18,6 +18,10 @@ in fused-score units; ``Tuning.without(name)`` switches one off):
   (``log(1 + sections / sections holding it)``); words of the page's title or path are page-level
   evidence and count for no section. So the section is chosen by where the query's rare words
   are inside the page, not by breadcrumb words it inherits.
+* ``rare_window`` — passage-level proximity: per section, over its passages, the largest IDF
+  mass of distinct query words standing within ``Tuning.window_words`` words of each other. Off
+  by default (weight 0): alone it gained as much as ``sibling_terms`` on one dev set and lost on
+  another, and added nothing to it (docs/ranking.md).
 * ``token_match`` — late interaction (MaxSim) between the query's and the section's word-piece
   states from the embedding model (``TokenStates``, e.g. MiniLM's ``last_hidden_state``): the
   mean over query tokens of the best cosine with a section token. Absent for keyword-only search
