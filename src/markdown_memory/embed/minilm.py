@@ -195,6 +195,22 @@ class MiniLMEmbedder:
         row: np.ndarray = self.embed_texts([query])[0]
         return row
 
+    def token_states(self, texts: Sequence[str], max_tokens: int = MAX_LENGTH) -> list[np.ndarray]:
+        """Per text, float32 ``[n, 384]``: the unit-length ``last_hidden_state`` rows of its
+        word-piece tokens ([CLS] and [SEP] left out), at most ``max_tokens`` - 2 of them (the
+        text is cut there). Each text runs alone (no padding, and int8 arithmetic scales per
+        call). For late-interaction scores (MaxSim) at query time; nothing is stored."""
+        out: list[np.ndarray] = []
+        for enc in self.tokenizer.encode_batch(list(texts), add_special_tokens=True):
+            ids = enc.ids[: max_tokens - 1] + enc.ids[-1:] if len(enc.ids) > max_tokens else enc.ids
+            n = len(ids)
+            batch = {"input_ids": np.asarray([ids], dtype=np.int64),
+                     "attention_mask": np.ones((1, n), dtype=np.int64),
+                     "token_type_ids": np.zeros((1, n), dtype=np.int64)}
+            (hidden,) = self.session.run(["last_hidden_state"], batch)
+            out.append(rt.l2_normalise(hidden[0, 1:n - 1]))
+        return out
+
 
 def expected_minilm_weights_id() -> str | None:
     """The ``weights_id`` :func:`load_minilm` would return, without loading: the shipped id when

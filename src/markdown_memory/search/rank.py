@@ -16,7 +16,10 @@
   changelog entry sits ``changelog_penalty`` places lower on every list unless the query asks
   about versions or changes.
 * After fusion: repeated texts are dropped and a parent joins two ranking subsections
-  (``search/siblings.py``); ``confidence`` (``search/confidence.py``) grades the result, "none"
+  (``search/siblings.py``); then the second stage (``search/sections.py``) re-decides which
+  of the best page's sections come first, by where the query's rare words are among the page's
+  sections (and, switched off by default, token-level similarity from the embedder's token states);
+  ``confidence`` (``search/confidence.py``) grades the result, "none"
   when the query names an identifier or a multi-word product name that no document contains.
 """
 
@@ -42,6 +45,7 @@ from .candidates import (
 from .confidence import Confidence, breadcrumb_names_query, confidence
 from .cues import asks_about_changes, boost_identifier, cjk_share, pasted, release_notes, strong_identifier
 from .query import AnalysedQuery, stem_prefix
+from .sections import EVIDENCE, TokenStates, choose_sections
 from .siblings import unique_text, with_shared_parents
 from .signals import SIGNALS, Pool, Signal, active, fuse, gather
 from .tuning import ENGLISH_ONLY, TUNING, ModelTraits, Tuning
@@ -83,16 +87,18 @@ def rank(
     model: ModelTraits = ENGLISH_ONLY,
     tuning: Tuning = TUNING,
     signals: tuple[Signal, ...] = SIGNALS,
+    tokens: TokenStates | None = None,
 ) -> Ranking:
     """Gather, describe and fuse the candidates of ``query``; at most ``3 * top_k`` are
     returned. ``qvec``: the query vector (None: keyword-only); ``model``: the embedding model's
     traits (``tuning.model_traits``); ``vector_cache``: see ``store.VectorCache`` (None: KNN
     through vec0); ``tuning``: weights, bars and the signals switched off; ``signals``: the
-    signal table (``signals.SIGNALS``; every name needs a weight in ``tuning``). Raises QueryNotParsedError when FTS5 rejects the query."""
+    signal table (``signals.SIGNALS``; every name needs a weight in ``tuning``); ``tokens``: the
+    embedder's token states for the second stage's ``token_match`` (None: left out). Raises QueryNotParsedError when FTS5 rejects the query."""
     if qvec is not None and not model.multilingual and cjk_share(query.text) >= tuning.cjk_vector_share:
         qvec = None  # an English-only model embeds CJK text as noise: rank by keywords alone
     pool = Pool(store, query, path_prefix, qvec, vector_cache, tuning)
-    on = active(tuning, signals)
+    on = active(tuning, signals, also=tuple(e.name for e in EVIDENCE))
     gather(pool, on)
     facts = _describe(pool)
     fuse(pool, on)
@@ -101,6 +107,8 @@ def rank(
     if isinstance(path_prefix, Scope) and path_prefix.blocks:  # a joining parent may lack the block asked for
         inside = store.sections_in_scope([c.section_id for c in ordered], path_prefix)
         ordered = [c for c in ordered if c.section_id in inside]
+    ordered = choose_sections(store, query.text, facts.weights, facts.stems, ordered, tuning,
+                              tokens if qvec is not None else None)
     if facts.absent:
         grade: Confidence = "none"
     else:

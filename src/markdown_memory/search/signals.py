@@ -173,10 +173,11 @@ SIGNALS: tuple[Signal, ...] = (
 )
 
 
-def active(tuning: Tuning, signals: tuple[Signal, ...] = SIGNALS) -> list[Signal]:
+def active(tuning: Tuning, signals: tuple[Signal, ...] = SIGNALS, also: tuple[str, ...] = ()) -> list[Signal]:
     """The signals ``tuning`` leaves on, in table order. Raises ValueError when ``tuning``
-    switches off a name that is not in ``signals`` (a misspelt ablation would change nothing)."""
-    unknown = sorted(tuning.disabled - {s.name for s in signals})
+    switches off a name that is neither in ``signals`` nor in ``also`` (the second stage's
+    evidence): a misspelt ablation would change nothing."""
+    unknown = sorted(tuning.disabled - {s.name for s in signals} - set(also))
     if unknown:
         raise ValueError(f"no ranking signal named {', '.join(unknown)}; the signals are {', '.join(s.name for s in signals)}")
     return [s for s in signals if tuning.enabled(s.name)]

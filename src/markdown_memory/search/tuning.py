@@ -24,6 +24,15 @@ from ..embed.presets import PRESETS
 _WEIGHTS = {"keyword": 1.0, "vector": 1.0, "coverage": 0.5, "definition": 2.0, "exact": 2.0, "name": 8.0,
             "intent": 1.0}
 
+#: Weight of each piece of second-stage evidence (``search/sections.py``), in fused-score units:
+#: a piece adds at most this much to a section's first-stage score when it is the best of its
+#: page's candidates. One list place near the top is ~0.0003-0.0005 of score, so these move a
+#: section past siblings it nearly tied with, never across a clear first-stage lead. 0: not
+#: computed. ``token_match`` (MaxSim over MiniLM token states, 0.0005 when on) measured no gain
+#: beyond ``sibling_terms`` on the dev sets at 3-10x the query latency (docs/ranking.md,
+#: "Section choice inside a page"), so it is off.
+_SECTION_WEIGHTS = {"sibling_terms": 0.001, "rare_window": 0.0, "token_match": 0.0}
+
 
 @dataclass(frozen=True)
 class Tuning:
@@ -35,6 +44,15 @@ class Tuning:
     rrf_k: int = 60
     weights: Mapping[str, float] = field(default_factory=lambda: MappingProxyType(dict(_WEIGHTS)))
     disabled: frozenset[str] = frozenset()
+    #: Second stage (``search/sections.py``): the first ``section_window`` fused candidates are
+    #: looked at; the best page's sections among them are reordered by ``section_weights``.
+    section_window: int = 10
+    section_weights: Mapping[str, float] = field(default_factory=lambda: MappingProxyType(dict(_SECTION_WEIGHTS)))
+    #: Word pieces of the query and of each section compared by ``token_match`` (MaxSim); 128
+    #: keeps it at ~20 ms per section on a loaded 2-core machine.
+    token_match_tokens: int = 128
+    #: Words within which ``rare_window`` looks for the query's rare words together.
+    window_words: int = 12
     #: BM25 weight of the breadcrumb column (title + breadcrumb) relative to the body.
     heading_weight: float = 3.0
     #: Keyword candidates per query; vector candidates per query, from ``vector_fanout`` times as
@@ -80,6 +98,7 @@ class Tuning:
     def __post_init__(self) -> None:
         # a frozen value: a weights dict passed in (``replace(TUNING, weights={...})``) is copied read-only
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
+        object.__setattr__(self, "section_weights", MappingProxyType(dict(self.section_weights)))
 
     def weight(self, signal: str) -> float:
         """The fusion weight of ``signal``; KeyError for a name without a weight."""
