@@ -37,6 +37,7 @@ CATEGORY_FILE = "_category_.json"
 #: Navigation files larger than this are not read (a real one is a few kilobytes).
 MAX_NAV_BYTES = 2_000_000
 _SUMMARY_LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])+)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)
 
 
@@ -109,9 +110,10 @@ def mkdocs_titles(text: str, folder: str = "") -> dict[str, str]:
 
 def summary_titles(text: str, folder: str = "") -> dict[str, str]:
     """``{path: title}`` of an mdBook ``SUMMARY.md`` text found in ``folder``: every
-    ``[Title](path)`` link (title as plain text: ``[`cargo build`](x.md)`` -> ``cargo build``)."""
+    ``[Title](path)`` link (title as plain text: ``[`cargo build`](x.md)`` -> ``cargo build``)
+    outside HTML comments (a translated book keeps the original entries commented out)."""
     out: dict[str, str] = {}
-    for m in _SUMMARY_LINK.finditer(text):
+    for m in _SUMMARY_LINK.finditer(_HTML_COMMENT.sub("", text)):
         rel = _local(folder, m.group(2))
         title = heading_plain_text(m.group(1))
         if rel is not None and title:

@@ -6,8 +6,8 @@ A page is named by the query when, for one of its names (title, H1, front-matter
 ``store/pages.py``), the query holds at least ``Tuning.page_title_share`` of the name's words
 (a query word matches a title word written the same or in another form of it: ``reporting`` /
 ``report``, ``timings`` / ``timing``), and those words carry at least ``Tuning.page_query_share``
-of the query's IDF mass (so "how do I configure a model's fields" does not name the page
-"Models"). Named pages are ordered by how many title words the query holds (the more specific
+of the query's IDF mass (words no section holds left out), so "how do I configure a model's
+fields" does not name the page "Models". Named pages are ordered by the IDF share their matched words carry (the more specific
 name first), then by BM25 over title, path words and description.
 """
 
@@ -26,11 +26,13 @@ from .tuning import Tuning
 @dataclass(frozen=True)
 class NamedPage:
     """A page the query names: its lead ``section_id``, how many words of its best name the
-    query holds (``matched``) and that name's share held (``share``), its page ``bm25``."""
+    query holds (``matched``), that name's share held (``share``), the share of the query's IDF
+    mass those words carry (``mass``), its page ``bm25``."""
 
     section_id: int
     matched: int
     share: float
+    mass: float
     bm25: float
 
 
@@ -73,6 +75,9 @@ def named_pages(store: Store, query: AnalysedQuery, scope: Scope | str | None, t
     if not matches:
         return []
     weights = coverage_weights(store, query)
+    held = store.term_frequencies(weights)
+    # a word no section holds ("the *page* about X" in docs that never say "page") names nothing
+    weights = {w: v for w, v in weights.items() if held.get(w)}
     total = sum(weights.values()) or 1.0
     query_words = [w for w in weights if w not in STOPWORDS]
     out: list[NamedPage] = []
@@ -81,6 +86,6 @@ def named_pages(store: Store, query: AnalysedQuery, scope: Scope | str | None, t
         # a CJK title is read as bigrams, half of which straddle two words: a looser bar
         bar = tuning.page_title_share / 2 if is_cjk(m.title) else tuning.page_title_share
         if matched and share >= bar and mass / total >= tuning.page_query_share:
-            out.append(NamedPage(m.section_id, matched, share, m.bm25))
-    out.sort(key=lambda p: (-p.matched, -p.share, p.bm25))
+            out.append(NamedPage(m.section_id, matched, share, mass / total, m.bm25))
+    out.sort(key=lambda p: (-p.mass, p.bm25))
     return out
