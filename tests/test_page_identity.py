@@ -18,10 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import EVAL_CORPUS, require_eval_corpus
 from markdown_memory.models import Freshness
 from markdown_memory.text import WORD, fts_text
-
-from conftest import EVAL_CORPUS, require_eval_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
