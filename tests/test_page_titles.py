@@ -198,3 +198,17 @@ def test_the_page_a_query_names_comes_before_subsections_that_merely_contain_its
     for query in ("strict mode", "the page about strict mode"):
         first = engine.search(query, top_k=5).results[0]
         assert (first.file_path, first.heading_path) == ("docs/concepts/strict_mode.md", "(preamble)"), query
+
+
+def test_a_page_refreshed_between_runs_keeps_its_navigation_title(tmp_path, make_engine):
+    from markdown_memory.models import Freshness
+
+    root = tmp_path / "site"
+    write(root, {"mkdocs.yml": MKDOCS_YML, "docs/concepts/strict_mode.md": STRICT_MODE_MD})
+    engine = make_engine(root, embedder="none")
+    engine.index()
+    time.sleep(0.01)
+    (root / "docs/concepts/strict_mode.md").write_text(STRICT_MODE_MD + "\n## Lax mode\n\nThe default.\n")
+    answer = engine.search("lax mode default", freshness=Freshness.REFRESH)
+    assert answer.results[0].heading_path == "Lax mode"  # the edit was picked up by the refresh
+    assert titles(engine)["docs/concepts/strict_mode.md"] == "Strict Mode"
