@@ -212,3 +212,23 @@ def test_a_page_refreshed_between_runs_keeps_its_navigation_title(tmp_path, make
     answer = engine.search("lax mode default", freshness=Freshness.REFRESH)
     assert answer.results[0].heading_path == "Lax mode"  # the edit was picked up by the refresh
     assert titles(engine)["docs/concepts/strict_mode.md"] == "Strict Mode"
+
+
+def test_a_flag_names_an_option_not_a_page(tmp_path, make_engine):
+    from markdown_memory.search.pages import named_pages
+    from markdown_memory.search.query import analyse
+    from markdown_memory.search.tuning import TUNING
+
+    root = tmp_path / "cli"
+    write(root, {"pull.md": "# docker pull\n\nDownload an image from a registry.\n",
+                 "run.md": "# docker run\n\nCreate and run a container.\n\n## Options\n\n"
+                           "`--pull`: pull the image before running (always, missing, never).\n"})
+    engine = make_engine(root, embedder="none")
+    engine.index()
+
+    def named(query: str) -> list[str]:
+        leads = [p.section_id for p in named_pages(engine.store, analyse(query), None, TUNING)]
+        return [engine.store.section_rows(leads)[sid]["file_path"] for sid in leads]
+
+    assert named("what does --pull do on docker run") == ["run.md"]
+    assert named("docker pull") == ["pull.md"]

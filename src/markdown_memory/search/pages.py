@@ -79,7 +79,10 @@ def named_pages(store: Store, query: AnalysedQuery, scope: Scope | str | None, t
     # a word no section holds ("the *page* about X" in docs that never say "page") names nothing
     weights = {w: v for w, v in weights.items() if held.get(w)}
     total = sum(weights.values()) or 1.0
-    query_words = [w for w in weights if w not in STOPWORDS]
+    # a flag names an option, not a page: "--pull" does not name "docker pull"
+    flags = {tok for t in query.terms if t.raw.startswith("-") for tok in t.tokens}
+    plain = {tok for t in query.terms if not t.raw.startswith("-") for tok in t.tokens}
+    query_words = [w for w in weights if w not in STOPWORDS and (w in plain or w not in flags)]
     out: list[NamedPage] = []
     for m in matches:
         matched, share, mass = _best_name(m.title, query_words, weights)
