@@ -154,20 +154,15 @@ def _gather_pages(pool: Pool) -> None:
 def page(pool: Pool) -> Listed:
     """The lead sections of the pages whose name the query holds (``search/pages.py``): "the page
     about X" finds the page's start, and a page named by the query outranks subsections of other
-    pages that merely contain its words."""
-    best: dict[int, Candidate] = {}
-    for c in pool.live():  # each named page's best section so far (its lead is a candidate)
-        doc = c.row["doc_id"]
-        if doc not in best or c.score > best[doc].score:
-            best[doc] = c
-    listed = []
-    for p in pool.pages:
-        lead = pool.cands[p.section_id]
-        if lead.row:
-            other = best.get(lead.row["doc_id"], lead)
-            # the lead, unless another section of the page holds more of the question (its
-            # words outside the page's name: "does the Spring Boot starter switch off commands")
-            listed.append(other if other.coverage > lead.coverage else lead)
+    pages that merely contain its words. A page with a section holding more of the question than
+    its lead (its words outside the page's name: "does the Spring Boot starter switch off
+    commands", "X is firing, what should I do?") is asked about that section: which one is left to
+    the other signals."""
+    best: dict[int, float] = {}
+    for c in pool.live():
+        best[c.row["doc_id"]] = max(best.get(c.row["doc_id"], 0.0), c.coverage)
+    listed = [pool.cands[p.section_id] for p in pool.pages if pool.cands[p.section_id].row]
+    listed = [c for c in listed if c.coverage >= best[c.row["doc_id"]]]
     return [(c, i + c.late) for i, c in enumerate(listed)]
 
 
