@@ -5,7 +5,7 @@ moves an older schema forward (v1 -> v2: ``documents.ctime_ns``; v2 -> v3: the k
 is rebuilt in place from the stored sections, because its text rule changed to
 ``text.match_form``; v3 -> v4: ``passages.lang``, the vault tables ``tags`` and ``doc_names``
 (``store/tags.py``), and the keyword index rebuilt with front-matter aliases); v4 -> v5: the
-``links`` and ``block_ids`` tables; v5 -> v6: ``pages_fts``, the page identity (``pages.py``; the parser
+``links`` and ``block_ids`` tables; v6 -> v7: ``pages_fts``, the page identity (``pages.py``; the parser
 version bump re-parses every file, filling it); a newer one is refused with SchemaError. A change of ``text.fts_text``
 is a schema change: bump the version and rebuild (``fts.rebuild``). The vector tables (``vec_passages``, ``vec_sections``: vec0, cosine distance) are
 not part of the fixed schema: ``create_vector_tables`` makes them when the first embedder
@@ -32,7 +32,7 @@ from . import fts, links, pages, tags
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -124,7 +124,7 @@ def migrate(store: Store) -> None:
         columns = {row[1] for row in store.conn.execute("PRAGMA table_info(passages)")}
         if 0 < version < 4 and "lang" not in columns:  # v4: passages.lang (a fence's code language)
             store.conn.execute("ALTER TABLE passages ADD COLUMN lang TEXT NOT NULL DEFAULT ''")
-        if version < 6:  # v6: the page identity table (new databases too)
+        if version < 7:  # v7: the page identity table (new databases too); v6 is main's keyword_form rebuild
             pages.create_table(store)
         tags.create_tables(store)  # v4: the vault tables (store/tags.py), filled as documents are re-parsed
         if 0 < version < 4:  # v3: keyword rows in text.match_form (NFKC, no invisible characters); v4: aliases
