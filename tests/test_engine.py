@@ -323,7 +323,8 @@ def test_document_paths_resolve_across_unicode_forms_symlinks_and_say_what_a_fol
 def test_front_matter_title_and_description_are_searchable_beside_the_h1(tmp_path, make_engine):
     """Regression (tester): a page with `title: Front Matter Title` in its front matter and a
     different H1 was not found by its front-matter title (front matter is not section text).
-    Both names find it; the H1 stays the title shown."""
+    Both names find it; the front-matter title is the title shown (markdown/titles.py: the
+    author named the page there)."""
     root = tmp_path / "docs"
     root.mkdir()
     (root / "page.md").write_text("---\ntitle: Quarterly Ledger Reconciliation\ndescription: Balancing the "
@@ -333,7 +334,7 @@ def test_front_matter_title_and_description_are_searchable_beside_the_h1(tmp_pat
     engine.index()
     assert top(engine.search("Quarterly Ledger Reconciliation")) == ("page.md", "ledger-recon")
     assert top(engine.search("escrow subaccounts")) == ("page.md", "ledger-recon")
-    assert engine.outline("page.md").title == "ledger-recon"
+    assert engine.outline("page.md").title == "Quarterly Ledger Reconciliation"
 
 
 def test_status_without_the_minilm_files_gives_the_minilm_fix_not_the_gemma_download(docs_root, make_engine,

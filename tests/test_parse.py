@@ -31,7 +31,7 @@ def test_preamble_and_headingless_file():
     assert (doc.sections[0].start_line, doc.sections[0].end_line) == (1, 1)
     single = parse_document("just a note\nwith two lines\n", "notes/todo.md")
     assert [s.heading_path for s in single.sections] == [WHOLE_DOCUMENT]
-    assert single.title == "todo"
+    assert single.title == "Todo"  # the file name as words (markdown/titles.py)
 
 
 def test_crlf_and_bom_keep_line_numbers_and_titles_clean():

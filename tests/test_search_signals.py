@@ -35,12 +35,16 @@ def files(ranking) -> list[str]:
     return [c.row["file_path"] for c in ranking.candidates]
 
 
-def test_the_note_the_query_names_comes_first_only_with_the_name_signal(store):
+def test_the_note_the_query_names_comes_first_only_with_the_name_signals(store):
     query = analyse("Blue Lagoon")
     assert files(rank(store, query, None, top_k=5))[0] == "harbor.md"
-    # its alias is one keyword match among five pages about the lagoon: without the name
-    # signal a trip page, which says "blue lagoon" twice, outranks it
-    assert files(rank(store, query, None, top_k=5, tuning=TUNING.without("name")))[0] != "harbor.md"
+    # either identity signal alone finds the note by its alias (``name``: the whole query is it;
+    # ``page``: the query holds every word of it)
+    assert files(rank(store, query, None, top_k=5, tuning=TUNING.without("name")))[0] == "harbor.md"
+    assert files(rank(store, query, None, top_k=5, tuning=TUNING.without("page")))[0] == "harbor.md"
+    # its alias is one keyword match among five pages about the lagoon: without both, a trip
+    # page, which says "blue lagoon" twice, outranks it
+    assert files(rank(store, query, None, top_k=5, tuning=TUNING.without("name", "page")))[0] != "harbor.md"
 
 
 def test_a_new_signal_is_one_table_line_and_one_weight(store):

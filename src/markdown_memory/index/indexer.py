@@ -37,13 +37,18 @@ from ..reading.links import relink, relink_documents
 from ..store import DocumentFile, Store, StoredDocument
 from ..store.errors import is_disk_full
 from .embedding import Progress, embed_pending, passage_keys, reuse_identical_vectors
+from .navigation import navigation_titles
 
 log = logging.getLogger("markdown_memory.indexer")
 
 MAX_FILE_BYTES = int(DEFAULT_MAX_FILE_MB * 1_000_000)
 #: Bump when parsing changes what sections or passages a file yields: the next run re-parses
 #: every file (an index built by an older parser would otherwise keep its old sections).
-PARSER_VERSION = "7"  # 5: tags, names, code languages (markdown/vault.py); 6: links and block ids (markdown/links.py); 7: reference-style links, inline tags from the token stream (headings, no math/comments)
+PARSER_VERSION = "8"  # 5: tags, names, code languages (markdown/vault.py); 6: links and block ids (markdown/links.py);
+# 7: reference-style links, inline tags from the token stream (headings, no math/comments);
+# 8: page titles (markdown/titles.py, index/navigation.py) and lead sections
+#: Meta key of the navigation titles the stored documents were parsed with (JSON ``{path: title}``).
+NAVIGATION_META = "navigation"
 
 
 
@@ -117,12 +122,12 @@ def read_markdown(entry: WalkEntry, max_bytes: int = MAX_FILE_BYTES) -> tuple[by
 
 
 def write_document(store: Store, rel: str, data: bytes, text: str, signature: tuple[int, int, int],
-                   warnings: list[str], old_id: int | None) -> tuple[int, int, int]:
+                   warnings: list[str], old_id: int | None, nav_title: str | None = None) -> tuple[int, int, int]:
     """Parse and replace one document in a single transaction; its unchanged passages (same
-    embed key) keep their vectors.
+    embed key) keep their vectors. ``nav_title``: the site navigation's title for it.
 
     Returns (sections, passages, vectors reused from the old version)."""
-    doc = parse_document(text, rel)
+    doc = parse_document(text, rel, nav_title=nav_title)
     file = DocumentFile(rel, hashlib.sha256(data).hexdigest(), signature, time.time(), tuple(warnings))
     keys = passage_keys(doc)
     reused = 0
@@ -186,7 +191,8 @@ def index_tree(
     now = time.time()
     tally.failures = [*walk.problems, *(Failure(rel, FailureKind.SKIPPED, why) for rel, why in walk.skipped)]
     stored_id = store.vector_space()[0]
-    seen = _parse_files(store, walk.files, known, tally, force, max_file_bytes, progress, stop)
+    nav, renamed = _navigation(store, root, walk.files, prefix)
+    seen = _parse_files(store, walk.files, known, tally, force, max_file_bytes, progress, stop, nav, renamed)
     # a run stopped before every file was parsed is not a completed run: status keeps saying the
     # first run did not finish (or keeps the last completed run's time)
     parse_interrupted = tally.report.interrupted
@@ -196,7 +202,7 @@ def index_tree(
     counts = tally.report
     if counts.added or counts.updated or counts.removed:
         relink(store)  # links to notes created, renamed or deleted in this run
-    changed = _record_walk(store, walk, prefix, tally, now)
+    changed = _record_walk(store, walk, prefix, tally, now, nav)
     failed = [f for f in tally.failures if not f.is_warning]
     tally.warn_all(f for f in tally.failures if f.is_warning)
     _embed_phase(store, tally, embedder, weights_id, stored_id, progress, stop)
@@ -222,9 +228,30 @@ def _parser_changed(store: Store) -> bool:
     return False
 
 
+def stored_navigation(store: Store) -> dict[str, str]:
+    """The navigation titles (``{path: title}``) the stored documents were parsed with."""
+    try:
+        data = json.loads(store.get_meta(NAVIGATION_META) or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _navigation(store: Store, root: Path, files: list[WalkEntry], prefix: str) -> tuple[dict[str, str], set[str]]:
+    """This run's navigation titles of the whole root (``navigation.py``; outside ``prefix``
+    the stored ones) and the paths whose title changed since the stored documents were parsed
+    (they are parsed again, so an edited mkdocs.yml or SUMMARY.md re-titles its pages)."""
+    old = stored_navigation(store)
+    found = navigation_titles(root, [e.rel for e in files])
+    new = {k: v for k, v in old.items() if not k.startswith(prefix)} | found
+    return new, {p for p in set(old) | set(new) if old.get(p) != new.get(p)}
+
+
 def _parse_files(store: Store, files: list[WalkEntry], known: dict[str, StoredDocument], tally: RunTally,
-                 force: bool, max_file_bytes: int, progress: Progress | None, stop: Callable[[], bool]) -> set[str]:
-    """Phase 1 over the walked ``files`` (``index_file`` each, polling ``stop`` between them).
+                 force: bool, max_file_bytes: int, progress: Progress | None, stop: Callable[[], bool],
+                 nav: dict[str, str], renamed: set[str]) -> set[str]:
+    """Phase 1 over the walked ``files`` (``index_file`` each, polling ``stop`` between them);
+    ``nav``: navigation titles by path, ``renamed``: paths whose navigation title changed.
     Returns the paths looked at."""
     seen: set[str] = set()
     total = len(files)
@@ -235,7 +262,8 @@ def _parse_files(store: Store, files: list[WalkEntry], known: dict[str, StoredDo
         if progress and (n == 1 or n % 25 == 0):
             progress("parse", n - 1, total)
         seen.add(entry.rel)
-        index_file(store, entry, known.get(entry.rel), tally, force=force, max_file_bytes=max_file_bytes)
+        index_file(store, entry, known.get(entry.rel), tally, force=force or entry.rel in renamed,
+                   max_file_bytes=max_file_bytes, nav_title=nav.get(entry.rel))
         if progress:
             progress("parse", n, total)
     if progress and not tally.report.interrupted:
@@ -255,14 +283,18 @@ def _remove_gone(store: Store, gone: list[int], tally: RunTally) -> None:
         tally.add(removed=1)
 
 
-def _record_walk(store: Store, walk: WalkResult, prefix: str, tally: RunTally, now: float) -> bool:
-    """Record the run's failures and walk facts, writing only what differs: a run that found
-    nothing new leaves the database untouched (no write transaction, no WAL growth). Returns
-    True when the index changed (documents written or removed, or these records)."""
+def _record_walk(store: Store, walk: WalkResult, prefix: str, tally: RunTally, now: float,
+                 nav: dict[str, str]) -> bool:
+    """Record the run's failures, walk facts and navigation titles (``nav``), writing only what
+    differs: a run that found nothing new leaves the database untouched (no write transaction,
+    no WAL growth). Returns True when the index changed (documents written or removed, or these
+    records)."""
     stored_failures = {(f.path, f.kind, f.reason) for f in store.all_failures() if f.path.startswith(prefix)}
     counts = tally.report
     changed = bool(counts.added or counts.updated or counts.removed)
     meta: dict[str, str] = {}
+    if not counts.interrupted:  # a stopped run parsed only some pages with these titles
+        meta[NAVIGATION_META] = json.dumps(nav, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     if not prefix:
         if counts.interrupted:  # files after the stop point were never looked at
             meta["walk_complete"] = "0"
@@ -317,9 +349,11 @@ def index_file(
     *,
     force: bool = False,
     max_file_bytes: int = MAX_FILE_BYTES,
+    nav_title: str | None = None,
 ) -> None:
     """Bring one file's document up to date (keyword index; vectors are embedded later; the
-    unchanged passages of a rewritten document keep theirs).
+    unchanged passages of a rewritten document keep theirs). ``nav_title``: the site
+    navigation's title for it (``navigation.py``).
 
     ``old`` is the stored ``StoredDocument(id, sha256, (size, mtime_ns, ctime_ns))`` or None. A file over
     ``max_file_bytes`` is refused (its stored document removed) without being opened. An unchanged
@@ -351,7 +385,7 @@ def index_file(
     warnings = [decode_warning] if decode_warning else []
     try:
         secs, pas, reused = write_document(
-            store, entry.rel, data, text, entry.signature, warnings, old.id if old else None,
+            store, entry.rel, data, text, entry.signature, warnings, old.id if old else None, nav_title,
         )
     except Exception as exc:  # a parser bug must not stop the run
         if is_disk_full(exc, store.path):
@@ -381,6 +415,7 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
     known = store.documents_by_path()
     paths = [p for p in paths if name_is_text(p)]  # never indexed (walk.py); SQLite refuses them
     before = store.document_names_at(paths)  # as links named them: only links these can reach are re-resolved
+    nav = stored_navigation(store)  # as the last index run read it
     gone: list[int] = []
     for rel in dict.fromkeys(paths):
         entry = walk_one(root, rel, exclude)
@@ -392,7 +427,7 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
             if entry:
                 tally.failures.append(Failure(rel, FailureKind.REFUSED, entry))
             continue
-        index_file(store, entry, old, tally, max_file_bytes=max_file_bytes)
+        index_file(store, entry, old, tally, max_file_bytes=max_file_bytes, nav_title=nav.get(rel))
     _remove_gone(store, gone, tally)  # a move: see index_tree
     if tally.report.added or tally.report.updated or tally.report.removed:
         relink_documents(store, before, store.document_names_at(paths))

@@ -28,6 +28,7 @@ from .inline import html_plain_text, inline_plain_text
 from .links import RawLink, extract_inline, text_tags
 from .nesting import MAX_NESTING, parse_without_cuts, record_cuts
 from .passages import MAX_PASSAGE_CHARS, RawPassage, esm_lines, extract_passages, group_long_runs, split_window
+from .titles import choose_title
 from .vault import VaultMeta, document_names, vault_meta
 
 #: Sections longer than this many estimated tokens are stored as ``(Part n)`` pieces.
@@ -90,7 +91,8 @@ class ParsedDocument:
     ``metadata`` is the front matter (``{}`` without); ``tokens`` the estimated tokens of the
     whole text (``data:`` URIs elided); ``vault`` its names, tags and dates; ``names`` the
     ``(name, "title" | "alias")`` pairs it is found by (``vault.document_names``); ``warnings``
-    name a line each."""
+    name a line each. ``title`` follows ``titles.py`` (front matter, H1, navigation, file name);
+    ``lead`` indexes the section where the page starts (``titles.py``; 0 when it has none)."""
 
     title: str
     metadata: Metadata
@@ -104,6 +106,7 @@ class ParsedDocument:
     tokens: int = 0
     vault: VaultMeta = field(default_factory=VaultMeta)
     names: list[tuple[str, str]] = field(default_factory=list)
+    lead: int = 0
 
 
 def _markdown() -> MarkdownIt:
@@ -259,10 +262,12 @@ def _trim_end(lines: list[str], start: int, end: int) -> int:
     return end - 1
 
 
-def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_SECTION_TOKENS) -> ParsedDocument:
+def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_SECTION_TOKENS,
+                   nav_title: str | None = None) -> ParsedDocument:
     """Parse decoded Markdown ``text`` into sections and passages.
 
-    ``path`` is only used to pick MDX handling (``.mdx``) and the title fallback (file stem).
+    ``path`` is only used to pick MDX handling (``.mdx``) and the title fallback (file name);
+    ``nav_title`` is the docs site navigation's title for the page (``titles.py``).
     Never raises on any input string; problems become ``warnings`` (strings naming a line).
     """
     elided = elide_data_uris(text)
@@ -290,7 +295,8 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
     if deep:
         raw_passages = sorted(raw_passages + deep, key=lambda p: p.start_line)
     passages = _assign_passages(raw_passages, sections)
-    title = _document_title(headings, fm.title, path)
+    h1 = next((t for _, level, t in headings if level == 1 and t), None)
+    title = choose_title(fm.metadata, h1, nav_title, path)
     inline = extract_inline(tokens, [s.start_line for s in sections], lines, env)
     links, block_ids = inline.links, inline.block_ids
     deep_lines = {d.start_line for d in deep}  # blanked for the parse: their tags are read from the text
@@ -308,7 +314,8 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
         block_ids=block_ids,
         tokens=count_tokens(elided),
         vault=vault,
-        names=document_names(title, fm.metadata, vault),
+        names=document_names(title, fm.metadata, vault) + ([(h1, "title")] if h1 and h1 != title else []),
+        lead=_lead_section(sections, headings),
     )
 
 
@@ -423,17 +430,15 @@ def _claim_address(wanted: str, own: str | None, used: set[str], reserved: set[s
     return chosen
 
 
-def _document_title(headings: list[tuple[int, int, str]], fm_title: str | None, path: str) -> str:
-    for _, level, title in headings:
-        if level == 1 and title:
-            return title
-    if fm_title:
-        return fm_title
-    for _, _, title in headings:
-        if title:
-            return title
-    stem = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return stem.rsplit(".", 1)[0] if "." in stem else stem
+def _lead_section(sections: list[Section], headings: list[tuple[int, int, str]]) -> int:
+    """Index of the section where the page starts: the H1 section when the first heading is the
+    H1 (a preamble before it is badges or a logo), else the first section."""
+    if headings and headings[0][1] == 1:
+        first_line = headings[0][0] + 1
+        for i, sec in enumerate(sections):
+            if sec.start_line == first_line:
+                return i
+    return 0
 
 
 def _split_parts(

@@ -26,6 +26,7 @@ from .cues import bodyless, cjk_share
 from .definitions import definitions
 from .intent import asked_roles, plays_role
 from .names import named_sections
+from .pages import NamedPage, named_pages
 from .query import AnalysedQuery
 from .tuning import Tuning
 
@@ -38,7 +39,8 @@ class Pool:
     """Everything the signals of one search read: the query, its filters (``scope``), the query
     vector (None: keyword-only), the candidates by section id in the order they were proposed,
     and per-query facts set before fusion: ``defined`` (section id -> definition strength,
-    ``search/definitions.py``), ``named`` (first sections of the notes the query names)."""
+    ``search/definitions.py``), ``named`` (first sections of the notes the query names),
+    ``pages`` (the pages whose name the query holds, ``search/pages.py``)."""
 
     store: Store
     query: AnalysedQuery
@@ -49,6 +51,7 @@ class Pool:
     cands: dict[int, Candidate] = field(default_factory=dict)
     defined: dict[int, int] = field(default_factory=dict)
     named: list[int] = field(default_factory=list)
+    pages: list[NamedPage] = field(default_factory=list)
 
     def add(self, section_id: int) -> Candidate:
         """The candidate for ``section_id``, created on first proposal."""
@@ -142,6 +145,27 @@ def name(pool: Pool) -> Listed:
     return [(pool.cands[sid], i) for i, sid in enumerate(s for s in pool.named if pool.cands[s].row)]
 
 
+def _gather_pages(pool: Pool) -> None:
+    pool.pages = named_pages(pool.store, pool.query, pool.scope, pool.tuning)
+    for page in pool.pages:
+        pool.add(page.section_id)
+
+
+def page(pool: Pool) -> Listed:
+    """The lead sections of the pages whose name the query holds (``search/pages.py``): "the page
+    about X" finds the page's start, and a page named by the query outranks subsections of other
+    pages that merely contain its words. A page with a section holding more of the question than
+    its lead (its words outside the page's name: "does the Spring Boot starter switch off
+    commands", "X is firing, what should I do?") is asked about that section: which one is left to
+    the other signals."""
+    best: dict[int, float] = {}
+    for c in pool.live():
+        best[c.row["doc_id"]] = max(best.get(c.row["doc_id"], 0.0), c.coverage)
+    listed = [pool.cands[p.section_id] for p in pool.pages if pool.cands[p.section_id].row]
+    listed = [c for c in listed if c.coverage >= best[c.row["doc_id"]]]
+    return [(c, i + c.late) for i, c in enumerate(listed)]
+
+
 def intent(pool: Pool) -> Listed:
     """A question asking for a section role (how to fix, what the impact is, how to
     investigate): within the document of the best candidate so far (``intent_docs``), the
@@ -169,6 +193,7 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("definition", definition, _gather_definitions),
     Signal("exact", exact),
     Signal("name", name, _gather_names),
+    Signal("page", page, _gather_pages),
     Signal("intent", intent),
 )
 

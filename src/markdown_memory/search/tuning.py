@@ -22,7 +22,7 @@ from ..embed.presets import PRESETS
 #: question's rare words; ``name`` is above the sum of every other list's first place, so the
 #: note the query names ranks first.
 _WEIGHTS = {"keyword": 1.0, "vector": 1.0, "coverage": 0.5, "definition": 2.0, "exact": 2.0, "name": 8.0,
-            "intent": 1.0}
+            "page": 1.0, "intent": 1.0}
 
 #: Weight of each piece of second-stage evidence (``search/sections.py``), in fused-score units:
 #: a piece adds at most this much to a section's first-stage score when it is the best of its
@@ -60,6 +60,13 @@ class Tuning:
     candidates: int = 60
     vector_candidates: int = 60
     vector_fanout: int = 3
+    #: Page identity (``search/pages.py``): pages read per query, BM25 weights of the page columns
+    #: (title and names, path words, description), the share of a page name's words the query
+    #: must hold, and the share of the query's IDF mass those words must carry.
+    page_candidates: int = 20
+    page_columns: tuple[float, float, float] = (4.0, 2.0, 1.0)
+    page_title_share: float = 0.75
+    page_query_share: float = 0.3
     #: The intent list applies within the documents of this many best fused candidates. 3 let a
     #: weak page's "Troubleshooting" section overtake a FAQ entry that answered the question word
     #: for word; 1 gives the same dev-set and runbook figures.

@@ -45,6 +45,7 @@ from .errors import (
 )
 from .failures import FailureRecord
 from .fts import KeywordMatch
+from .pages import PageMatch
 from .passages import PassageSpan, PendingPassage
 from .root import bind_root
 from .schema import SCHEMA_VERSION
@@ -60,6 +61,7 @@ __all__ = [
     "FailureRecord",
     "HeadingRow",
     "KeywordMatch",
+    "PageMatch",
     "PassageSpan",
     "PendingPassage",
     "QueryNotParsedError",

@@ -17,7 +17,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from . import code, documents, fts, links, names, passages, schema, scope, sections, tags, vectors
+from . import code, documents, fts, links, names, pages, passages, schema, scope, sections, tags, vectors
 from . import failures as failure_log  # not ``failures``: that name is also a method below
 from .driver import load_vec, pick_driver
 from .errors import disk_full_error, is_disk_full, is_readonly, is_transient, readonly_as_user_error, readonly_error
@@ -231,6 +231,8 @@ class Store:
     heading_matches = fts.heading_matches
     has_match = fts.has_match
     term_frequencies = fts.term_frequencies
+    # pages.py
+    page_matches = pages.page_matches
     # tags.py and scope.py (vault names and tags; search filters)
     tags_of = tags.tags_of
     aliases_of = tags.aliases_of

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import links, passages, sections, tags
+from . import links, pages, passages, sections, tags
 from .common import bound_chunks, delete_rowids, marks, under_clause
 from .scope import Scope, document_clause
 
@@ -206,6 +206,7 @@ def delete_document(store: Store, doc_id: int) -> None:
         delete_rowids(store, "vec_sections", section_ids)
     delete_rowids(store, "sections_fts", section_ids)
     tags.delete_vault(store, doc_id)
+    pages.delete_page(store, doc_id)
     links.delete_links(store, doc_id)
     store.conn.execute("DELETE FROM passages WHERE doc_id = ?", (doc_id,))
     store.conn.execute("DELETE FROM sections WHERE doc_id = ?", (doc_id,))
@@ -228,7 +229,7 @@ class DocumentFile:
 def insert_document(store: Store, file: DocumentFile, doc: ParsedDocument, embed_keys: Sequence[str]) -> int:
     """Insert a parsed document (``markdown.ParsedDocument``) with its sections, their keyword
     rows, its passages (pending, ``embed_keys[i]`` the key of ``doc.passages[i]``), names, tags,
-    links and block ids. Returns the new document id. Call inside a transaction."""
+    links, block ids and page row (``pages.py``). Returns the new document id. Call inside a transaction."""
     size, mtime_ns, ctime_ns = file.signature
     cur = store.conn.execute(
         "INSERT INTO documents(path, sha256, size, mtime_ns, ctime_ns, title, metadata, warnings, line_count, "
@@ -245,4 +246,7 @@ def insert_document(store: Store, file: DocumentFile, doc: ParsedDocument, embed
     passages.insert_passages(store, doc_id, section_ids, zip(doc.passages, embed_keys, strict=True))
     tags.insert_vault(store, doc_id, section_ids, doc.names, doc.vault.tags)
     links.insert_links(store, doc_id, section_ids, doc.links, doc.block_ids)
+    if doc.sections:
+        pages.index_page(store, doc_id, file.path, [doc.title, *(n for n, _src in doc.names)],
+                         doc.vault.description, doc.lead)
     return doc_id

@@ -34,10 +34,10 @@ class KeywordMatch(NamedTuple):
 
 def front_matter_keywords(title: str, metadata: Metadata) -> tuple[str, str]:
     """Front-matter text the keyword index adds to a document's first section: its ``title``
-    when it differs from the document title (the H1) and its ``aliases`` (``vault.aliases``) as
-    heading words, its ``description``/``summary`` as body words, as ``(" " + heading words,
-    " " + body words)``; empty strings when there is none. The title shown stays the H1: a page
-    is found by any of its names."""
+    when it differs from the document title (``markdown/titles.py``) and its ``aliases``
+    (``vault.aliases``) as heading words, its ``description``/``summary`` as body words, as
+    ``(" " + heading words, " " + body words)``; empty strings when there is none: a page is
+    found by any of its names."""
     extra_title = metadata.get("title")
     names = [extra_title.strip()] if isinstance(extra_title, str) and extra_title.strip() else []
     names += aliases(metadata)

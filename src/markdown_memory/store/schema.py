@@ -6,7 +6,9 @@ is rebuilt in place from the stored sections, because its text rule changed to
 ``text.match_form``; v3 -> v4: ``passages.lang``, the vault tables ``tags`` and ``doc_names``
 (``store/tags.py``), and the keyword index rebuilt with front-matter aliases); v4 -> v5: the
 ``links`` and ``block_ids`` tables; v5 -> v6: the keyword index rebuilt because ``fts_text``
-folds optional marks and reads emoji as words (``text.keyword_form``); a newer one is refused with SchemaError. A change of ``text.fts_text``
+folds optional marks and reads emoji as words (``text.keyword_form``); v6 -> v7: ``pages_fts``, the
+page identity (``pages.py``; the parser version bump re-parses every file, filling it); a newer one
+is refused with SchemaError. A change of ``text.fts_text``
 is a schema change: bump the version and rebuild (``fts.rebuild``). The vector tables (``vec_passages``, ``vec_sections``: vec0, cosine distance) are
 not part of the fixed schema: ``create_vector_tables`` makes them when the first embedder
 writes, sized to its dimension (``vectors.ensure_vector_space``).
@@ -18,7 +20,8 @@ per section of a document, by ``ordinal``); ``passages`` (the embedded pieces of
 document title + breadcrumb, ``body`` = section text; rowid = section id) with its
 ``sections_vocab`` (fts5vocab row table: section frequency per term); ``failures`` (files
 that could not be indexed, and warnings); ``links`` and ``block_ids`` (``links.py``: the links of each
-section and where they lead; v3 -> v4 adds them, the parser version bump re-parses every file).
+section and where they lead; v3 -> v4 adds them, the parser version bump re-parses every file);
+``pages_fts`` (FTS5, rowid = document id: title and names, path words, description; ``pages.py``).
 """
 
 from __future__ import annotations
@@ -26,12 +29,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import SchemaError
-from . import fts, links, tags
+from . import fts, links, pages, tags
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -123,6 +126,8 @@ def migrate(store: Store) -> None:
         columns = {row[1] for row in store.conn.execute("PRAGMA table_info(passages)")}
         if 0 < version < 4 and "lang" not in columns:  # v4: passages.lang (a fence's code language)
             store.conn.execute("ALTER TABLE passages ADD COLUMN lang TEXT NOT NULL DEFAULT ''")
+        if version < 7:  # v7: the page identity table (new databases too)
+            pages.create_table(store)
         tags.create_tables(store)  # v4: the vault tables (store/tags.py), filled as documents are re-parsed
         if 0 < version < 6:  # v3: keyword rows in text.match_form; v4: aliases; v6: text.keyword_form
             fts.rebuild(store)
