@@ -128,15 +128,16 @@ def answer_tokens(answer: SearchAnswer, *, agent: bool = True) -> int:
     return count_tokens(json.dumps(answer.to_dict(agent=agent), ensure_ascii=False, separators=separators))
 
 
-def fit_answer(answer: SearchAnswer, max_tokens: int, *, agent: bool = True) -> SearchAnswer:
-    """The answer trimmed until its whole JSON fits ``max_tokens``: the packer plans with
-    estimated entry costs and knows nothing of the message and index status, so the last
-    pointers go first, then the last hit carrying content becomes a pointer; one hit always
-    stays (as a pointer when even its content does not fit; an ``already_sent`` pointer then
-    gives up its preview too)."""
+def fit_answer(answer: SearchAnswer, max_tokens: int) -> SearchAnswer:
+    """The answer trimmed until its whole JSON in the agent view (compact, as the MCP tool sends
+    it; the one measure for every adapter, so the CLI and the server keep the same hits) fits
+    ``max_tokens``: the packer plans with estimated entry costs and knows nothing of the message
+    and index status, so the last pointers go first, then the last hit carrying content becomes
+    a pointer; one hit always stays (as a pointer when even its content does not fit; an
+    ``already_sent`` pointer then gives up its preview too)."""
     hits = list(answer.results)
     trimmed = answer
-    while answer_tokens(trimmed, agent=agent) > max_tokens and hits:
+    while answer_tokens(trimmed) > max_tokens and hits:
         last_content = max((i for i, h in enumerate(hits) if h.content is not None), default=-1)
         if len(hits) > 1 and last_content < len(hits) - 1:
             hits.pop()  # a pointer past the last text: the cheapest loss
