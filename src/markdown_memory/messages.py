@@ -181,11 +181,25 @@ def query_cut(length: int, limit: int) -> str:
             "(pass the words, identifier or error line that matter)")
 
 
+#: A message quotes at most this many characters of one query fragment, and at most
+#: ``QUOTED_FRAGMENTS`` fragments: an answer never echoes the query back at length (issue 26).
+QUOTE_CHARS, QUOTED_FRAGMENTS = 40, 3
+
+
+def quote_query(fragments: list[str]) -> str:
+    """The one rule for quoting query text in a message: the first ``QUOTED_FRAGMENTS`` of
+    ``fragments``, each cut to ``QUOTE_CHARS`` characters (an ellipsis marks a cut), quoted and
+    joined by commas; "and N more" when some were left out."""
+    shown = [f"'{f if len(f) <= QUOTE_CHARS else f[:QUOTE_CHARS - 1] + '…'}'" for f in fragments[:QUOTED_FRAGMENTS]]
+    more = len(fragments) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
 def no_confident_match(absent: list[str]) -> str:
     """A search with no confident hit; ``absent``: query identifiers no document contains."""
     note = "no confident match: nothing in the docs clearly answers this query"
     if absent:
-        note += "; no document mentions " + ", ".join(f"'{a}'" for a in absent[:3])
+        note += "; no document mentions " + quote_query(absent)
     return note
 
 

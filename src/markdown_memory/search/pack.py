@@ -161,8 +161,9 @@ def fit_answer(answer: SearchAnswer, max_tokens: int) -> SearchAnswer:
     it; the one measure for every adapter, so the CLI and the server keep the same hits) fits
     ``max_tokens``: the packer plans with estimated entry costs and knows nothing of the message
     and index status, so the last pointers go first, then the last hit carrying content becomes
-    a pointer; one hit always stays (as a pointer when even its content does not fit; an
-    ``already_sent`` pointer then gives up its preview too)."""
+    a pointer; one hit always stays (as a pointer when even its content does not fit, and then
+    without its preview). ``models.MIN_MAX_TOKENS`` is chosen so that this last pointer, the
+    message and the index status always fit."""
     hits = list(answer.results)
     trimmed = answer
     while answer_tokens(trimmed) > max_tokens and hits:
@@ -171,8 +172,8 @@ def fit_answer(answer: SearchAnswer, max_tokens: int) -> SearchAnswer:
             hits.pop()  # a pointer past the last text: the cheapest loss
         elif last_content >= 0:
             hits[last_content] = replace(hits[last_content], content=None)
-        elif hits[0].already_sent and hits[0].preview:
-            hits[0] = replace(hits[0], preview="")  # the agent has its text: the preview goes last
+        elif hits[0].preview:
+            hits[0] = replace(hits[0], preview="")  # the address stays: read_section fetches it
         else:
             break  # one pointer left: nothing more to give up
         trimmed = replace(answer, results=tuple(hits))
