@@ -181,26 +181,20 @@ def query_cut(length: int, limit: int) -> str:
             "(pass the words, identifier or error line that matter)")
 
 
-#: A message quotes at most this many characters of one query fragment, and at most
-#: ``QUOTED_FRAGMENTS`` fragments: an answer never echoes the query back at length (issue 26).
-QUOTE_CHARS, QUOTED_FRAGMENTS = 40, 3
+QUOTE_CHARS, QUOTED_FRAGMENTS = 40, 3  # a message never echoes the query at length (issue 26)
 
 
 def quote_query(fragments: list[str]) -> str:
-    """The one rule for quoting query text in a message: the first ``QUOTED_FRAGMENTS`` of
-    ``fragments``, each cut to ``QUOTE_CHARS`` characters (an ellipsis marks a cut), quoted and
-    joined by commas; "and N more" when some were left out."""
+    """The one rule for quoting query text in a message: the first ``QUOTED_FRAGMENTS``, each cut
+    to ``QUOTE_CHARS`` characters (an ellipsis marks a cut), quoted; "and N more" for the rest."""
     shown = [f"'{f if len(f) <= QUOTE_CHARS else f[:QUOTE_CHARS - 1] + '…'}'" for f in fragments[:QUOTED_FRAGMENTS]]
-    more = len(fragments) - len(shown)
-    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    return ", ".join(shown) + (f" and {len(fragments) - len(shown)} more" if len(fragments) > len(shown) else "")
 
 
 def no_confident_match(absent: list[str]) -> str:
     """A search with no confident hit; ``absent``: query identifiers no document contains."""
     note = "no confident match: nothing in the docs clearly answers this query"
-    if absent:
-        note += "; no document mentions " + quote_query(absent)
-    return note
+    return note + ("; no document mentions " + quote_query(absent) if absent else "")
 
 
 def no_documents_under(ctx: Context, prefix: str) -> str:

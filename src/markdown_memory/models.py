@@ -73,9 +73,7 @@ class Freshness(StrEnum):
 #: The bounds the adapters share (MCP schema, CLI flags, ``SearchRequest``): one limit each, so the
 #: same request is valid through every adapter (the answer's token budget keeps a large ``top_k`` small).
 DEFAULT_TOP_K, MAX_TOP_K = 5, 50
-#: MIN_MAX_TOKENS is what the smallest answer needs (one pointer ~60-150 tokens with its path and
-#: breadcrumb, ``index_status`` ~100, a message quoting at most a short piece of the query): every
-#: answer at an accepted budget fits it whole (tests/test_answer_budget.py).
+#: MIN_MAX_TOKENS: what the smallest whole answer needs (a pointer, index_status, the message).
 DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS = 2000, 500, 20_000
 LIST_PAGE_SIZE = 200
 
