@@ -247,14 +247,14 @@ def test_pointer_hits_show_a_read_hint_too(tmp_path, run):
     root = tmp_path / "ptr"
     root.mkdir()
     for i in range(4):
-        words = " ".join(f"gizmo{i}-{j} calibration" for j in range(40))
+        words = " ".join(f"gizmo{i}-{j} calibration" for j in range(120))
         (root / f"doc{i}.md").write_text(f"# Doc {i}\n\n## Calibration {i}\n\n{words}\n\nend of doc{i}\n")
     db = tmp_path / "p.db"
     answer = json.loads(run("--embedder", "none", "search", "calibration", "--docs-dir", str(root), "--max-tokens",
-                            "200", "--json", env_db=db).stdout)
+                            "500", "--json", env_db=db).stdout)
     pointers = [h for h in answer["results"] if h.get("content") is None]
     assert pointers, answer
-    text = run("--embedder", "none", "search", "calibration", "--docs-dir", str(root), "--max-tokens", "200",
+    text = run("--embedder", "none", "search", "calibration", "--docs-dir", str(root), "--max-tokens", "500",
                env_db=db).stdout
     hints = _hint_commands(text)
     wanted = pointers[0]["heading_path"]

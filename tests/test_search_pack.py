@@ -84,11 +84,33 @@ def _texts(out):
     return [r.content is not None for r in out]
 
 
-def test_pack_greedy_in_rank_order_then_pointers():
+def test_a_hit_that_does_not_fit_does_not_end_the_run_of_text():
     hits = [_hit(1, 1, None, 500), _hit(1, 5, None, 900), _hit(2, 1, None, 100)]
     out = pack_hits(hits, top_k=5, max_tokens=1000)
-    # the second hit does not fit: it and every later one become pointers (no reordering)
-    assert _texts(out) == [True, False, False]
+    # the second hit does not fit: it is a pointer, the third still carries its text
+    assert _texts(out) == [True, False, True]
+
+
+def test_a_short_intro_first_does_not_leave_the_top_hits_as_bare_pointers():
+    """Issue 25: "dependency pre-bundling" gave 10 hits where only a 50-token intro carried text
+    and nine were pointers (the second hit was too large, and that closed the budget). The top
+    hits that fit carry their text; far weaker or large later ones are pointers."""
+    hits = [_hit(1, 1, None, 50), _hit(2, 1, None, 1900, score=0.97), _hit(3, 1, None, 400, score=0.95)]
+    hits += [_hit(d, 1, None, 600, score=0.9) for d in range(4, 11)]
+    out = pack_hits(hits, top_k=10, max_tokens=2000)
+    assert _texts(out)[:3] == [True, False, True]
+    assert not any(_texts(out)[3:])  # large later hits are pointers: the budget goes to the evidence
+
+
+def test_later_hits_carry_text_when_close_and_small_or_beside_a_text():
+    best = [_hit(1, 1, None, 100), _hit(2, 1, None, 100), _hit(3, 1, None, 100)]
+    close_small = _hit(4, 1, None, 120, score=0.95)
+    close_large = _hit(5, 1, None, 700, score=0.95)
+    weak_small = _hit(6, 1, None, 120, score=0.6)
+    sibling = Hit("d1.md", "h1 > b", 40, 45, 250, 0.6, "x" * 1000, "x", (40, 40), ("keyword",))
+    best[0] = Hit("d1.md", "h1 > a", 1, 10, 100, 1.0, "x" * 400, "x", (1, 1), ("keyword",))
+    out = pack_hits([*best, close_small, close_large, weak_small, sibling], top_k=10, max_tokens=5000)
+    assert _texts(out) == [True, True, True, True, False, False, True]
 
 
 def test_a_hit_larger_than_the_whole_budget_does_not_leave_the_rest_without_text():

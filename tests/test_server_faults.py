@@ -104,7 +104,7 @@ ARGUMENTS = [
     ("search_docs", {"query": "install", "max_tokens": -5}, False),
     ("search_docs", {"query": "install", "max_tokens": float("inf")}, False),
     ("search_docs", {"query": "install", "max_tokens": "2000"}, False),
-    ("search_docs", {"query": "install", "max_tokens": 200}, True),
+    ("search_docs", {"query": "install", "max_tokens": 500}, True),
     ("read_section", {"file_path": "install.md", "heading_path": "Linux", "cursor": 1e20}, False),
     ("read_section", {"file_path": "install.md", "heading_path": "Linux", "cursor": 2**63}, False),
     ("read_section", {"file_path": "install.md", "heading_path": "Linux", "cursor": -1}, False),

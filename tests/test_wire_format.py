@@ -244,8 +244,8 @@ def test_cli_none(cli_env, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     cli("search path prefix", "search", "slow", *d, "--path-prefix", "ops", "--json")
     cli("search path prefix file", "search", "server", *d, "--path-prefix", "ops/troubleshooting.md", "--json")
     cli("search prefix without documents", "search", "server", *d, "--path-prefix", "nothing/here", "--json")
-    cli("search pointers top-k 2", "search", "network", *d, "--top-k", "2", "--max-tokens", "200", "--json")
-    cli("search pointers top-k 5", "search", "acme", *d, "--top-k", "5", "--max-tokens", "200", "--json")
+    cli("search pointers top-k 2", "search", "network", *d, "--top-k", "2", "--max-tokens", "500", "--json")
+    cli("search pointers top-k 5", "search", "acme", *d, "--top-k", "5", "--max-tokens", "500", "--json")
     cli("search heading word", "search", "Uninstall", *d, "--top-k", "1", "--json")
 
     cli("outline", "outline", "install.md", *d, "--json")
@@ -303,7 +303,7 @@ def test_cli_minilm(cli_env, tmp_path: Path, capsys: pytest.CaptureFixture[str])
     cli("index", "index", "{root}", "--json")
     cli("search paraphrase", "search", "how long does the client wait before giving up", *d, "--no-refresh", "--json")
     cli("search env var", "search", "ACME_MAX_RETRIES", *d, "--no-refresh", "--json")
-    cli("search pointers", "search", "install upgrade release", *d, "--top-k", "10", "--max-tokens", "200",
+    cli("search pointers", "search", "install upgrade release", *d, "--top-k", "10", "--max-tokens", "500",
         "--no-refresh", "--json")
     cli("status", "status", *d, "--json")
     check_or_record("cli-minilm", cli.answers)
@@ -451,8 +451,8 @@ def test_mcp_none_manual(tmp_path: Path) -> None:
         s.call("search no match", "search_docs", {"query": "kubernetes helm chart"})
         s.call("search path prefix", "search_docs", {"query": "slow", "path_prefix": "ops"})
         s.call("search prefix without documents", "search_docs", {"query": "server", "path_prefix": "nothing/here"})
-        s.call("search pointers top-k 2", "search_docs", {"query": "network", "top_k": 2, "max_tokens": 200})
-        s.call("search pointers top-k 5", "search_docs", {"query": "acme", "top_k": 5, "max_tokens": 200})
+        s.call("search pointers top-k 2", "search_docs", {"query": "network", "top_k": 2, "max_tokens": 500})
+        s.call("search pointers top-k 5", "search_docs", {"query": "acme", "top_k": 5, "max_tokens": 500})
 
         s.call("outline", "get_document_outline", {"file_path": "install.md"})
         s.call("outline max_depth 1", "get_document_outline", {"file_path": "configuration.md", "max_depth": 1})
@@ -531,7 +531,7 @@ def test_mcp_none_auto(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
             assert time.monotonic() < deadline, "the catch-up run did not finish"
             time.sleep(0.1)
         s.call("search env var", "search_docs", {"query": "ACME_MAX_RETRIES"})
-        s.call("search pointers top-k 2", "search_docs", {"query": "network", "top_k": 2, "max_tokens": 200})
+        s.call("search pointers top-k 2", "search_docs", {"query": "network", "top_k": 2, "max_tokens": 500})
         s.call("outline", "get_document_outline", {"file_path": "install.md"})
         s.call("read section", "read_section", {"file_path": "install.md", "heading_path": "Installation Guide > Linux"})
         s.call("list root", "list_documents", {})
@@ -557,7 +557,7 @@ def test_mcp_minilm_manual(tmp_path: Path) -> None:
         s.call("index_directory", "index_directory", {})
         s.call("search paraphrase", "search_docs", {"query": "how long does the client wait before giving up"})
         s.call("search env var", "search_docs", {"query": "ACME_MAX_RETRIES"})
-        s.call("search pointers", "search_docs", {"query": "install upgrade release", "top_k": 10, "max_tokens": 200})
+        s.call("search pointers", "search_docs", {"query": "install upgrade release", "top_k": 10, "max_tokens": 500})
         s.call("search path prefix", "search_docs", {"query": "server", "path_prefix": "ops"})
         s.call("search no match", "search_docs", {"query": "kubernetes helm chart"})
         s.call("list root", "list_documents", {})

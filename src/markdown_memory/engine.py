@@ -309,7 +309,7 @@ class Engine:
         if self._database.disk_full and not self._background:  # a background engine's index_status says it
             message = messages.prepend_note(self._database.disk_full, message)
         answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status)
-        return fit_answer(answer, max_tokens, agent=self._context.agent)
+        return fit_answer(answer, max_tokens)  # the agent view's measure, whichever adapter asks
 
     def _search(self, query: str, top_k: int, scope: Scope, max_tokens: int,
                 already_sent: Container[str] | None = None) -> _Ranked:

@@ -181,12 +181,20 @@ def query_cut(length: int, limit: int) -> str:
             "(pass the words, identifier or error line that matter)")
 
 
+QUOTE_CHARS, QUOTED_FRAGMENTS = 40, 3  # a message never echoes the query at length (issue 26)
+
+
+def quote_query(fragments: list[str]) -> str:
+    """The one rule for quoting query text in a message: the first ``QUOTED_FRAGMENTS``, each cut
+    to ``QUOTE_CHARS`` characters (an ellipsis marks a cut), quoted; "and N more" for the rest."""
+    shown = [f"'{f if len(f) <= QUOTE_CHARS else f[:QUOTE_CHARS - 1] + '…'}'" for f in fragments[:QUOTED_FRAGMENTS]]
+    return ", ".join(shown) + (f" and {len(fragments) - len(shown)} more" if len(fragments) > len(shown) else "")
+
+
 def no_confident_match(absent: list[str]) -> str:
     """A search with no confident hit; ``absent``: query identifiers no document contains."""
     note = "no confident match: nothing in the docs clearly answers this query"
-    if absent:
-        note += "; no document mentions " + ", ".join(f"'{a}'" for a in absent[:3])
-    return note
+    return note + ("; no document mentions " + quote_query(absent) if absent else "")
 
 
 def no_documents_under(ctx: Context, prefix: str) -> str:

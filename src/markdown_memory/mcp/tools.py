@@ -176,7 +176,8 @@ def _query_tools(runtime: "Runtime") -> dict[str, Any]:
         path_prefix: Annotated[str | None, Field(max_length=_PATH_MAX,
                                                  description="Only documents under this folder or path, relative to the docs root.")] = None,
         max_tokens: Annotated[int, Field(ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS, description=(
-            f"Budget for section text in the answer ({MIN_MAX_TOKENS}-{MAX_MAX_TOKENS} tokens)."))] = DEFAULT_MAX_TOKENS,
+            f"Budget for the whole answer ({MIN_MAX_TOKENS}-{MAX_MAX_TOKENS} tokens; {MIN_MAX_TOKENS} is what the "
+            "smallest answer needs: one pointer, the message and index_status)."))] = DEFAULT_MAX_TOKENS,
         tags: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(
             max_length=32, description="Only documents carrying these tags (front matter or inline #tags); "
                                        "a tag also matches its nested tags ('project' matches 'project/alpha').")] = None,

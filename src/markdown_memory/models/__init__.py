@@ -97,7 +97,8 @@ class Freshness(StrEnum):
 #: The bounds the adapters share (MCP schema, CLI flags, ``SearchRequest``): one limit each, so the
 #: same request is valid through every adapter (the answer's token budget keeps a large ``top_k`` small).
 DEFAULT_TOP_K, MAX_TOP_K = 5, 50
-DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS = 2000, 200, 20_000
+#: MIN_MAX_TOKENS: what the smallest whole answer needs (a pointer, index_status, the message).
+DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS = 2000, 500, 20_000
 LIST_PAGE_SIZE = 200
 
 

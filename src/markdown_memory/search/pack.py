@@ -1,14 +1,18 @@
 """Fit ranked hits into a token budget without cutting a section mid-way.
 
-Every returned hit costs ``entry_cost`` (its path, breadcrumb, lines and preview); hits carry their
-full ``content`` in rank order while content plus all pointers stays within ``max_tokens``
-(at least one hit is always returned); a hit that does not fit, or scores below
-``CONTENT_SCORE_SHARE`` of the best hit (and every later one) becomes a pointer: path,
-heading_path, lines, tokens and the <= 100-character preview, no content. A hit's text outranks
-the pointers of the hits after it: when only those keep it out, the lowest-ranked hits are left
-out instead (a larger ``top_k`` never costs the best hits their text). A hit larger than the
-whole budget on its own is a pointer that does not end the run: the hits after it still carry
-their text (it can only be read paged, with ``read_section``).
+Every returned hit costs ``entry_cost`` (its path, breadcrumb, lines and preview); the budget
+goes where the evidence is. A hit earns its full ``content`` when it is one of the
+``LEAD_HITS`` best, or a small section (<= ``SMALL_TOKENS``) scoring within
+``CLOSE_SCORE_SHARE`` of the best, or a section (<= ``TOGETHER_TOKENS``) answering together
+with one already carrying text (its parent, child or sibling); never when it scores below
+``CONTENT_SCORE_SHARE`` of the best. Hits earning text get it in rank order while content plus
+all pointers stays within ``max_tokens`` (at least one hit is always returned); every other hit
+is a pointer: path, heading_path, lines, tokens and the <= 100-character preview, no content.
+A hit that does not fit does not end the run: the hits after it that earn text and fit still
+carry it, so the top hits carry text (never one short intro and nine pointers), and a hit
+larger than the whole budget is read paged with ``read_section``. A hit's text outranks the
+pointers of the hits after it: when only those keep it out, the lowest-ranked hits are left
+out instead (a larger ``top_k`` never costs the best hits their text).
 
 A section's content is its own text only (its heading down to the next heading of any level),
 so a parent and its child never repeat each other's text: both carry it when the budget allows
@@ -37,6 +41,12 @@ POINTER_TOKENS = 30  # fixed JSON cost of one entry (keys, lines, score, matched
 #: A hit scoring below this share of the best hit's score comes as a pointer even when its
 #: text would fit: a far weaker hit is rarely the answer and its text costs the reader tokens.
 CONTENT_SCORE_SHARE = 0.5
+#: The best hits carry their text when it fits (ranked scores are close: rank is the evidence).
+LEAD_HITS = 3
+#: Past the lead, a section this small (tokens) scoring within this share of the best carries text.
+SMALL_TOKENS, CLOSE_SCORE_SHARE = 150, 0.9
+#: Past the lead, a section this small (tokens) carries text beside a parent, child or sibling that does.
+TOGETHER_TOKENS = 300
 
 
 def entry_cost(hit: Hit) -> int:
@@ -79,9 +89,8 @@ def pack_hits(hits: Sequence[Hit], *, top_k: int, max_tokens: int,
         chosen.pop()
         costs.pop()
     used = sum(costs)
-    full = True
     out: list[Hit] = []
-    floor = CONTENT_SCORE_SHARE * max((h.score for h in chosen), default=0.0)
+    best = max((h.score for h in chosen), default=0.0)
     i = 0
     while i < len(chosen):
         hit = chosen[i]
@@ -90,24 +99,43 @@ def pack_hits(hits: Sequence[Hit], *, top_k: int, max_tokens: int,
                 hit.file_path, hit.heading_path, hit.content) in sent:
             out.append(replace(hit, content=None, already_sent=True))
             continue
-        extra = hit.tokens
-        if full and hit.score < floor:
-            full = False
-        drop = _trailing_to_drop(costs, i, used + extra - max_tokens) if full else None
-        if drop is not None:
+        drop = None
+        if _earns_text(hit, i - 1, best, [h for h in out if h.content is not None]):
+            drop = _trailing_to_drop(costs, i, used + hit.tokens - max_tokens)
+        if drop is None:
+            # a pointer; the hits after it may still carry their text (the top hits should,
+            # and one too large for what is left is read paged with read_section)
+            hit = replace(hit, content=None)
+        else:
             if drop:
                 used -= sum(costs[-drop:])
                 del chosen[-drop:], costs[-drop:]
-            used += extra
-        else:
-            # A hit that could fit on its own closes the budget (rank order: no worse hit gets
-            # text in its place); one larger than the whole budget never could, and is read
-            # paged with read_section, so the smaller hits after it still get their text.
-            if sum(costs[:i]) + extra <= max_tokens:
-                full = False
-            hit = replace(hit, content=None)
+            used += hit.tokens
         out.append(hit)
     return out
+
+
+def _earns_text(hit: Hit, rank: int, best: float, texts: Sequence[Hit]) -> bool:
+    """Whether the evidence is worth the hit's text (module docstring): one of the
+    ``LEAD_HITS`` best; a small section scoring close to the best; or a section answering
+    together with one already carrying text (parent, child or sibling in its file)."""
+    if hit.score < CONTENT_SCORE_SHARE * best:
+        return False
+    if rank < LEAD_HITS:
+        return True
+    if hit.score >= CLOSE_SCORE_SHARE * best and hit.tokens <= SMALL_TOKENS:
+        return True
+    return hit.tokens <= TOGETHER_TOKENS and any(_together(hit, t) for t in texts)
+
+
+def _together(a: Hit, b: Hit) -> bool:
+    """Sections of one file that answer together: one contains the other, or they are siblings
+    (the same parent breadcrumb)."""
+    if a.file_path != b.file_path:
+        return False
+    pa, pb = a.heading_path.split(" > "), b.heading_path.split(" > ")
+    n = min(len(pa), len(pb))
+    return pa[:n] == pb[:n] or pa[:-1] == pb[:-1]
 
 
 def _trailing_to_drop(costs: list[int], kept: int, over: int) -> int | None:
@@ -128,22 +156,24 @@ def answer_tokens(answer: SearchAnswer, *, agent: bool = True) -> int:
     return count_tokens(json.dumps(answer.to_dict(agent=agent), ensure_ascii=False, separators=separators))
 
 
-def fit_answer(answer: SearchAnswer, max_tokens: int, *, agent: bool = True) -> SearchAnswer:
-    """The answer trimmed until its whole JSON fits ``max_tokens``: the packer plans with
-    estimated entry costs and knows nothing of the message and index status, so the last
-    pointers go first, then the last hit carrying content becomes a pointer; one hit always
-    stays (as a pointer when even its content does not fit; an ``already_sent`` pointer then
-    gives up its preview too)."""
+def fit_answer(answer: SearchAnswer, max_tokens: int) -> SearchAnswer:
+    """The answer trimmed until its whole JSON in the agent view (compact, as the MCP tool sends
+    it; the one measure for every adapter, so the CLI and the server keep the same hits) fits
+    ``max_tokens``: the packer plans with estimated entry costs and knows nothing of the message
+    and index status, so the last pointers go first, then the last hit carrying content becomes
+    a pointer; one hit always stays (as a pointer when even its content does not fit, and then
+    without its preview). ``models.MIN_MAX_TOKENS`` is chosen so that this last pointer, the
+    message and the index status always fit."""
     hits = list(answer.results)
     trimmed = answer
-    while answer_tokens(trimmed, agent=agent) > max_tokens and hits:
+    while answer_tokens(trimmed) > max_tokens and hits:
         last_content = max((i for i, h in enumerate(hits) if h.content is not None), default=-1)
         if len(hits) > 1 and last_content < len(hits) - 1:
             hits.pop()  # a pointer past the last text: the cheapest loss
         elif last_content >= 0:
             hits[last_content] = replace(hits[last_content], content=None)
-        elif hits[0].already_sent and hits[0].preview:
-            hits[0] = replace(hits[0], preview="")  # the agent has its text: the preview goes last
+        elif hits[0].preview:
+            hits[0] = replace(hits[0], preview="")  # the address stays: read_section fetches it
         else:
             break  # one pointer left: nothing more to give up
         trimmed = replace(answer, results=tuple(hits))

@@ -346,19 +346,29 @@ def _allowed_vectors(store: Store, allowed: np.ndarray) -> tuple[np.ndarray, np.
     return np.asarray(ids, dtype=np.int64), np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dim)
 
 
+#: Extra quantized neighbours (at least this many, else ``k`` more) whose exact distances are
+#: computed, so a neighbour the int8 cosines (error ~0.002) put just past ``k`` still competes.
+EXACT_MARGIN_MIN = 32
+
+
 def knn(store: Store, qvec: np.ndarray, k: int, cache: VectorCache | None = None,
         allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
     """The ``k`` nearest passage vectors to ``qvec`` (float32 [d], L2-normalised) as
     ``[(passage_id, cosine distance)]``, nearest first: through ``cache``'s quantized vectors
-    when it has them for these vectors (cosines within ~0.002 of exact, see quantized.py), else
-    sqlite-vec's exact ``vec0`` scan. ``allowed`` (int64 passage ids, a search filter's
+    when it has them for these vectors (cosines within ~0.002 of exact, see quantized.py) as a
+    shortlist of ``k + max(EXACT_MARGIN_MIN, k)`` whose exact distances vec0 then gives (the
+    same neighbours and distances as without the cache), else sqlite-vec's exact ``vec0`` scan. ``allowed`` (int64 passage ids, a search filter's
     candidate set, ``scope.allowed_passages``): only those passages compete, so a filter never
     empties the top ``k`` (over the cache a row mask of the quantized search). Requires the
     vec tables."""
     matrix = cache.matrix(store) if cache is not None else None
     if matrix is not None and len(matrix.ids):
         mask = None if allowed is None else np.isin(matrix.ids, allowed)
-        return matrix.vectors.search(qvec, k, mask)
+        near = matrix.vectors.search(qvec, k + max(EXACT_MARGIN_MIN, k), mask)
+        # One engine, one answer: the quantized cosines only shortlist; the distances (and so
+        # the order and the k kept) are vec0's exact ones, as a process without the cache gets.
+        exact = _vec0_knn_among(store, qvec, k, np.asarray([pid for pid, _d in near], dtype=np.int64)) if near else []
+        return near[:k] if exact is None else exact
     if allowed is None:
         return _vec0_knn(store, qvec, k)
     if len(allowed) == 0 or k <= 0:
