@@ -33,3 +33,22 @@ def test_docs_dir_means_the_same_for_every_command_that_reads_a_docs_root() -> N
     helps = {name: next(a.help for a in sub._actions if "--docs-dir" in a.option_strings)
              for name, sub in _subcommands(build_parser()).items() if name not in ("index", "setup")}
     assert len(set(helps.values())) == 1, helps
+
+
+def test_index_without_a_folder_uses_the_default_docs_root(tmp_path) -> None:
+    """Regression (the cli/ split): `index` with neither DOCS_ROOT nor --docs-dir indexes the
+    default root (MARKDOWN_MEMORY_DOCS_DIR), as before, instead of failing on a missing option."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nalpha text\n")
+    env = dict(os.environ, MARKDOWN_MEMORY_DOCS_DIR=str(docs), MARKDOWN_MEMORY_DB=str(tmp_path / "i.db"),
+               MARKDOWN_MEMORY_EMBEDDER="none", HOME=str(tmp_path / "home"))
+    done = subprocess.run([sys.executable, "-m", "markdown_memory.cli", "index", "--json"], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scanned"] == 1

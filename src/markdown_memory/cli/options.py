@@ -101,7 +101,8 @@ def open_engine(args: argparse.Namespace, docs_root: str | None = None) -> Itera
     ``--db``, ``--embedder``, ``--max-file-mb``), closed afterwards. Raises ConfigError."""
     from ..engine import Engine
 
-    root = docs_root if docs_root is not None else args.docs_dir
+    # ``index`` has no ``docs_dir`` (its root is DOCS_ROOT or its own flag): None is the default root
+    root = docs_root if docs_root is not None else getattr(args, "docs_dir", None)
     engine = Engine(Settings.load(root, args.db, args.embedder, max_file=args.max_file_mb))
     try:
         yield engine
