@@ -20,7 +20,8 @@ import pytest
 from conftest import link_derived
 
 FIXTURES = Path(__file__).parent / "fixtures"
-TOOLS = {"search_docs", "read_section", "get_document_outline", "get_links", "list_documents", "index_directory"}
+TOOLS = {"search_docs", "read_section", "get_document_outline", "get_links", "list_documents", "find_drift",
+         "index_directory"}
 
 
 def server_env(root: Path, db: Path, home: Path, embedder: str, **extra: str) -> dict[str, str]:
@@ -106,7 +107,7 @@ def _lines(root: Path, rel: str, start: int, end: int) -> str:
     return "\n".join(root.joinpath(rel).read_text(encoding="utf-8").split("\n")[start - 1 : end])
 
 
-def test_six_tools_with_titles_bounds_and_annotations(served) -> None:
+def test_seven_tools_with_titles_bounds_and_annotations(served) -> None:
     client, _root, _ = served
     tools = {t.name: t for t in client.list_tools()}
     assert set(tools) == TOOLS
@@ -114,7 +115,7 @@ def test_six_tools_with_titles_bounds_and_annotations(served) -> None:
         assert tool.title and len(tool.description or "") > 80, name
         assert tool.annotations is not None, name
         assert tool.output_schema is None, name
-        expect_reader = name != "index_directory"
+        expect_reader = name not in ("index_directory", "find_drift")  # both write the index
         assert tool.annotations.read_only_hint is expect_reader, name
     idx = tools["index_directory"].annotations
     assert idx.destructive_hint is False and idx.idempotent_hint is True
