@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from ..text import human_size as _size
 from .options import add_json, emit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,10 +25,6 @@ def register(sub: Any) -> None:
                    "printed)")
     add_json(p)
     p.set_defaults(handler=run)
-
-
-def _size(n: int) -> str:
-    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.0f} kB"
 
 
 def _line(e: IndexEntry) -> str:
