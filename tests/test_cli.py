@@ -501,6 +501,7 @@ def _documents_stored(db) -> int:
     return peek_count(db, "documents")
 
 
+@pytest.mark.slow  # CI only (README's fast suite deselects it): indexes 4,000 files twice, ~40 s
 @pytest.mark.parametrize(("signum", "status"), [(2, 130), (15, 143)])
 def test_index_json_stopped_by_a_signal_prints_the_interrupted_object_subprocess(tmp_path, signum, status):
     """Trial finding: `index --json` stopped by SIGTERM (a supervisor, `timeout`, `kill`) printed
