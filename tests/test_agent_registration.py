@@ -28,7 +28,7 @@ import pytest
 
 from docs_text import REPO, blocks, commands_starting
 
-pytestmark = pytest.mark.agent_clis
+pytestmark = [pytest.mark.agent_clis, pytest.mark.slow]  # CI only: README's fast suite deselects slow
 
 NAME = "markdown-memory"
 PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex")

@@ -20,7 +20,7 @@ import pytest
 
 from test_agent_registration import _handshake, _run, agent_bin, world  # noqa: F401 - fixtures
 
-pytestmark = pytest.mark.agent_clis
+pytestmark = [pytest.mark.agent_clis, pytest.mark.slow]  # CI only: README's fast suite deselects slow
 
 TOOLS = {"search_docs", "read_section", "get_document_outline", "get_links", "list_documents", "find_drift",
          "index_directory"}

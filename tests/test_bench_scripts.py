@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = (
     "files", "sections", "passages", "vectors_embedded", "index_seconds", "vectors_per_second", "peak_rss_mb",
@@ -25,6 +27,7 @@ def _bench_module():
     return module
 
 
+@pytest.mark.slow  # CI only (README's fast suite deselects it): runs the benchmark script end to end, ~12 s
 def test_bench_prints_and_writes_every_figure(tmp_path, monkeypatch, capsys):
     # regression: a local variable named like the report printer made main() crash at the end.
     # main() runs in this process (it still starts the index run and the MCP servers it measures

@@ -131,6 +131,7 @@ def test_case_029_files_over_10_mb_are_skipped_by_default(tmp_path, cli_main):
 
 
 # -- engine: what is stored -------------------------------------------------------------------------
+@pytest.mark.slow  # CI only (README's fast suite deselects it): embeds a huge case, ~20 s
 def test_case_029_passages_and_embedding_inputs_are_bounded(folder_029, tmp_path, make_engine, monkeypatch):
     root = _copy(folder_029[0], tmp_path / "docs")
     monkeypatch.setenv("MARKDOWN_MEMORY_MAX_FILE_MB", "0.5")
@@ -171,6 +172,7 @@ def test_case_029_passages_and_embedding_inputs_are_bounded(folder_029, tmp_path
 
 
 # -- MCP --------------------------------------------------------------------------------------------
+@pytest.mark.slow  # CI only (README's fast suite deselects it): a server over the huge case, ~12 s
 def test_case_029_mcp_answers_and_pages_are_bounded(folder_029, tmp_path):
     root = _copy(folder_029[0], tmp_path / "docs")
     client = McpClient(server_env(root, tmp_path / "i.db", tmp_path / "home", "minilm",

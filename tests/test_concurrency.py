@@ -22,6 +22,7 @@ def cli(db: Path) -> str:
     return f"{sys.executable} -m markdown_memory.cli --embedder none --db {db}"
 
 
+@pytest.mark.slow  # CI only (README's fast suite deselects it): a race of CLI processes, ~18 s
 def test_case_025_race_of_cli_indexers_and_searchers(tmp_path):
     root = tmp_path / "docs"
     db = tmp_path / "race.db"
@@ -48,6 +49,7 @@ def test_case_025_race_of_cli_indexers_and_searchers(tmp_path):
     assert not list(tmp_path.glob("race.db.corrupt-*")), "contention is never mistaken for damage"
 
 
+@pytest.mark.slow  # CI only (README's fast suite deselects it): two processes, ~13 s
 def test_two_processes_indexing_and_searching_at_once(tmp_path):
     """Two `index --force` writers and two searchers started together, twice: all succeed,
     nothing on stderr mentions a lock, and the writers took turns (one waited)."""

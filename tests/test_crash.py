@@ -74,6 +74,7 @@ def embedded_count(db: Path) -> int:
     return peek_count(db, "embedded")
 
 
+@pytest.mark.slow  # CI only (README's fast suite deselects it): a 40 s loop of killed runs
 def test_sigkill_loop_leaves_whole_documents_and_the_next_run_completes(tmp_path, minilm):
     # ``minilm``: the session's int8 MiniLM graph is built (in the derived-graph folder the
     # subprocesses share) before the first run; else every minilm run spends its 1.5-3.5 s

@@ -16,9 +16,11 @@ import pytest
 from docs_text import REPO, blocks, shell_commands
 
 README = REPO / "README.md"
+#: README's test command: the fast suite (.ci/run runs it as written, then the ``slow`` tests)
+TEST_LINE = 'bash scripts/setup.sh && .venv/bin/python -m pytest -q -m "not slow"'
 #: lines .ci/run runs as written (install from the checkout, README's test command)
 RUN_BY_CI = {
-    "bash scripts/setup.sh && .venv/bin/python -m pytest -q",
+    TEST_LINE,
     "uv tool install '.[minilm]'",
 }
 REGISTRATION = ("claude mcp add ", "codex mcp add ")
@@ -45,12 +47,13 @@ def test_every_shell_line_in_the_docs_is_covered_by_a_test():
 
 def test_ci_runs_the_install_and_test_lines_as_written():
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    assert "bash scripts/setup.sh && .venv/bin/python -m pytest -q" in ci
+    assert TEST_LINE in ci
+    assert '.venv/bin/python -m pytest -q -m slow' in ci  # and what the fast suite leaves out
     assert "uv tool install --quiet '.[minilm]'" in ci
     # README opens with the two set-up commands: the main job, then the tests
     first = blocks("bash", [README])[0].body.splitlines()
     assert first[0].startswith("bash scripts/setup.sh && .venv/bin/markdown-memory ") and " search " in first[0]
-    assert first[1] == "bash scripts/setup.sh && .venv/bin/python -m pytest -q"
+    assert first[1] == TEST_LINE
 
 
 @pytest.mark.parametrize("where,line", [(w, li) for w, li in shell_commands() if _markdown_memory_argv(li) is not None])

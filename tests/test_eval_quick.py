@@ -19,6 +19,9 @@ import pytest
 
 from conftest import EVAL_CORPUS, EVAL_QUERIES, EVAL_QUICK_FOLDERS, score_queries
 
+#: an end-to-end eval over the shared corpus: CI runs it, README's fast suite deselects slow
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = EVAL_QUICK_FOLDERS
 MARGIN = 0.0

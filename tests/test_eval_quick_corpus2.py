@@ -19,6 +19,9 @@ import pytest
 
 from conftest import index_folders, score_queries
 
+#: an end-to-end eval over the shared corpus: CI runs it, README's fast suite deselects slow
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "eval" / "corpus2"
 QUERIES = REPO / "eval" / "queries-corpus2-dev.jsonl"

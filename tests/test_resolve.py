@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from markdown_memory.errors import SectionNotFoundError
 from markdown_memory.reading.resolve import resolve_heading
@@ -100,3 +102,55 @@ def test_a_heading_typed_with_its_attribute_block_resolves():
     assert resolve_heading("Attr {#custom-id}", available) == "Doc > Attr"
     assert resolve_heading("Doc > Getting started {#getting-started}", available) == "Doc > Getting started"
     assert resolve_heading("{#only-id}", available) == "Doc > {#only-id}"
+
+
+def _miss(asked: str, available: list[str]) -> SectionNotFoundError:
+    with pytest.raises(SectionNotFoundError) as err:
+        resolve_heading(asked, available, "guide.md")
+    assert not err.value.ambiguous
+    return err.value
+
+
+DOC = ["Validation", "Validation > Field validators", "Validation > Model validators",
+       "Validation > Strict mode", "Validation > Network timeouts", "Serialization"]
+
+
+@pytest.mark.parametrize("asked, first", [
+    ("field validator settings", "Validation > Field validators"),  # a word's inflection
+    ("Timeout handling", "Validation > Network timeouts"),  # the last heading, not the whole breadcrumb
+    ("strict validation mode", "Validation > Strict mode"),     # words in another order
+])
+def test_a_miss_suggests_the_heading_that_shares_its_words_first(asked, first):
+    """Issue 27: a missing heading's suggestions are the headings an agent meant, best first,
+    and the one-line error names them."""
+    err = _miss(asked, DOC)
+    assert err.candidates[0] == first
+    assert f"nearest: {first}" in str(err)
+
+
+def test_a_miss_with_nothing_alike_lists_the_documents_top_headings():
+    """Regression (issue 27): ``read install.md Solaris`` offered no suggestion at all; the
+    agent now gets the document's top headings to retry with."""
+    available = ["Installation Guide", "Installation Guide > Linux", "Installation Guide > Linux > Debian",
+                 "Installation Guide > Windows"]
+    err = _miss("Solaris", available)
+    assert err.candidates == ["Installation Guide", "Installation Guide > Linux", "Installation Guide > Windows"]
+    assert "its headings include: Installation Guide, Installation Guide > Linux" in str(err)
+
+
+@settings(max_examples=150)
+@given(st.lists(st.text(alphabet="abcdefghij klm", min_size=1, max_size=12).map(str.strip).filter(bool),
+                min_size=1, max_size=8, unique=True),
+       st.text(alphabet="abcdefghijxyz >", min_size=1, max_size=20).filter(lambda s: s.strip(" >")))
+def test_a_missed_heading_always_gets_existing_breadcrumbs_to_retry_with(titles, asked):
+    """Property: in a document with sections, a request that matches none is answered with
+    at most 5 candidates, each an existing breadcrumb, no two alike."""
+    available = [titles[0]] + [f"{titles[0]} > {t}" for t in titles[1:]]
+    try:
+        resolve_heading(asked, available)
+    except SectionNotFoundError as exc:
+        if exc.ambiguous:
+            return
+        assert exc.candidates and len(exc.candidates) <= 5
+        assert set(exc.candidates) <= set(available)
+        assert len({c.casefold() for c in exc.candidates}) == len(exc.candidates)

@@ -36,8 +36,10 @@ class RawServer:
         self.stdout: list[bytes] = []
         self.stderr: list[bytes] = []
         self._next_id = 0
-        threading.Thread(target=self._pump_out, daemon=True).start()
-        threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
+        self._pumps = [threading.Thread(target=self._pump_out, daemon=True),
+                       threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True)]
+        for pump in self._pumps:
+            pump.start()
 
     def _pump_out(self) -> None:
         for raw in self.proc.stdout:
@@ -98,8 +100,15 @@ class RawServer:
             self.proc.kill()
             self.proc.wait()
 
+    def drained(self, timeout: float = 10) -> None:
+        """Wait until everything the exited server wrote has been read (both pipes at EOF)."""
+        for pump in self._pumps:
+            pump.join(timeout)
+        assert not any(p.is_alive() for p in self._pumps), f"the server's pipes stayed open {timeout} s"
+
     def assert_stdout_is_jsonrpc(self) -> None:
-        time.sleep(0.1)  # let the pump thread drain
+        """Call once the server has exited: its whole stdout is JSON-RPC messages."""
+        self.drained()
         assert self.stdout, "no stdout at all"
         for raw in self.stdout:
             msg = json.loads(raw)  # raises on any stray byte

@@ -18,7 +18,7 @@ from .embed.presets import DEFAULT_PRESET, EMBEDDER_CHOICES
 from .errors import ConfigError
 
 __all__ = ["DEFAULT_EMBEDDER", "DEFAULT_MAX_FILE_MB", "EMBEDDER_CHOICES", "MAX_QUERY_CHARS", "Settings",
-           "default_db_path", "flag_from_env", "max_file_mb", "resolve_db_path", "resolve_docs_root"]
+           "default_db_path", "flag_from_env", "max_file_mb", "projects_dir", "resolve_db_path", "resolve_docs_root"]
 
 #: The preset a command uses when none is named (the registry's: ``embed/presets.py``).
 DEFAULT_EMBEDDER = DEFAULT_PRESET
@@ -63,13 +63,19 @@ def _too_broad(root: Path) -> bool:
         return False
 
 
-def default_db_path(root: Path) -> Path:
-    """Per-root database path under the user data dir (see module docstring)."""
+def projects_dir() -> Path:
+    """The folder holding one ``<root name>-<12 hex>/`` folder per docs root indexed at the
+    default location (``platformdirs.user_data_dir("markdown-memory")/projects``)."""
     import platformdirs
 
+    return Path(platformdirs.user_data_dir("markdown-memory")) / "projects"
+
+
+def default_db_path(root: Path) -> Path:
+    """Per-root database path under the user data dir (see module docstring)."""
     digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:12]
     name = root.name or "root"
-    return Path(platformdirs.user_data_dir("markdown-memory")) / "projects" / f"{name}-{digest}" / "index.db"
+    return projects_dir() / f"{name}-{digest}" / "index.db"
 
 
 def resolve_db_path(root: Path, explicit: str | os.PathLike[str] | None = None) -> Path:

@@ -348,11 +348,57 @@ def resolve_heading(requested: str, available: list[str], document: str = "this 
         except SectionNotFoundError as exc:
             if exc.ambiguous:
                 raise
-    # nearest by spelling with case kept, one per look-alike group (a look-alike of the request
-    # itself has matched above, so none is offered)
-    shown = {match_form(a, fold_case=False): a for a in reversed(available)}
-    near = [shown[k] for k in difflib.get_close_matches(match_form(req, fold_case=False), list(shown), n=5, cutoff=0.3)]
-    if not near:
-        near = [a for a in available if want and want[-1] in " > ".join(folded[a])][:5]
-    hint = f"; nearest: {', '.join(near)}" if near else ""
+    near = nearest_headings(req, available)
+    if near:
+        hint = f"; nearest: {', '.join(near)}"
+    else:  # nothing alike: the document's top headings, so the next call has somewhere to go
+        near = [a for a in available if len(_parts(a)) <= 2][:NEAREST]
+        hint = f"; its headings include: {', '.join(near)}" if near else ""
     raise SectionNotFoundError(f"no section {requested!r} in {document}{hint}", candidates=near)
+
+
+#: how many breadcrumbs a missed heading suggests
+NEAREST = 5
+#: a breadcrumb is suggested when its spelling (whole, or last part against the request's last
+#: part) is at least this similar (difflib ratio), or this share of the request's words is in it
+NEAR_BAR = 0.5
+#: words shorter than this count only when equal (``to``, ``a``, ``in`` do not suggest)
+_SHORT_WORD = 4
+
+
+def nearest_headings(requested: str, available: list[str], n: int = NEAREST) -> list[str]:
+    """Up to ``n`` breadcrumbs of ``available`` nearest to ``requested``, best first (document
+    order breaks ties), one per look-alike group (case kept). Near means: a similar spelling of
+    the whole breadcrumb or of its last heading, or most of the request's words in it, a word
+    matching its inflections (``validator`` / ``Validators``, ``config`` / ``Configuration``);
+    equally near ones by spelling. Empty when nothing is near."""
+    want = _parts(match_form(requested))
+    if not want:
+        return []
+    joined, last = " > ".join(want), want[-1]
+    words = {w for w in WORD.findall(joined)}
+    scored: dict[str, tuple[float, float, int]] = {}
+    for order, crumb in enumerate(available):
+        parts = _parts(match_form(crumb))
+        text = " > ".join(parts)
+        spelling = max(difflib.SequenceMatcher(None, joined, text).ratio(),
+                       difflib.SequenceMatcher(None, last, parts[-1] if parts else "").ratio())
+        have = set(WORD.findall(text))
+        shared = sum(any(_same_word(w, h) for h in have) for w in words) / len(words) if words else 0.0
+        score = max(spelling, shared)
+        key = match_form(crumb, fold_case=False)
+        if score >= NEAR_BAR and (key not in scored or scored[key][:2] < (score, spelling)):
+            scored[key] = (score, spelling, order)
+    best = sorted(scored.values(), key=lambda s: (-s[0], -s[1], s[2]))[:n]
+    return [available[order] for _, _, order in best]
+
+
+def _same_word(want: str, have: str) -> bool:
+    """``want`` and ``have`` (case-folded) are one word or inflections of one (they share a
+    prefix of at least 4 characters and three quarters of the shorter word)."""
+    if want == have:
+        return True
+    if min(len(want), len(have)) < _SHORT_WORD:
+        return False
+    common = len(os.path.commonprefix([want, have]))
+    return common >= _SHORT_WORD and common >= 0.75 * min(len(want), len(have))
