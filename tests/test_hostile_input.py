@@ -1,0 +1,75 @@
+"""Hostile input from outside at the CLI edge (issue 26, the attack run): argv bytes that are not
+UTF-8 pass the one decoding rule (``text.decode_outside``), and the prompt hook's stdin never
+produces a traceback. Real subprocesses where the process itself matters (argv bytes, stdin)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from markdown_memory.text import decode_outside
+
+ENV = {**os.environ, "MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_AUTO_INDEX": "0"}
+
+
+def cli(*args: str | bytes, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable.encode(), b"-m", b"markdown_memory.cli",
+                           *(a if isinstance(a, bytes) else a.encode() for a in args)],
+                          input=stdin, capture_output=True, timeout=120, env=ENV, cwd=cwd)
+
+
+@pytest.fixture
+def indexed(tmp_path: Path) -> tuple[Path, Path]:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "cafe.md").write_text("# Café\n\nThe café opens at nine.\n\n## Menu\n\nCoffee and tea.\n")
+    db = tmp_path / "index.db"
+    assert cli("--db", str(db), "index", str(docs)).returncode == 0
+    return docs, db
+
+
+def test_decode_outside_turns_undecodable_bytes_into_replacement_characters() -> None:
+    assert decode_outside(os.fsdecode(b"caf\xff")) == "caf\ufffd"
+    assert decode_outside(os.fsdecode("café".encode())) == "café"
+    assert decode_outside("\ud800x") == "\ufffd\ufffd\ufffdx"  # a JSON-escaped lone surrogate
+    text = "plain"
+    assert decode_outside(text) is text
+
+
+@given(st.binary(max_size=40))
+def test_decode_outside_is_always_encodable(raw: bytes) -> None:
+    decoded = decode_outside(os.fsdecode(raw))
+    decoded.encode("utf-8")  # never raises
+    if raw.decode("utf-8", "replace") == raw.decode("utf-8", "ignore"):  # valid UTF-8 stays as it was
+        assert decoded == raw.decode("utf-8")
+
+
+def test_search_and_read_with_non_utf8_arguments_answer_instead_of_crashing(indexed: tuple[Path, Path]) -> None:
+    docs, db = indexed
+    found = cli("--db", str(db), "search", "--json", "--docs-dir", str(docs), "--", b"caf\xff")
+    assert found.returncode == 0, found.stderr
+    assert "results" in json.loads(found.stdout)
+    filtered = cli("--db", str(db), "search", "--docs-dir", str(docs), "--tag", b"\xfe", "--path-prefix", b"\xff", "x")
+    assert filtered.returncode == 0, filtered.stderr
+    missing = cli("--db", str(db), "read", "--docs-dir", str(docs), "--", b"caf\xff.md")
+    assert missing.returncode == 2, missing.stderr
+    assert b"Traceback" not in missing.stderr and b"caf\xef\xbf\xbd.md" in missing.stderr  # named, decoded
+    heading = cli("--db", str(db), "read", "--docs-dir", str(docs), "cafe.md", b"Men\xffu")
+    assert heading.returncode in (0, 2) and b"Traceback" not in heading.stderr  # a near heading may answer
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.binary(min_size=1, max_size=30).filter(lambda b: b"\0" not in b))
+def test_any_byte_string_as_a_query_exits_0_or_2(cli_main, indexed: tuple[Path, Path], query: bytes) -> None:
+    # argv as the interpreter builds it from bytes (surrogateescape); main raising is exit 1
+    docs, db = indexed
+    result = cli_main("--db", str(db), "search", "--json", "--docs-dir", str(docs), "--", os.fsdecode(query),
+                      env={"MARKDOWN_MEMORY_EMBEDDER": "none"})
+    assert result.returncode in (0, 2), result.stderr
