@@ -73,3 +73,21 @@ def test_any_byte_string_as_a_query_exits_0_or_2(cli_main, indexed: tuple[Path, 
     result = cli_main("--db", str(db), "search", "--json", "--docs-dir", str(docs), "--", os.fsdecode(query),
                       env={"MARKDOWN_MEMORY_EMBEDDER": "none"})
     assert result.returncode in (0, 2), result.stderr
+
+
+@pytest.mark.parametrize("stdin", [b"[" * 100_000 + b"]" * 100_000, b'{"prompt":' * 50_000 + b'"x"' + b"}" * 50_000],
+                         ids=["nested-arrays", "nested-objects"])
+def test_hook_exits_0_without_traceback_on_deeply_nested_json(stdin: bytes) -> None:
+    done = cli("hook", stdin=stdin)
+    assert done.returncode == 0 and done.stdout == b""
+    assert b"Traceback" not in done.stderr and b"nested too deeply" in done.stderr
+    assert done.stderr.count(b"\n") == 1
+
+
+def test_hook_searches_a_prompt_with_a_json_escaped_lone_surrogate(indexed: tuple[Path, Path]) -> None:
+    docs, db = indexed
+    payload = json.dumps({"prompt": "when does the caf\ud800 open, per the docs?", "cwd": str(docs),
+                          "hook_event_name": "UserPromptSubmit"})
+    done = cli("--db", str(db), "hook", "--docs-dir", str(docs), stdin=payload.encode())
+    assert done.returncode == 0 and b"Traceback" not in done.stderr
+    assert done.stderr == b"", done.stderr
