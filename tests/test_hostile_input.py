@@ -91,3 +91,56 @@ def test_hook_searches_a_prompt_with_a_json_escaped_lone_surrogate(indexed: tupl
     done = cli("--db", str(db), "hook", "--docs-dir", str(docs), stdin=payload.encode())
     assert done.returncode == 0 and b"Traceback" not in done.stderr
     assert done.stderr == b"", done.stderr
+
+
+# -- a new user's first hour: an empty folder, Ctrl-C mid-index ---------------------------------
+def test_indexing_a_folder_without_markdown_warns_naming_the_extensions(tmp_path: Path) -> None:
+    docs = tmp_path / "notes"
+    docs.mkdir()
+    (docs / "readme.txt").write_text("plain text, not Markdown\n")
+    done = cli("--db", str(tmp_path / "i.db"), "index", str(docs))
+    assert done.returncode == 0
+    out = done.stdout.decode()
+    assert "warning" in out and "no Markdown files found" in out and ".md, .markdown" in out, out
+    assert "completed with 1 problem" in out
+    data = json.loads(cli("--db", str(tmp_path / "i.db"), "index", "--json", str(docs)).stdout)
+    assert any("no Markdown files found" in w["message"] for w in data["warnings"])
+
+
+def test_ctrl_c_mid_index_then_status_says_interrupted_n_of_m(tmp_path: Path) -> None:
+    import pty
+    import signal
+    import time
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    total = 3000
+    for i in range(total):
+        (docs / f"d{i}.md").write_text(f"# Doc {i}\n\nText about topic {i}.\n\n## Part\n\nMore {i}.\n")
+    db = tmp_path / "i.db"
+    main, child = pty.openpty()  # stderr on a terminal: the progress bar is drawn with \r
+    proc = subprocess.Popen([sys.executable, "-m", "markdown_memory.cli", "--db", str(db), "index", str(docs)],
+                            stdout=subprocess.PIPE, stderr=child, env=ENV)
+    os.close(child)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b"parsing" not in seen or b"] 50/" not in seen and b"] 75/" not in seen:  # the bar has moved
+        assert time.monotonic() < deadline, seen[-300:]
+        seen += os.read(main, 4096)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(60) == 130
+    try:
+        while chunk := os.read(main, 4096):
+            seen += chunk
+    except OSError:  # the terminal's other end closed
+        pass
+    os.close(main)
+    last = seen.replace(b"\r\n", b"\n").split(b"\n")
+    interrupted = [line for line in last if b"interrupted" in line]
+    assert interrupted == [b"markdown-memory: interrupted"], seen[-300:]  # on its own line
+    status = cli("--db", str(db), "status", "--docs-dir", str(docs)).stdout.decode()
+    assert "never indexed" not in status
+    assert "interrupted" in status.split("coverage", 1)[1].split("\n", 1)[0]
+    documents = int(status.split("indexed", 1)[1].split()[0])
+    assert 0 < documents < total
+    assert f"{documents} of {total} files indexed so far" in status
