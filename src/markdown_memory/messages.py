@@ -160,10 +160,18 @@ def other_vectors(ctx: Context, other: OtherVectors) -> str:
             f"({other.weights_id}); {fix}")
 
 
-def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool) -> str:
-    """Why a search found nothing when the index holds no document at all: the root was never
-    indexed (and how to index it), its first run is under way, or the last run found nothing."""
+def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool, moved: str | None = None) -> str:
+    """Why a search found nothing when the index holds no document at all: the damaged database
+    was moved aside to ``moved`` and is being rebuilt, the root was never indexed (and how to
+    index it), its first run is under way, or the last run found nothing."""
     root = str(ctx.root)
+    if moved and (indexing or ctx.background):
+        return (f"the index database was damaged and was moved aside to {moved}; it is being rebuilt from the files "
+                "in the background, so no document is searchable yet (this says nothing about what the docs "
+                "cover); search again shortly")
+    if moved:
+        return (f"the index database was damaged and was moved aside to {moved}; {index_hint(ctx)} to rebuild "
+                "it, then search again")
     if indexing:
         return (f"the docs root {root!r} is being indexed and no document is searchable yet (this says nothing "
                 "about what the docs cover); search again shortly")

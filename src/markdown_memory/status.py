@@ -100,7 +100,8 @@ class StatusReporter:
         if store.has_documents():
             return None
         return messages.empty_index(self.context, indexing=self.indexing(),
-                                    ever_indexed=store.get_meta("last_run_at") is not None)
+                                    ever_indexed=store.get_meta("last_run_at") is not None,
+                                    moved=store.get_meta("moved_aside"))
 
     # -- status ---------------------------------------------------------------------------------
     def status(self) -> IndexStatus:
