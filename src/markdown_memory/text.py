@@ -26,6 +26,14 @@
   case-sensitive, then NFKC again (folding can decompose). This is ICU's NFKC_Casefold without
   its extra foldings. Changing it changes what the keyword index holds: bump
   ``store.schema.SCHEMA_VERSION`` so existing databases rebuild their keyword index.
+* Text from outside (:func:`decode_outside`): the one decoding rule for every text that comes
+  from outside (argv, stdin, files, JSON) and is not a file-system path. Python hands over bytes
+  that are not valid UTF-8 as lone surrogates (``surrogateescape``: ``caf\\xff`` ->
+  ``caf\\udcff``), and JSON can spell a lone surrogate (``"\\ud800"``); neither can be encoded,
+  so SQLite, the tokenizer or a print would fail deep inside. The rule: the original bytes are
+  decoded as UTF-8 and each byte sequence that is not UTF-8 becomes one U+FFFD (the WHATWG/
+  Python ``replace`` decoding), so ``caf\\xff`` is searched as ``caf\ufffd``; valid text is returned
+  unchanged.
 * Token counts (:func:`count_tokens`): one documented estimate used everywhere (budgets,
   outlines, reports). The agent's tokenizer is unknown (Claude, GPT and Gemini differ) and
   counting must be cheap at index time, so: each wide character counts 1 token, every other
@@ -40,14 +48,6 @@
   numbers stay those of the file.
 * Heading slugs (:func:`heading_slug`): the anchor a heading gets in GitHub, Obsidian's and
   Dendron's links (``## Hook Create!`` -> ``hook-create``), how links name headings.
-* Text from outside (:func:`decode_outside`): the one decoding rule for every text that comes
-  from outside (argv, stdin, files, JSON) and is not a file-system path. Python hands over bytes
-  that are not valid UTF-8 as lone surrogates (``surrogateescape``: ``caf\\xff`` ->
-  ``caf\\udcff``), and JSON can spell a lone surrogate (``"\\ud800"``); neither can be encoded,
-  so SQLite, the tokenizer or a print would fail deep inside. The rule: the original bytes are
-  decoded as UTF-8 and each byte sequence that is not UTF-8 becomes one U+FFFD (the WHATWG/
-  Python ``replace`` decoding), so ``caf\\xff`` is searched as ``caf\ufffd``; valid text is returned
-  unchanged.
 * SQL ``LIKE`` patterns for path prefixes (:func:`like_prefix`), and the one-clause cause of
   a long error message (:func:`short_cause`).
 """
