@@ -203,7 +203,7 @@ def test_status_after_an_unfinished_first_run_says_so(docs_root, make_engine):
         eng.index(should_stop=interrupt_after_two)
     status = eng.status()
     assert status.counts.documents == 2 and status.last_run is None and status.coverage == "unknown"
-    assert status.message == ("the last index run did not finish (2 documents indexed so far); "
+    assert status.message == ("the last index run did not finish (2 of 5 files indexed so far); "
                               f"run `markdown-memory --embedder none index {eng.root}` to complete it")
 
 
@@ -219,7 +219,7 @@ def test_status_after_a_stopped_first_run_says_it_did_not_finish(docs_root, make
     assert report.interrupted and report.added == 2
     status = eng.status()
     assert status.counts.documents == 2 and status.coverage == "unknown"
-    assert status.message.startswith("the last index run did not finish (2 documents indexed so far)")
+    assert status.message.startswith("the last index run did not finish (2 of 5 files indexed so far)")
 
 
 def test_a_parser_upgrade_reparses_unchanged_files_and_keeps_vectors(docs_root, make_engine, tmp_path):

@@ -20,10 +20,13 @@ BATTERY: list[tuple[bytes, object]] = [
     (b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', None),
     (b'{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', None),
     (b'{"jsonrpc":"2.0","id":[1],"method":"tools/list"}', None),
-    (b'{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}', 1.5),
+    (b'{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}', None),  # an unreadable id is answered with null
+    (b'{"jsonrpc":"2.0","id":NaN,"method":"tools/list"}', None),  # NaN / Infinity are not JSON: never echoed
+    (b'{"jsonrpc":"2.0","id":1e999999,"method":"tools/list"}', None),
+    (b'{"jsonrpc":"2.0","id":-Infinity,"method":"ping"}', None),
     (b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}', None),
     (b'{"jsonrpc":"2.0","id":false,"method":"ping"}', None),
-    (b'{"jsonrpc":"2.0","id":7.0,"method":"tools/list"}', 7.0),
+    (b'{"jsonrpc":"2.0","id":7.0,"method":"tools/list"}', None),
     (b'{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{"name":"search_docs","arguments":{"query":"x"}}}',
      None),
     (b'{"jsonrpc":"2.0","id":{}}', None),
@@ -75,7 +78,34 @@ def test_every_request_with_an_invalid_id_or_shape_gets_exactly_one_answer(tmp_p
         if reply["id"] is None or isinstance(reply["id"], float):
             assert reply["error"]["code"] in (-32700, -32600), reply
     invalid = [r for r in replies if "is not a string or an integer" in r.get("error", {}).get("message", "")]
-    assert len(invalid) == 8  # null, {"a":1}, [1], 1.5, true, false, 7.0, {} (a line without a method is -32600 too)
+    # null, {"a":1}, [1], 1.5, NaN, 1e999999, -Infinity, true, false, 7.0, {} (a line without a method is -32600 too)
+    assert len(invalid) == 11
+    assert "Traceback" not in server.stderr_text
+
+
+def test_lifecycle_not_initialized_then_one_initialize_per_connection(tmp_path: Path) -> None:
+    server = _guide_server(tmp_path)
+    try:
+        early = server.request("tools/list", timeout=30)
+        assert early["error"]["code"] == -32002 and "not initialized" in early["error"]["message"]
+        assert "initialize" in early["error"]["message"].split("not initialized", 1)[1]
+        assert server.request("ping", timeout=30)["result"] == {}  # ping is allowed before initialize
+        first = server.request("initialize", {"protocolVersion": "1900-01-01", "capabilities": {},
+                                              "clientInfo": {"name": "pytest", "version": "0"}}, timeout=30)
+        from mcp_types import LATEST_PROTOCOL_VERSION
+
+        offered = first["result"]["protocolVersion"]  # the spec: answer with a version it supports
+        assert offered != "1900-01-01" and "2024-11-05" <= offered <= LATEST_PROTOCOL_VERSION
+        server.send("notifications/initialized", notify=True)
+        again = server.request("initialize", {"protocolVersion": "1900-01-01", "capabilities": {},
+                                              "clientInfo": {"name": "pytest", "version": "0"}}, timeout=30)
+        assert again["error"]["code"] == -32600 and "already initialized" in again["error"]["message"]
+        tools = server.request("tools/list", timeout=30)["result"]["tools"]
+        assert "search_docs" in {t["name"] for t in tools}  # still serving
+    finally:
+        assert server.close_stdin_and_wait() == 0
+        server.kill()
+    server.assert_stdout_is_jsonrpc()
     assert "Traceback" not in server.stderr_text
 
 

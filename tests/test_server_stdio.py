@@ -25,6 +25,10 @@ CASES = Path(__file__).parent / "fixtures" / "cases"
 SERVER = [sys.executable, "-m", "markdown_memory.cli"]
 
 
+def _not_json(constant: str) -> None:
+    raise AssertionError(f"{constant} in a reply: not JSON")
+
+
 class RawServer:
     """A server subprocess spoken to line by line; records every stdout line and all stderr."""
 
@@ -111,7 +115,7 @@ class RawServer:
         self.drained()
         assert self.stdout, "no stdout at all"
         for raw in self.stdout:
-            msg = json.loads(raw)  # raises on any stray byte
+            msg = json.loads(raw, parse_constant=_not_json)  # raises on any stray byte, NaN or Infinity
             assert isinstance(msg, dict) and msg.get("jsonrpc") == "2.0", raw[:200]
 
     @property

@@ -102,6 +102,7 @@ class Engine:
         self._vector_cache = VectorCache() if (background if vectors_in_memory is None else vectors_in_memory) else None
         self._scheduler = BackgroundIndexer(self._index_hooks(), enabled=background and settings.auto_index, clock=clock)
         self._runs = IndexRuns(settings, self._database, self._loader, self._activity, clock=clock)
+        self._database.on_recover = self._rebuild_after_damage
 
     def _index_hooks(self) -> IndexHooks:
         """What the background scheduler calls (``index/scheduler.py``)."""
@@ -132,6 +133,19 @@ class Engine:
     def request_stop(self) -> None:
         """Ask running index runs to stop at the next file (the next run resumes)."""
         self._scheduler.request_stop()
+
+    def recover_damaged(self, exc: BaseException) -> bool:
+        """True when ``exc`` (from any call) said the database file is damaged and it was moved
+        aside now (``Database.recover_damaged``; the rebuild starts in the background when
+        auto-index is on): the caller may retry the call once, on the empty database whose
+        answers say it is being rebuilt. False for any other error."""
+        return self._database.recover_damaged(exc) is not None
+
+    def _rebuild_after_damage(self) -> None:
+        """After the damaged file went aside: forget its vectors, start the catch-up run."""
+        if self._vector_cache is not None:
+            self._vector_cache.clear()
+        self._scheduler.start_rebuild()
 
     def load_model(self) -> Embedder | None:
         """Load the embedding model now, in this thread (None for the ``none`` preset)."""
@@ -181,8 +195,16 @@ class Engine:
                 raise QueryError(messages.not_a_folder_to_index(str(directory), link, self.root))
         if if_idle and self._activity.indexing:
             raise IndexBusyError("an index run is already in progress in this server")
-        report = self._runs.index(target, force=force, wait_seconds=wait_seconds, progress=progress,
-                                 should_stop=should_stop)
+        try:
+            report = self._runs.index(target, force=force, wait_seconds=wait_seconds, progress=progress,
+                                     should_stop=should_stop)
+        except Exception as exc:
+            # the file was damaged under this run (the catch-up's or index_directory's): the one
+            # recovery moves it aside, and this run, started again, is the rebuild
+            if self._database.recover_damaged(exc) is None:
+                raise
+            report = self._runs.index(target, force=force, wait_seconds=wait_seconds, progress=progress,
+                                     should_stop=should_stop)
         if report.keyword_only:
             report = report.with_message(self._reporter.keyword_only_cause())
         return report

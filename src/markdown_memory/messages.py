@@ -160,10 +160,18 @@ def other_vectors(ctx: Context, other: OtherVectors) -> str:
             f"({other.weights_id}); {fix}")
 
 
-def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool) -> str:
-    """Why a search found nothing when the index holds no document at all: the root was never
-    indexed (and how to index it), its first run is under way, or the last run found nothing."""
+def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool, moved: str | None = None) -> str:
+    """Why a search found nothing when the index holds no document at all: the damaged database
+    was moved aside to ``moved`` and is being rebuilt, the root was never indexed (and how to
+    index it), its first run is under way, or the last run found nothing."""
     root = str(ctx.root)
+    if moved and (indexing or ctx.background):
+        return (f"the index database was damaged and was moved aside to {moved}; it is being rebuilt from the files "
+                "in the background, so no document is searchable yet (this says nothing about what the docs "
+                "cover); search again shortly")
+    if moved:
+        return (f"the index database was damaged and was moved aside to {moved}; {index_hint(ctx)} to rebuild "
+                "it, then search again")
     if indexing:
         return (f"the docs root {root!r} is being indexed and no document is searchable yet (this says nothing "
                 "about what the docs cover); search again shortly")
@@ -269,9 +277,9 @@ def index_in_progress(why: str) -> str:
 def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing: bool,
                     progress: IndexProgress | None, ever_indexed: bool, keyword_only: bool,
                     moved: str | None, other_build: OtherVectors | None, known_cause: str | None,
-                    model_problem: str | None) -> str | None:
+                    model_problem: str | None, files_found: int | None = None) -> str | None:
     """The one sentence of ``status`` an agent should act on, most urgent first (None when
-    healthy). ``known_cause``: :func:`keyword_only`'s answer; ``other_build``: the stored
+    healthy). ``files_found``: how many Markdown files the last full walk found (None: unknown). ``known_cause``: :func:`keyword_only`'s answer; ``other_build``: the stored
     vectors when another model made them; ``model_problem``: why the configured preset cannot
     load, from its files (``embed.base.model_problem``), None when they are in place."""
     how = index_hint(ctx)
@@ -289,7 +297,9 @@ def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing
         return (f"indexing{first} in progress{done}: results may be incomplete until it finishes; "
                 "search again shortly")
     if not ever_indexed and counts.documents:
-        return f"the last index run did not finish ({counts.documents} documents indexed so far); {how} to complete it"
+        of = f" of {files_found} files" if files_found is not None and files_found >= counts.documents else ""
+        return (f"the last index run did not finish ({counts.documents}{of or ' documents'} indexed so far); "
+                f"{how} to complete it")
     if not ever_indexed:
         if ctx.background:
             return "the docs root has not been indexed yet; indexing starts with the first search"
@@ -579,6 +589,12 @@ def eval_not_indexed(why: str | None) -> str:
     if why:
         return f"the file is not indexed: {why}"
     return "the file is not indexed (the index run's warnings say why: over the size limit, not text, excluded)"
+
+
+def no_markdown_files(suffixes: Sequence[str]) -> str:
+    """The index warning for a folder where the walk found no Markdown file at all."""
+    return (f"no Markdown files found, so nothing was indexed; files count as Markdown by their extension "
+            f"({', '.join(suffixes)})")
 
 
 def eval_not_markdown(suffixes: Sequence[str]) -> str:

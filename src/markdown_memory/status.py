@@ -100,7 +100,8 @@ class StatusReporter:
         if store.has_documents():
             return None
         return messages.empty_index(self.context, indexing=self.indexing(),
-                                    ever_indexed=store.get_meta("last_run_at") is not None)
+                                    ever_indexed=store.get_meta("last_run_at") is not None,
+                                    moved=store.get_meta("moved_aside"))
 
     # -- status ---------------------------------------------------------------------------------
     def status(self) -> IndexStatus:
@@ -129,7 +130,7 @@ class StatusReporter:
             self.context, counts=counts, changed=changed_count, indexing=indexing, progress=progress,
             ever_indexed=last_at is not None, keyword_only=keyword_only, moved=moved,
             other_build=other_vectors(embedder, other_build) if other_build else None, known_cause=known,
-            model_problem=problem)
+            model_problem=problem, files_found=_int_or_none(store.get_meta("walk_files")))
         if self.database.disk_full:  # the most urgent: nothing new can be indexed
             message = messages.prepend_note(self.database.disk_full, message)
         return IndexStatus(
@@ -148,3 +149,7 @@ class StatusReporter:
             moved_aside=moved,
             message=message,
         )
+
+
+def _int_or_none(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isdigit() else None

@@ -28,6 +28,14 @@
   case-sensitive, then NFKC again (folding can decompose). This is ICU's NFKC_Casefold without
   its extra foldings. Changing it changes what the keyword index holds: bump
   ``store.schema.SCHEMA_VERSION`` so existing databases rebuild their keyword index.
+* Text from outside (:func:`decode_outside`): the one decoding rule for every text that comes
+  from outside (argv, stdin, files, JSON) and is not a file-system path. Python hands over bytes
+  that are not valid UTF-8 as lone surrogates (``surrogateescape``: ``caf\\xff`` ->
+  ``caf\\udcff``), and JSON can spell a lone surrogate (``"\\ud800"``); neither can be encoded,
+  so SQLite, the tokenizer or a print would fail deep inside. The rule: the original bytes are
+  decoded as UTF-8 and each byte sequence that is not UTF-8 becomes one U+FFFD (the WHATWG/
+  Python ``replace`` decoding), so ``caf\\xff`` is searched as ``caf\ufffd``; valid text is returned
+  unchanged.
 * Token counts (:func:`count_tokens`): one documented estimate used everywhere (budgets,
   outlines, reports). The agent's tokenizer is unknown (Claude, GPT and Gemini differ) and
   counting must be cheap at index time, so: each wide character counts 1 token, every other
@@ -59,6 +67,7 @@ __all__ = [
     "WIDE",
     "WORD",
     "cjk_bigrams",
+    "decode_outside",
     "elide_data_uris",
     "count_tokens",
     "fts_text",
@@ -179,6 +188,26 @@ def count_tokens(text: str) -> int:
 
 
 _SLUG_DROP = re.compile(r"[^\w\- ]")
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def decode_outside(text: str) -> str:
+    """``text`` from outside (an argument, stdin, a file, a JSON string) as encodable text: lone
+    surrogates (from ``surrogateescape`` or a JSON escape) are turned back into their bytes and
+    decoded as UTF-8 with each invalid sequence replaced by U+FFFD. Never raises; text without
+    lone surrogates is returned as is (the same object)."""
+    if not _SURROGATE.search(text):
+        return text
+    raw = bytearray()
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: one undecodable byte
+            raw.append(code - 0xDC00)
+        else:  # any other lone surrogate becomes bytes that are not UTF-8 either
+            raw += ch.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
 
 
 def heading_slug(text: str) -> str:

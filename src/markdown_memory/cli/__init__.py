@@ -153,6 +153,26 @@ def _parse(argv: list[str]) -> argparse.Namespace | None:
     return build_parser().parse_args(argv)  # "hook" was another command's argument (a query, a file name)
 
 
+#: arguments that name a file or folder: kept as the OS gave them (``surrogateescape`` round-trips
+#: a non-UTF-8 name to the same bytes); every other argument is text and is decoded
+_PATH_ARGUMENTS = frozenset({"docs_dir", "server_docs_dir", "db", "docs_root", "questions", "project"})
+
+
+def _decode_arguments(args: argparse.Namespace) -> None:
+    """Every text argument (a query, a document path inside the index, a tag, a prefix) passes
+    ``text.decode_outside``: bytes that are not UTF-8 become U+FFFD instead of lone surrogates
+    that fail deep inside (SQLite, the tokenizer). File-system paths are left as they are."""
+    from ..text import decode_outside
+
+    for name, value in vars(args).items():
+        if name in _PATH_ARGUMENTS:
+            continue
+        if isinstance(value, str):
+            setattr(args, name, decode_outside(value))
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            setattr(args, name, [decode_outside(v) for v in value])
+
+
 def _serve(args: argparse.Namespace) -> int:
     """No command: run the MCP server on stdio until the client goes away."""
     from ..mcp import run_server
@@ -182,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         args = _parse(argv)
         if args is None:  # the prompt hook's line could not be parsed: said on stderr, exit 0
             return 0
+        _decode_arguments(args)
         as_json = bool(getattr(args, "json", False))
         level, problem = _log_level(args.log_level)
         _configure_logging(level)

@@ -90,7 +90,12 @@ def run(args: argparse.Namespace) -> int:
 
             sys.stderr.write(hook_stdin(exc) + "\n")
             return 0
-        out, err = respond(stdin, docs_dir=args.docs_dir, db=args.db, max_tokens=budget)
+        try:
+            out, err = respond(stdin, docs_dir=args.docs_dir, db=args.db, max_tokens=budget)
+        except Exception as exc:  # the promise of docs/prompt-hook.md: exit 0, one stderr line, never a traceback
+            from ..messages import hook_failed
+
+            out, err = None, hook_failed(f"{type(exc).__name__}: {exc}")
     finally:
         logger.setLevel(level)
     if err:

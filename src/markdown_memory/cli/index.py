@@ -55,8 +55,10 @@ def run(args: argparse.Namespace) -> int:
 
     with open_engine(args, index_root(args.docs_root, args.docs_dir_flag)) as engine:
         progress = Progress()
-        report = engine.index(force=args.force, progress=progress)
-        progress.finish()
+        try:
+            report = engine.index(force=args.force, progress=progress)
+        finally:  # Ctrl-C too: end the bar's line, so "interrupted" gets a line of its own
+            progress.finish()
         data = report.to_dict()
         emit(data) if args.json else print(render_report(data))
     return 0

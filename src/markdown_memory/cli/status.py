@@ -30,7 +30,8 @@ def render_status(status: dict[str, Any]) -> str:
         + (f" ({emb['chosen']})" if emb.get("chosen") else "")
         + (f" ({emb['error']})" if emb.get("error") else ""),
         f"coverage   {status['coverage']}" + ("; indexing now" if status["indexing"] else "")
-        + (f"; last run {last.get('when', last['at'])} took {last['seconds']:.2f} s" if last else "; never indexed"),
+        + (f"; last run {last.get('when', last['at'])} took {last['seconds']:.2f} s" if last
+           else "; the last index run was interrupted" if status["documents"] else "; never indexed"),
     ]
     for change in status["changed_files"]:
         lines.append(f"changed    {change['path']} ({change['change']})")

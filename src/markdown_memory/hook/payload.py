@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 
 from .. import messages
+from ..text import decode_outside
 
 EVENT = "UserPromptSubmit"
 #: a prompt is cut to this many characters before it is searched (a pasted log can be huge)
@@ -40,11 +41,15 @@ class PayloadError(ValueError):
 
 def parse(text: str) -> Payload:
     """The payload in ``text`` (the hook's whole stdin). Raises PayloadError for text that is
-    not a JSON object, another hook event, or a prompt that is not a string."""
+    not a JSON object (nested too deeply for the parser included), another hook event, or a
+    prompt that is not a string. The prompt passes ``text.decode_outside`` (a JSON-escaped lone
+    surrogate would fail inside the search)."""
     try:
         data = json.loads(text)
     except ValueError as exc:
         raise PayloadError(messages.hook_bad_payload("it is not JSON")) from exc
+    except RecursionError as exc:  # '[' * 100000: the parser's recursion limit, not a traceback
+        raise PayloadError(messages.hook_bad_payload("it is JSON nested too deeply to read")) from exc
     if not isinstance(data, dict):
         raise PayloadError(messages.hook_bad_payload("it is not a JSON object"))
     event = data.get("hook_event_name", EVENT)
@@ -56,7 +61,7 @@ def parse(text: str) -> Payload:
     session = data.get("session_id")
     cwd = data.get("cwd")
     return Payload(
-        prompt=prompt[:MAX_PROMPT_CHARS],
+        prompt=decode_outside(prompt[:MAX_PROMPT_CHARS]),
         session_id=session if isinstance(session, str) else "",
         cwd=cwd if isinstance(cwd, str) and cwd.strip() else None,
         client="codex" if "turn_id" in data else "claude-code",

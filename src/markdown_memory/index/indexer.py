@@ -30,7 +30,7 @@ from ..config import DEFAULT_MAX_FILE_MB
 from ..embed.base import Embedder
 from ..files.failure import Failure, FailureKind
 from ..files.read import FileRefused, read_entry
-from ..files.walk import WalkEntry, WalkResult, name_is_text, walk_markdown, walk_one
+from ..files.walk import MARKDOWN_SUFFIXES, WalkEntry, WalkResult, name_is_text, walk_markdown, walk_one
 from ..markdown import parse_document
 from ..models import IndexReport
 from ..reading.links import relink, relink_documents
@@ -188,6 +188,11 @@ def index_tree(
     prefix = "" if directory is None or directory == root else directory.relative_to(root).as_posix() + "/"
     known = {p: v for p, v in store.documents_by_path().items() if p.startswith(prefix)}
     tally.set(scanned=len(walk.files))
+    if not walk.files:  # an empty folder, or one with no Markdown: exit 0, but never silently
+        tally.warn(prefix.rstrip("/") or ".", [messages.no_markdown_files(MARKDOWN_SUFFIXES)])
+    if not prefix and store.get_meta("walk_files") != str(len(walk.files)):
+        with store.transaction():  # status's "N of M files" after a run that did not finish
+            store.set_meta("walk_files", str(len(walk.files)))
     now = time.time()
     tally.failures = [*walk.problems, *(Failure(rel, FailureKind.SKIPPED, why) for rel, why in walk.skipped)]
     stored_id = store.vector_space()[0]

@@ -136,6 +136,18 @@ class BackgroundIndexer:
         """Stop scheduling and ask a running run to stop between two documents; returns at once."""
         self._stop.set()
 
+    def start_rebuild(self) -> bool:
+        """Start a run now, whatever the gap since the last one (a damaged database was moved
+        aside and the index is empty); False when disabled, stopping, or a run is going."""
+        if not self.enabled or self._stop.is_set():
+            return False
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return False
+            self._start("rebuild", self._clock())
+        log.info("the damaged index database was moved aside; rebuilding it in the background")
+        return True
+
     def on_call(self, kind: str = "search") -> str | None:
         """Note a tool call (``kind`` is only logged) and start a run when one is due.
 

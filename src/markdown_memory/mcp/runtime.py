@@ -167,7 +167,7 @@ class Runtime:
 
         started = time.monotonic()
         try:
-            data = await anyio.to_thread.run_sync(fn)
+            data = await anyio.to_thread.run_sync(self._recovering(fn))
             is_error = False
         except Exception as exc:  # noqa: BLE001 - every failure becomes one tool error result
             report = describe_error(exc)
@@ -179,6 +179,19 @@ class Runtime:
             is_error = True
         log.debug("%s answered in %.3f s%s", tool, time.monotonic() - started, " (error)" if is_error else "")
         return CallToolResult(content=[TextContent(type="text", text=dumps(data))], is_error=is_error)
+
+    def _recovering(self, fn: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+        """``fn``, retried once when it failed because the database file was damaged under the
+        running server (``Engine.recover_damaged`` moved it aside; the retry answers from the
+        empty database, saying it is being rebuilt)."""
+        def run() -> dict[str, Any]:
+            try:
+                return fn()
+            except Exception as exc:
+                if self._engine is None or not self._engine.recover_damaged(exc):
+                    raise
+                return fn()
+        return run
 
     def request_stop(self) -> None:
         """Ask running index runs (catch-up or index_directory) to stop at the next file."""

@@ -15,7 +15,16 @@ request then waits forever. So every line passes through :class:`WireLines` firs
   an object or an array: MCP requires a string or integer id) is answered with -32600 here
   (:func:`invalid_id_reply`) instead of being passed on: the SDK would read it as a
   notification (an ``id`` it cannot take is ignored) and never answer it. A message without an
-  ``id`` key is a notification and gets no answer, as JSON-RPC says.
+  ``id`` key is a notification and gets no answer, as JSON-RPC says. The reply's ``id`` is
+  null: JSON-RPC asks for null when the request's id could not be read, and a number such as
+  ``NaN`` or ``1e999999`` (infinite as a float) cannot even be written back as JSON;
+* the lifecycle (MCP spec, "Lifecycle": initialization MUST be the first interaction): a
+  request other than ``initialize`` or ``ping`` before ``initialize`` gets -32002 "server not
+  initialized" naming what to send (the SDK's own answer is -32602 "Invalid request
+  parameters"), and a second ``initialize`` on the same connection gets -32600 saying the
+  session is already initialized (the SDK would renegotiate the protocol version mid-session).
+  An ``initialize`` asking for a version this server does not support is answered by the SDK
+  with the latest version it supports, as the spec's version negotiation says.
 
 Replies go to stdout through :class:`SerialWriter`, the one writer the SDK writes through too, so
 an error reply never interleaves with the SDK's own writes.
@@ -34,6 +43,10 @@ log = logging.getLogger("markdown_memory.server")
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
+#: JSON-RPC's implementation-defined server error range; -32002 is "server not initialized" as in LSP
+NOT_INITIALIZED = -32002
+#: requests the lifecycle allows before ``initialize`` has been answered
+_BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
 
 # One escape token, scanned left to right: an escaped backslash (kept, so the text after it is
 # never read as an escape), a surrogate pair (kept), or a lone high or low surrogate (replaced).
@@ -99,10 +112,9 @@ def invalid_id_reply(line: str) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict) or "id" not in data or _valid_id(data["id"]):
         return None
-    ident = data["id"]
-    echo = ident if ident is None or (isinstance(ident, (int, float)) and not isinstance(ident, bool)) else None
-    shown = json.dumps(ident)[:60]
-    return {"jsonrpc": "2.0", "id": echo,
+    shown = json.dumps(data["id"])[:60]  # NaN / Infinity spelled as sent: this is message text
+    # null, never the id: JSON-RPC's rule for an id that could not be read (NaN is not JSON)
+    return {"jsonrpc": "2.0", "id": None,
             "error": {"code": INVALID_REQUEST,
                       "message": f"Invalid Request: the id {shown} is not a string or an integer; "
                                  "send requests with a string or integer id, or no id for a notification"}}
@@ -137,6 +149,40 @@ def tool_arguments_reply(line: str) -> dict[str, Any] | None:
                                  "call tools/list for each tool's parameters"}}
 
 
+def lifecycle_reply(message: Any, initialized: bool) -> dict[str, Any] | None:
+    """The error answering request ``message`` (a parsed JSON-RPC message) that breaks the MCP
+    lifecycle, or None: -32002 for a request other than initialize/ping before ``initialize``,
+    -32600 for a second ``initialize`` (``initialized``: an ``initialize`` was already passed on)."""
+    from mcp_types import JSONRPCRequest
+
+    if not isinstance(message, JSONRPCRequest):
+        return None
+    if message.method == "initialize" and initialized:
+        return {"jsonrpc": "2.0", "id": message.id,
+                "error": {"code": INVALID_REQUEST,
+                          "message": "Invalid Request: this session is already initialized; initialize is "
+                                     "sent once per connection (start a new connection to negotiate again)"}}
+    if not initialized and message.method not in _BEFORE_INITIALIZE:
+        return {"jsonrpc": "2.0", "id": message.id,
+                "error": {"code": NOT_INITIALIZED,
+                          "message": f"Server not initialized: send initialize (then notifications/initialized) "
+                                     f"before {message.method[:60]}"}}
+    return None
+
+
+def _accepts_initialize(message: Any) -> bool:
+    """Whether ``message`` is an ``initialize`` request the SDK will accept (its params valid)."""
+    from mcp_types import InitializeRequestParams, JSONRPCRequest
+
+    if not isinstance(message, JSONRPCRequest) or message.method != "initialize":
+        return False
+    try:
+        InitializeRequestParams.model_validate(message.params or {}, by_name=False)
+    except ValueError:
+        return False
+    return True
+
+
 class WireLines:
     """Async iteration over the protocol's input lines, as the SDK's ``stdio_server`` reads them.
 
@@ -150,6 +196,7 @@ class WireLines:
         self._source = source
         self._reply = reply
         self._on_eof = on_eof
+        self._initialized = False  # an acceptable `initialize` request was passed on
 
     async def __aiter__(self) -> AsyncIterator[str]:
         from mcp_types import JSONRPCNotification, jsonrpc_message_adapter
@@ -176,6 +223,12 @@ class WireLines:
                                 fixed.rstrip("\r\n")[:200])
                     await self._reply(answer)
                     continue
+                answer = lifecycle_reply(message, self._initialized)
+                if answer is not None:
+                    log.warning("%s", answer["error"]["message"])
+                    await self._reply(answer)
+                    continue
+                self._initialized = self._initialized or _accepts_initialize(message)
                 if isinstance(message, JSONRPCNotification):
                     answer = invalid_id_reply(fixed)
                     if answer is not None:
@@ -216,7 +269,10 @@ class SerialWriter:
         """Write ``message`` as one JSON line and flush it, with no other write in between."""
         import anyio
 
-        line = json.dumps(message, separators=(",", ":")) + "\n"
+        try:  # allow_nan=False: a reply is JSON or it is not sent (NaN / Infinity are not JSON)
+            line = json.dumps(message, separators=(",", ":"), allow_nan=False) + "\n"
+        except ValueError:
+            line = json.dumps({**message, "id": None}, separators=(",", ":"), allow_nan=False) + "\n"
 
         def write_and_flush() -> None:
             self._file.write(line)

@@ -6,6 +6,15 @@ cross-process writer lock, the run marker, and recovery from a damaged file.
 index run's own connection, opened under the writer lock. A database that cannot be opened
 because it is damaged (or that fails the integrity check after a run that was killed) is moved
 aside and rebuilt; lock contention is never treated as damage.
+
+Damage found later, under an open connection (the file truncated, overwritten or garbled while
+this process runs), goes through one mechanism, :meth:`Database.recover_damaged`: every
+thread's connection is dropped, the file is moved aside under the writer lock and an empty
+database records where it went (``moved_aside``), which the engine then rebuilds from the files.
+It is found two ways: the file's first 16 bytes are no SQLite header any more (checked, one
+small read, each time a thread's open connection is handed out, before SQLite itself would
+block 30 s on a WAL it cannot recover), and SQLite saying "malformed" to any call
+(``Engine.recover_damaged``, from the MCP runtime).
 """
 
 from __future__ import annotations
@@ -14,7 +23,7 @@ import errno
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,6 +34,23 @@ from .connection import BUSY_TIMEOUT_MS, Store
 from .errors import LOW_SPACE_BYTES, free_bytes, is_corruption, move_aside, readonly_as_user_error, readonly_error
 
 log = logging.getLogger("markdown_memory.engine")
+
+#: the first 16 bytes of every SQLite 3 database file (sqlite.org/fileformat.html, "The Database Header")
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def file_damage(path: Path) -> str | None:
+    """Why the file at ``path`` is no SQLite database (truncated to 0 bytes, or its header
+    overwritten), from its first 16 bytes; None when the header is there, or the file is
+    missing or cannot be read (those are not damage)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except OSError:
+        return None
+    if head == SQLITE_HEADER:
+        return None
+    return "the file was truncated to 0 bytes" if not head else "the file no longer starts with a SQLite header"
 
 
 class Database:
@@ -38,6 +64,9 @@ class Database:
         #: where a damaged database was moved (this process), for the status message
         self.moved_aside: str | None = None
         self._disk_full: tuple[str, int] | None = None  # (sentence, free bytes when it happened)
+        #: called (no arguments) after :meth:`recover_damaged` moved a damaged file aside: the
+        #: engine drops what it holds from the old file and starts the rebuild
+        self.on_recover: Callable[[], None] | None = None
 
     @property
     def disk_full(self) -> str | None:
@@ -86,6 +115,11 @@ class Database:
                                   or (store.immutable and _space_back(self.path))):
             store.close()
             store = None
+        if store is not None and not store.immutable:
+            damage = file_damage(self.path)
+            if damage is not None:  # changed under the open connection: SQLite would say malformed or block
+                self.recover_damaged(damage)
+                store = None
         if store is None:
             store = self._open()
             self._local.store = store
@@ -100,6 +134,9 @@ class Database:
             self._local.store = None
 
     def _open(self) -> Store:
+        repaired = self._repair_if_damaged()
+        if repaired is not None:
+            return repaired
         try:
             return Store(self.path, root=self.root)
         except DiskFullError as exc:
@@ -116,6 +153,49 @@ class Database:
                 if not is_corruption(exc):
                     raise
                 return self._recover(str(exc) or reason)
+
+    def recover_damaged(self, problem: BaseException | str) -> str | None:
+        """The one recovery from damage found while this process runs: ``problem`` (an
+        exception from any call, or a sentence) that says the database file is damaged makes
+        every thread drop its connection and the file move aside (under the writer lock, waiting
+        at most the busy timeout) to an empty database that records where it went. Returns where
+        it was moved, or None when ``problem`` is no damage, or the file was already replaced by
+        a sound one (another thread or process recovered it first)."""
+        if not isinstance(problem, str) and not is_corruption(problem):
+            return None
+        reason = str(problem)
+        opened = getattr(self._local, "generation", self._generation)
+        self.close()
+        if opened != self._generation:  # the error came from a connection to a file already replaced
+            return None
+        self._generation += 1  # every other thread reopens on its next call
+        with self._hold(self.writer_lock(), BUSY_TIMEOUT_MS / 1000):
+            if isinstance(problem, str) and file_damage(self.path) is None:
+                return None  # recovered by someone else while we waited for the lock
+            store = self._recover(reason)
+        self._local.store = store
+        self._local.generation = self._generation
+        log.warning("the index database was damaged while in use (%s); moved aside to %s", reason, self.moved_aside)
+        if self.on_recover is not None:
+            self.on_recover()
+        return self.moved_aside
+
+    def _repair_if_damaged(self) -> Store | None:
+        """Before a connection is opened without the writer lock: a file that is no SQLite
+        database any more (``file_damage``; SQLite would open a 0-byte file as a new, empty
+        database and the damage would go unseen) is moved aside under the writer lock, and the
+        new empty database is returned; None when the file looks sound."""
+        damage = file_damage(self.path)
+        if damage is None:
+            return None
+        with self._hold(self.writer_lock(), BUSY_TIMEOUT_MS / 1000):
+            if file_damage(self.path) is None:  # rebuilt by someone else meanwhile
+                return None
+            self._generation += 1
+            store = self._recover(damage)
+        if self.on_recover is not None:
+            self.on_recover()
+        return store
 
     def _open_immutable(self, full: DiskFullError) -> Store:
         """A reader for a full disk, where SQLite cannot create the -shm file a WAL reader
@@ -152,6 +232,9 @@ class Database:
         moved aside and rebuilt when damaged. Raises DatabaseReadOnlyError when the database
         file cannot be written."""
         self.check_writable()
+        damage = file_damage(self.path)
+        if damage is not None:  # truncated or overwritten: SQLite could block on its stale WAL
+            return self._recover(damage)
         try:
             writer = Store(self.path, root=self.root)
         except Exception as exc:
@@ -175,7 +258,7 @@ class Database:
         """A connection for a refresh of a few files (no writer lock: each document is
         replaced in one transaction, safe beside a running index run)."""
         self.check_writable()
-        return Store(self.path, root=self.root)
+        return self._repair_if_damaged() or Store(self.path, root=self.root)
 
     def check_writable(self) -> None:
         """Raise DatabaseReadOnlyError when the database file exists but cannot be written
