@@ -48,7 +48,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import messages
+from . import messages_eval
 from .errors import MarkdownMemoryError, QuestionsFileError
 from .eval_taxonomy import BUCKETS, bucket_counts, first_correct, miss_bucket
 from .models import Freshness, SearchAnswer
@@ -97,18 +97,18 @@ class QueryResult:
 def _checked(raw: Any, where: str) -> dict[str, Any]:
     """One question object, validated; raises QuestionsFileError naming ``where``."""
     if not isinstance(raw, dict):
-        raise QuestionsFileError(messages.bad_question(where, "is not a JSON object"))
+        raise QuestionsFileError(messages_eval.bad_question(where, "is not a JSON object"))
     query = raw.get("query")
     if not isinstance(query, str) or not query.strip():
-        raise QuestionsFileError(messages.bad_question(where, 'has no "query" text'))
+        raise QuestionsFileError(messages_eval.bad_question(where, 'has no "query" text'))
     expect = raw.get("expect")
     if not isinstance(expect, list):
-        raise QuestionsFileError(messages.bad_question(where, 'has no "expect" list (use [] for a question '
+        raise QuestionsFileError(messages_eval.bad_question(where, 'has no "expect" list (use [] for a question '
                                                               "nothing in the docs answers)"))
     for e in expect:
         if not (isinstance(e, dict) and isinstance(e.get("path"), str) and e["path"]
                 and isinstance(e.get("line"), int) and not isinstance(e.get("line"), bool) and e["line"] >= 1):
-            raise QuestionsFileError(messages.bad_question(
+            raise QuestionsFileError(messages_eval.bad_question(
                 where, 'has an "expect" entry without a "path" string and a "line" number of at least 1'))
     return raw
 
@@ -129,7 +129,7 @@ def load_queries(path: Path, ids: Iterable[str] | None = None, limit: int | None
     try:
         text = Path(path).read_text(encoding="utf-8-sig")  # a BOM some editors write is not a question
     except (OSError, UnicodeDecodeError) as exc:
-        raise QuestionsFileError(messages.questions_unreadable(str(path), exc)) from exc
+        raise QuestionsFileError(messages_eval.questions_unreadable(str(path), exc)) from exc
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -138,7 +138,7 @@ def load_queries(path: Path, ids: Iterable[str] | None = None, limit: int | None
         try:
             q = _checked(json.loads(line), where)
         except json.JSONDecodeError as exc:
-            raise QuestionsFileError(messages.bad_question(where, f"is not JSON ({exc.msg})")) from exc
+            raise QuestionsFileError(messages_eval.bad_question(where, f"is not JSON ({exc.msg})")) from exc
         q.setdefault("id", f"line {number}")
         if wanted and q["id"] not in wanted:
             continue
@@ -146,7 +146,7 @@ def load_queries(path: Path, ids: Iterable[str] | None = None, limit: int | None
             continue
         out.append(q)
     if not out and not wanted and not tops:
-        raise QuestionsFileError(messages.no_questions(str(path)))
+        raise QuestionsFileError(messages_eval.no_questions(str(path)))
     return out[:limit] if limit else out
 
 
@@ -200,7 +200,7 @@ def expectation_problem(root: Path, path: str, line: int,
     if line > count:
         return f"line {line} is past the end of the file ({count} lines)"
     if sections is None:
-        return messages.eval_not_indexed(not_indexed)
+        return messages_eval.eval_not_indexed(not_indexed)
     if sections and not any(start <= line <= end for start, end in sections):
         return f"line {line} is in no section (front matter or a line no hit covers)"
     return None
@@ -213,12 +213,12 @@ def not_indexed_reason(engine: Any, rel: str) -> str | None:
     from .files.walk import MARKDOWN_SUFFIXES, is_markdown_name, walk_one
 
     if not is_markdown_name(rel.rsplit("/", 1)[-1]):
-        return messages.eval_not_markdown(MARKDOWN_SUFFIXES)
+        return messages_eval.eval_not_markdown(MARKDOWN_SUFFIXES)
     recorded = engine.failure_reason(rel)
     if recorded:
         return str(recorded)
     if walk_one(engine.root, rel, engine.settings.exclude) == "":
-        return messages.eval_excluded()
+        return messages_eval.eval_excluded()
     return None
 
 

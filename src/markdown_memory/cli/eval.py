@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 def score(engine: Any, args: argparse.Namespace, progress: Any) -> int:
     """Index, score, print. ``progress``: the CLI's progress bar (called during indexing, then
     ``finish()``). Raises QuestionsFileError for a bad questions file (before indexing)."""
-    from .. import messages
+    from .. import messages_eval
     from ..eval_taxonomy import format_buckets, miss_ids
     from ..evaluation import format_misses_by_bucket, format_table, is_miss, load_queries, run_queries, summarise
 
@@ -67,13 +67,13 @@ def score(engine: Any, args: argparse.Namespace, progress: Any) -> int:
     print(f"{len(results)} questions ({negatives} negative) from {path} over {engine.root}; "
           f"embedder {engine.settings.embedder}, {mode} search")
     print(format_table(summary))
-    print(messages.EVAL_LEGEND)
+    print(messages_eval.EVAL_LEGEND)
     print()
     print(format_buckets(summary))
-    print(messages.EVAL_BUCKET_LEGEND)
+    print(messages_eval.EVAL_BUCKET_LEGEND)
     unusable = [(r.id, where, why) for r in results for where, why in r.unusable.items()]
     if unusable:
-        print(messages.eval_unusable(unusable))
+        print(messages_eval.eval_unusable(unusable))
     if status.keyword_only and status.message:
         print(f"note: {status.message}")
     if not args.no_misses:
