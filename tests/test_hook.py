@@ -106,12 +106,44 @@ def test_quiet_prompts_get_nothing(indexed, cli_main, monkeypatch):
     assert answer is None
 
 
-def test_no_index_answers_nothing_and_creates_nothing(docs_root, tmp_path):
+def test_a_never_indexed_root_gets_indexed_in_the_background_and_a_later_prompt_is_answered(docs_root, tmp_path):
+    """Issue 27 point 2: the hook on a new project said "run index (or start the MCP server)"
+    and did nothing. Now it starts a detached index run, says so in one line, and returns
+    without waiting; a later prompt gets the section."""
+    from markdown_memory.store.testing import peek_count
+
     db = tmp_path / "none-yet" / "index.db"
+    started = time.monotonic()
     answer, err = run_hook(payload(TIMEOUT_QUESTION, docs_root), db)
-    assert answer is None
-    assert "no index for" in err and "markdown-memory index" in err
-    assert not db.parent.exists()
+    assert answer is None and time.monotonic() - started < 30
+    assert "started indexing it in the background" in err, err
+    deadline = time.monotonic() + 120
+    later = None
+    while later is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+        if peek_count(db, "documents") >= 4:
+            later, _ = run_hook(payload(TIMEOUT_QUESTION, docs_root, session="session-2"), db)
+    assert "Configuration > Network timeouts" in context(later)
+
+
+def test_with_auto_index_off_the_hint_names_a_command_that_builds_what_search_uses(docs_root, tmp_path, cli_main,
+                                                                                   minilm, monkeypatch):
+    """The hint's command, run as written, builds a hybrid index when a model is installed
+    (it built a keyword-only one)."""
+    import shlex
+
+    from markdown_memory import embed
+
+    db = tmp_path / "none-yet" / "index.db"
+    answer, err = run_hook(payload(TIMEOUT_QUESTION, docs_root), db, env_extra={"MARKDOWN_MEMORY_AUTO_INDEX": "0"})
+    assert answer is None and "no index for" in err and not db.parent.exists()
+    command = shlex.split(err.split("`")[1])
+    assert command[1:] == ["index", str(docs_root)]
+    monkeypatch.setattr(embed, "get_embedder", lambda name, *a, **k: minilm)
+    done = cli_main(*command[1:], "--json", env={"MARKDOWN_MEMORY_DB": str(db)})
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["keyword_only"] is False and report["vectors_embedded"] > 0
 
 
 def test_docs_dir_flag_wins_over_the_payload_cwd_and_budget_is_kept(indexed, tmp_path):

@@ -523,10 +523,15 @@ def hook_bad_payload(problem: str) -> str:
     return f"markdown-memory hook: ignored the hook input: {problem}"
 
 
-def hook_no_index(root: Path, db: Path) -> str:
-    """The hook's stderr line when the docs root has no index yet."""
+def hook_no_index(root: Path, db: Path, *, started: bool) -> str:
+    """The hook's stderr line when the docs root has no index yet: ``started``, the hook
+    started a background index run (later prompts search what it has indexed); else the
+    command that builds it (the embedder it picks is the one a search would use)."""
+    if started:
+        return (f"markdown-memory hook: no index for {root} yet; started indexing it in the background "
+                f"into {db} (later prompts use what is indexed so far)")
     return (f"markdown-memory hook: no index for {root} at {db} yet; "
-            f"run `{program()} index {shlex.quote(str(root))}` (or start the MCP server) to build it")
+            f"run `{program()} index {shlex.quote(str(root))}` to build it")
 
 
 def hook_failed(cause: str) -> str:

@@ -10,7 +10,8 @@ one line for stderr or None. It never raises and never indexes; the steps, cheap
    (what Claude Code gives its hooks and servers: the project, even when the session's working
    directory is a subfolder of it), else the payload's ``cwd``, and
    its database as for every command (``--db``, ``MARKDOWN_MEMORY_DB``, the per-root default);
-   no database file there means nothing to say;
+   no database file there means nothing to say, and a detached index run of the root is
+   started (:mod:`.autoindex`; one stderr line says so);
 3. one keyword search through the engine façade (``Freshness.FLAG``: the index as it stands;
    the hook searches keywords only, since loading an embedding model takes longer than a
    prompt may wait: docs/prompt-hook.md has the figures);
@@ -63,7 +64,10 @@ def _search(payload: Payload, docs_dir: str | None, db: str | None, max_tokens: 
             or payload.cwd)
     settings = Settings.load(root, db, "none")
     if not settings.db_path.is_file():
-        return None, messages.hook_no_index(settings.docs_root, settings.db_path)
+        from .autoindex import start_index
+
+        started = start_index(settings, db_named=bool(db or os.environ.get("MARKDOWN_MEMORY_DB", "").strip()))
+        return None, messages.hook_no_index(settings.docs_root, settings.db_path, started=started)
     engine = Engine(settings)
     try:
         found = engine.search(SearchRequest(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000)),
