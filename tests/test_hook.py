@@ -286,3 +286,18 @@ def test_an_out_of_range_budget_is_clamped_and_said_on_one_stderr_line(indexed, 
     assert res.stderr.splitlines() == [f"markdown-memory hook: --max-tokens {asked} is outside 100-20000; used {used}"]
     text = context(json.loads(res.stdout))
     assert "Configuration > Network timeouts" in text and count_tokens(text) <= used
+
+
+def test_debug_log_says_why_a_prompt_got_nothing(indexed):
+    """Trial: "how do I configure validators in pydantic?" got nothing, with no reason even at
+    --log-level DEBUG. Each skip now says why on stderr at debug level (and only there)."""
+    root, db = indexed
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"} | {"MARKDOWN_MEMORY_DB": str(db)}
+    for prompt, why in [("what is the weather on the moon in summer?", "hook added nothing: "),
+                        ("run the tests", "hook skipped the prompt: it is a command, a reply or a task")]:
+        done = subprocess.run([*HOOK[:-1], "--log-level", "DEBUG", "hook"], input=payload(prompt, root),
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0 and done.stdout == ""
+        assert why in done.stderr, done.stderr
+        quiet, err = run_hook(payload(prompt, root), db)
+        assert quiet is None and err == ""

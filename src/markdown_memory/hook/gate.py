@@ -98,3 +98,17 @@ def select(prompt: str, hits: tuple[Hit, ...], confidence: str) -> list[Hit]:
     if not with_text or not passes(words, with_text[0], confidence):
         return []
     return [h for h in with_text if passes(words, h, confidence)]
+
+
+def why_not(prompt: str, hits: tuple[Hit, ...], confidence: str) -> str:
+    """Why :func:`select` kept nothing for ``prompt``, as one clause for the debug log."""
+    words = content_words(prompt)
+    with_text = [h for h in hits if h.content is not None]
+    if not with_text:
+        return "the search found no section with text"
+    if confidence == "none":
+        return f"the search's confidence is none (best: {with_text[0].file_path} > {with_text[0].heading_path})"
+    held = covered(words, with_text[0])
+    return (f"the best section ({with_text[0].file_path} > {with_text[0].heading_path}) holds {len(held)} of the "
+            f"prompt's {len(words)} content words ({', '.join(sorted(held)) or 'none'}); it needs {MIN_COVERED}, "
+            f"or all of them with confidence high (it is {confidence})")
