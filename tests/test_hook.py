@@ -301,3 +301,16 @@ def test_debug_log_says_why_a_prompt_got_nothing(indexed):
         assert why in done.stderr, done.stderr
         quiet, err = run_hook(payload(prompt, root), db)
         assert quiet is None and err == ""
+
+
+def test_questions_about_the_users_own_code_and_more_task_verbs_get_nothing(indexed):
+    """Quiet prompts of eval/hook-quiet-prompts.jsonl that got sections: a question about the
+    user's own code ("our", "this repo") and tasks opening with a verb the list lacked."""
+    root, db = indexed
+    for prompt in ["which of our services still set the client timeout?",
+                   "how is the network timeout configured in this repo?",
+                   "mock the server in the tests so the timeout is not hit",
+                   "read the logs and tell me why the connection timed out"]:
+        answer, _ = run_hook(payload(prompt, root), db)
+        assert answer is None, prompt
+    assert context(run_hook(payload(TIMEOUT_QUESTION, root), db)[0])  # a docs question still gets its section
