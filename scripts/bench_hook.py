@@ -8,7 +8,8 @@ to the hook as Claude Code does (the UserPromptSubmit JSON, a fresh session each
 * ``hit``: share of answerable questions whose injected text holds an answering section (its
   file, and a line range holding the expected line: the rule of scripts/eval_retrieval.py);
   ``injected``: share of answerable questions that got anything; ``precision``: share of
-  injections that held an answering section;
+  injections that held an answering section; ``section precision``: share of the injected
+  sections (all prompts) that answer their question (the share of injected text that answers);
 * ``negatives``: share of unanswerable questions (``expect: []``) that got anything;
 * ``quiet``: share of the quiet prompts that got anything (each one listed);
 * ``tokens``: median tokens injected per prompt that got anything (``text.count_tokens``);
@@ -75,6 +76,12 @@ def holds_answer(context: str, expect: list[dict[str, Any]]) -> bool:
     return False
 
 
+def sections_answering(context: str, expect: list[dict[str, Any]]) -> tuple[int, int]:
+    """(injected sections that answer, injected sections) of one hook answer."""
+    found = [(m["path"], int(m["a"]), int(m["b"])) for m in HEADER.finditer(context)]
+    return sum(any(p == e["path"] and a <= e["line"] <= b for e in expect) for p, a, b in found), len(found)
+
+
 def ensure_index(corpus: Path, db: Path) -> None:
     if db.is_file():
         return
@@ -95,7 +102,7 @@ def quality(corpus: Path, db: Path, questions: list[dict[str, Any]], quiet: list
 
     pos = [q for q in questions if q["expect"]]
     neg = [q for q in questions if not q["expect"]]
-    hit = inj = neg_inj = 0
+    hit = inj = neg_inj = sec_ok = sec_all = 0
     tokens: list[int] = []
     quiet_hits = []
     for i, q in enumerate(pos + neg + quiet):
@@ -107,12 +114,15 @@ def quality(corpus: Path, db: Path, questions: list[dict[str, Any]], quiet: list
         if i < len(pos):
             inj += bool(text)
             hit += holds_answer(text, q["expect"])
+            ok, n = sections_answering(text, q["expect"])
+            sec_ok, sec_all = sec_ok + ok, sec_all + n
         elif i < len(pos) + len(neg):
             neg_inj += bool(text)
         elif text:
             quiet_hits.append(prompt)
     return {"questions": len(pos), "hit": hit / max(len(pos), 1), "injected": inj / max(len(pos), 1),
-            "precision": hit / inj if inj else None, "negatives": len(neg),
+            "precision": hit / inj if inj else None, "section_precision": sec_ok / sec_all if sec_all else None,
+            "negatives": len(neg),
             "negatives_injected": neg_inj / len(neg) if neg else None, "quiet": len(quiet),
             "quiet_injected": len(quiet_hits) / max(len(quiet), 1), "quiet_prompts_injected": quiet_hits,
             "tokens_median": statistics.median(tokens) if tokens else 0}
@@ -174,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         report["sets"][name] = {"quality": q, "latency": lat}
         neg = "-" if q["negatives_injected"] is None else f"{q['negatives_injected']:.0%} of {q['negatives']}"
         prec = "-" if q["precision"] is None else f"{q['precision']:.0%}"
+        if q["section_precision"] is not None:
+            prec += f", section precision {q['section_precision']:.0%}"
         print(f"[{name}] {corpus}: hit {q['hit']:.1%} of {q['questions']} questions (injected {q['injected']:.1%}, "
               f"precision {prec}); negatives injected {neg}; quiet injected {q['quiet_injected']:.1%} of {q['quiet']}; "
               f"median tokens injected {q['tokens_median']}")

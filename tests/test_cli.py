@@ -489,7 +489,7 @@ def test_hints_name_the_program_as_it_can_be_run(cli_main, tmp_path, monkeypatch
     payload = json.dumps({"session_id": "s", "cwd": str(root), "hook_event_name": "UserPromptSubmit",
                           "prompt": "How long does the client wait for a server to answer?"})
     monkeypatch.setattr(sys, "stdin", type("In", (), {"read": lambda self: payload})())
-    hook = cli_main("hook", env=env)
+    hook = cli_main("hook", env={**env, "MARKDOWN_MEMORY_AUTO_INDEX": "0"})  # on: it starts the run itself
     assert hook.returncode == 0 and f"run `{script} index " in hook.stderr
     assert cli_main("index", str(root), env=env).returncode == 0
     for target in ("[[Nope]]", "nope/zzz-nothing-like-it.md"):

@@ -1,8 +1,8 @@
 """Which embedding preset a command uses when none is named (``embed/choice.py``), through the
 real CLI, the engine façade and the MCP runtime: an index built once with ``--embedder minilm``
 keeps MiniLM without the flag; a flag or MARKDOWN_MEMORY_EMBEDDER always wins; a new index gets
-the default (keyword-only while its model is not downloaded, here); an index whose model cannot
-load falls back to the default and says so. The default model is never present in tests."""
+the best preset that loads (MiniLM here, where the default model is not downloaded) and says so
+once; an index whose model cannot load falls back to the default and says so. The default model is never present in tests."""
 
 from __future__ import annotations
 
@@ -71,11 +71,15 @@ def test_search_without_embedder_uses_the_minilm_vectors_of_the_index(cli_main, 
     assert emb["chosen"].startswith("not named: this index's vectors were made with minilm")
     assert answer["keyword_only"] is False and _vector_hits(answer) >= 1
     assert "keyword-only" not in (answer.get("message") or "")
-    # the text answer and status name the preset and why
+    # the preset did not change: the text answer and status say why only with --verbose
     text = cli_main("search", QUERY, "--docs-dir", str(root))
-    assert "embedder: minilm (not named: this index's vectors were made with minilm;" in text.stdout
+    assert "embedder:" not in text.stdout
     assert "--embedder minilm" not in text.stdout  # the read commands need no flag: read infers the same
+    verbose = cli_main("search", QUERY, "--docs-dir", str(root), "--verbose")
+    assert "embedder: minilm (not named: this index's vectors were made with minilm;" in verbose.stdout
     status = cli_main("status", "--docs-dir", str(root))
+    assert "search     hybrid (keyword + vectors); embedder minilm\n" in status.stdout
+    status = cli_main("--verbose", "status", "--docs-dir", str(root))
     assert "search     hybrid (keyword + vectors); embedder minilm (not named: this index's vectors" in status.stdout
     # read, outline, list work on the same index without the flag (and index keeps the vectors)
     again = cli_main("index", str(root), "--json")
@@ -112,14 +116,26 @@ def test_gemma_vectors_without_the_gemma_model_stay_keyword_only_with_the_usual_
     assert "chosen" not in inferred["index_status"]["embedder"]  # it is the default: nothing to explain
 
 
-def test_a_new_index_gets_the_default_even_with_minilm_installed(cli_main, root: Path) -> None:
-    answer = _search(cli_main, root)
+def test_a_new_index_gets_the_installed_minilm_when_the_default_is_missing_and_says_so_once(
+        cli_main, root: Path) -> None:
+    first = cli_main("search", QUERY, "--docs-dir", str(root))
+    assert first.returncode == 0, first.stderr
+    assert "embedder: minilm (not named: the default embeddinggemma model is not installed, so minilm" in first.stdout
+    assert "--download-model` gets the default" in first.stdout
+    assert "vector" in first.stdout  # hybrid from the first search: the hits were matched by vectors too
+    answer = _search(cli_main, root)  # the index now holds MiniLM's vectors: kept, and not said again
+    assert answer["index_status"]["embedder"]["name"] == "minilm"
+    assert answer["keyword_only"] is False and _vector_hits(answer) >= 1
+    assert "embedder:" not in cli_main("search", QUERY, "--docs-dir", str(root)).stdout
+
+
+def test_a_new_index_is_keyword_only_only_when_no_model_can_load(cli_main, root: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "no-minilm"
+    empty.mkdir()
+    answer = _search(cli_main, root, env={"MARKDOWN_MEMORY_MINILM_DIR": str(empty)})
     assert answer["index_status"]["embedder"]["name"] == "embeddinggemma"
     assert answer["keyword_only"] is True and "chosen" not in answer["index_status"]["embedder"]
-    assert "or use `--embedder minilm` (no download" in answer["message"]
-    # naming minilm once is enough: the index remembers it
-    assert _search(cli_main, root, "--embedder", "minilm")["keyword_only"] is False
-    assert _search(cli_main, root)["index_status"]["embedder"]["name"] == "minilm"
+    assert "keyword-only: the embeddinggemma model is not installed" in answer["message"]
 
 
 def test_minilm_vectors_with_minilm_gone_fall_back_to_the_default_and_say_why(

@@ -392,3 +392,32 @@ def test_ctrl_c_or_sigterm_stops_an_idle_server_at_once(tmp_path: Path, signum: 
     finally:
         again.proc.stdin.close()
         again.proc.wait(timeout=30)
+
+
+def test_a_new_docs_root_is_indexed_once_the_handshake_is_done_without_a_tool_call(tmp_path: Path) -> None:
+    """Issue 27 point 2: a server held open after ``initialize`` built no database until a tool
+    call. Now ``notifications/initialized`` starts the catch-up run; ``initialize`` alone (no
+    notification yet) starts nothing, so the handshake itself never waits for it."""
+    from markdown_memory.store.testing import peek_count
+
+    root = tmp_path / "docs"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "guide", root)
+    db = tmp_path / "index.db"
+    server = RawServer([], _env(tmp_path, root, "none"))
+    try:
+        ident = server.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                           "clientInfo": {"name": "test", "version": "0"}})
+        assert "result" in server.wait_for(ident, 30)
+        time.sleep(1.0)  # what the server does unasked before the handshake ends: nothing
+        assert not db.exists()
+        server.send("notifications/initialized", notify=True)
+        deadline = time.monotonic() + 60
+        while peek_count(db, "documents") < 4 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert peek_count(db, "documents") >= 4, server.stderr_text()
+        is_error, answer = server.tool("list_documents", {})
+        assert not is_error and answer["total"] >= 4
+        assert server.close_stdin_and_wait(10) == 0
+    finally:
+        server.kill()
+    server.assert_stdout_is_jsonrpc()

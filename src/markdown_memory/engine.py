@@ -147,6 +147,13 @@ class Engine:
             self._vector_cache.clear()
         self._scheduler.start_rebuild()
 
+    def start_catch_up(self) -> bool:
+        """Start the background catch-up run now, without waiting for a call (the MCP server
+        does once its handshake is done, so a new docs root is indexed before the first tool
+        call). Returns at once; True when a run started (False: auto-index off, or a run is
+        already going)."""
+        return self._scheduler.on_call("handshake") is not None
+
     def load_model(self) -> Embedder | None:
         """Load the embedding model now, in this thread (None for the ``none`` preset)."""
         return self._loader.load()

@@ -459,6 +459,25 @@ def embedder_from_index(preset: str) -> str:
     return f"not named: this index's vectors were made with {preset}; --embedder or MARKDOWN_MEMORY_EMBEDDER picks another"
 
 
+def rules_block_left_out(first: int, last: int) -> str:
+    """Index report note: the agent rules block ``setup --rules`` wrote is not indexed."""
+    return (f"lines {first}-{last}, the agent rules block written by `markdown-memory setup --rules`, are not "
+            "indexed (the tool's own instructions); the rest of the file is")
+
+
+def rules_file_left_out() -> str:
+    """Index report note: a file holding nothing but the agent rules block is not indexed."""
+    return ("not indexed: it holds only the agent rules block written by `markdown-memory setup --rules` "
+            "(the tool's own instructions)")
+
+
+def embedder_instead_of_default(preset: str, default: str) -> str:
+    """Why a new index gets ``preset``: the ``default`` model is not installed, ``preset`` is."""
+    return (f"not named: the default {default} model is not installed, so {preset}, installed here, makes this "
+            f"index's vectors; `{program()} --download-model` gets the default and `--embedder {default} index "
+            "--force` switches to it")
+
+
 def embedder_index_model_missing(preset: str, default: str, default_loads: bool) -> str:
     """Why it uses the ``default`` although the index holds vectors of ``preset``, which cannot
     load; an index run replaces them only when ``default_loads``."""
@@ -492,10 +511,15 @@ def hook_bad_payload(problem: str) -> str:
     return f"markdown-memory hook: ignored the hook input: {problem}"
 
 
-def hook_no_index(root: Path, db: Path) -> str:
-    """The hook's stderr line when the docs root has no index yet."""
+def hook_no_index(root: Path, db: Path, *, started: bool) -> str:
+    """The hook's stderr line when the docs root has no index yet: ``started``, the hook
+    started a background index run (later prompts search what it has indexed); else the
+    command that builds it (the embedder it picks is the one a search would use)."""
+    if started:
+        return (f"markdown-memory hook: no index for {root} yet; started indexing it in the background "
+                f"into {db} (later prompts use what is indexed so far)")
     return (f"markdown-memory hook: no index for {root} at {db} yet; "
-            f"run `{program()} index {shlex.quote(str(root))}` (or start the MCP server) to build it")
+            f"run `{program()} index {shlex.quote(str(root))}` to build it")
 
 
 def hook_failed(cause: str) -> str:

@@ -46,6 +46,26 @@ def _span(text: str, where: str) -> tuple[int, int] | None:
     return first, last + len(END)
 
 
+def blank_rules(text: str) -> tuple[str, tuple[int, int] | None]:
+    """``text`` with the lines of its rules block made empty (so the index never serves the
+    tool's own instructions, and every other line keeps its number), and the block's 1-based
+    (first, last) line numbers; ``(text, None)`` when it holds no well-formed block (broken
+    markers are setup's concern: the text is indexed as written)."""
+    if START not in text:
+        return text, None
+    try:
+        span = _span(text, "")
+    except ConfigError:
+        return text, None
+    if span is None:
+        return text, None
+    first = text.count("\n", 0, span[0])
+    last = first + text.count("\n", span[0], span[1])
+    lines = text.split("\n")
+    lines[first: last + 1] = [""] * (last + 1 - first)
+    return "\n".join(lines), (first + 1, last + 1)
+
+
 def with_rules(text: str | None, where: str) -> str:
     """``text`` (None: no file yet) with the rules block: an existing block replaced in place,
     else the block appended after a blank line. Raises ConfigError for broken markers."""

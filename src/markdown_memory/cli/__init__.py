@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="server: do not keep the index up to date in the background")
     parser.add_argument("--max-file-mb", type=float, metavar="MB",
                         help="files larger than this are not indexed (default: $MARKDOWN_MEMORY_MAX_FILE_MB or 10)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also say which embedding preset is used and why when it did not change")
     parser.add_argument("--log-level", help="stderr log level: DEBUG, INFO, WARNING, ERROR or CRITICAL "
                         "(default: $MARKDOWN_MEMORY_LOG_LEVEL or WARNING)")
     add_docs_dir_option(parser, help=argparse.SUPPRESS, dest="server_docs_dir")  # the server's docs root

@@ -73,6 +73,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    help="files larger than this are not indexed (as the global --max-file-mb)")
     p.add_argument("--embedder", choices=EMBEDDER_CHOICES, default=argparse.SUPPRESS,
                    help="embedding preset (as the global --embedder)")
+    p.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS,
+                   help="as the global --verbose")
 
 
 def add_json(p: argparse.ArgumentParser, help: str | None = "print one JSON object") -> None:

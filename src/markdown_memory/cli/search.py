@@ -61,15 +61,20 @@ def read_command(settings: Settings, args: argparse.Namespace) -> Callable[[str,
     return command
 
 
-def render_search(answer: SearchAnswer, read_command: Callable[[str, str], str] | None = None) -> str:
+def render_search(answer: SearchAnswer, read_command: Callable[[str, str], str] | None = None, *,
+                  verbose: bool = False) -> str:
     """``search`` for a person: per hit a header line, the first lines of its text (or the
-    preview of a pointer hit) and, when text is left out, the command that reads the section."""
+    preview of a pointer hit) and, when text is left out, the command that reads the section;
+    the ``embedder:`` line only when the preset changed, or with ``verbose``."""
+    from ..embed.choice import worth_saying
+
     read = read_command or (lambda f, h: shlex.join(["markdown-memory", "read", f, h]))
     out = []
     for i, hit in enumerate(answer.results, start=1):
-        stale = f", stale: file {hit.stale} since indexed" if hit.stale else ""
+        notes = [f"score {hit.score}", f"{hit.tokens} tokens", "+".join(hit.matched_by),
+                 f"stale: file {hit.stale} since indexed" if hit.stale else ""]
         out.append(f"{i}. {hit.file_path}:{hit.start_line}-{hit.end_line}  {hit.heading_path}  "
-                   f"(score {hit.score}, {hit.tokens} tokens, {'+'.join(hit.matched_by)}{stale})")
+                   f"({', '.join(n for n in notes if n)})")
         if hit.content is None:
             out.append(f"   {hit.preview}")
             out.append(f"   … (not shown, {hit.tokens} tokens: {read(hit.file_path, hit.heading_path)})")
@@ -86,7 +91,7 @@ def render_search(answer: SearchAnswer, read_command: Callable[[str, str], str] 
     if answer.message:
         out.append(f"note: {answer.message}")
     emb = answer.index_status.embedder if answer.index_status is not None else None
-    if emb is not None and emb.chosen:  # a preset nobody named and not simply the default: say which and why
+    if emb is not None and worth_saying(emb.name, emb.chosen, verbose=verbose):  # nobody named it: which and why
         out.append(f"embedder: {emb.name} ({emb.chosen})")
     return "\n".join(out).rstrip()
 
@@ -104,5 +109,6 @@ def run(args: argparse.Namespace) -> int:
         answer = engine.search(request, progress=progress,
                                freshness=Freshness.FLAG if args.no_refresh else Freshness.INDEX)
         progress.finish()
-        emit(answer.to_dict()) if args.json else print(render_search(answer, read_command(engine.settings, args)))
+        emit(answer.to_dict()) if args.json else print(render_search(answer, read_command(engine.settings, args),
+                                                                   verbose=args.verbose))
     return 0

@@ -16,8 +16,11 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
-def render_status(status: dict[str, Any]) -> str:
-    """``status`` for a person: the counts, model, freshness and problems on a few lines."""
+def render_status(status: dict[str, Any], *, verbose: bool = False) -> str:
+    """``status`` for a person: the counts, model, freshness and problems on a few lines; why
+    the preset was chosen only when it changed, or with ``verbose``."""
+    from ..embed.choice import worth_saying
+
     emb = status["embedder"]
     mode = "keyword-only" if status["keyword_only"] else "hybrid (keyword + vectors)"
     last = status.get("last_run")
@@ -27,7 +30,7 @@ def render_status(status: dict[str, Any]) -> str:
         f"indexed    {status['documents']} documents, {status['sections']} sections, "
         f"{status['passages']} passages, {status['vectors']} with vectors",
         f"search     {mode}; embedder {emb['name']}"
-        + (f" ({emb['chosen']})" if emb.get("chosen") else "")
+        + (f" ({emb['chosen']})" if worth_saying(emb["name"], emb.get("chosen"), verbose=verbose) else "")
         + (f" ({emb['error']})" if emb.get("error") else ""),
         f"coverage   {status['coverage']}" + ("; indexing now" if status["indexing"] else "")
         + (f"; last run {last.get('when', last['at'])} took {last['seconds']:.2f} s" if last
@@ -46,5 +49,5 @@ def run(args: argparse.Namespace) -> int:
     """Print the index status."""
     with open_engine(args) as engine:
         status = engine.status().to_dict()
-        emit(status) if args.json else print(render_status(status))
+        emit(status) if args.json else print(render_status(status, verbose=args.verbose))
     return 0

@@ -5,11 +5,17 @@
 2. Not named: the preset whose vectors the docs root's database already holds, when that preset
    can load here (its package and model files are in place). An index built once with
    ``--embedder minilm`` is searched and refreshed with MiniLM from then on, without the flag.
-3. Otherwise (a new index, a keyword-only one, or one whose model is not installed any more): the
-   default preset, ``embeddinggemma``; while its model is not downloaded, search is keyword-only
-   and the answer says how to fix it. A new index never silently gets another model than the
-   default: naming one once (step 1) is enough, step 2 keeps it. The stored vectors are replaced
-   only by a preset that can load; the answers say so (``messages.other_vectors``).
+3. A database without vectors (a new index, or a keyword-only one): the default preset,
+   ``embeddinggemma``, when its model is in place; else the installed preset that needs no
+   download (MiniLM with its extra), and the answer says once which and how to get the
+   default (the next call finds MiniLM's vectors: step 2, quiet); keyword-only only when no
+   model can load (the answer says how to fix it).
+4. A database whose vectors' model is not installed any more: the default; the stored vectors
+   are replaced only by a preset that can load, and the answers say so
+   (``messages.other_vectors``).
+
+Only steps 3 (MiniLM instead of the default) and 4 change the preset a user had, so only they
+are said in text output without ``--verbose`` (:func:`worth_saying`).
 
 ``installed_embedder`` is ``setup``'s variant, which has no database to look at: it registers
 the default when its model is present, else MiniLM when its extra is installed (the plan it
@@ -54,12 +60,25 @@ def choose(named: str | None, stored_weights_id: str | None) -> Choice:
     if named:
         return Choice(named)
     stored = preset_of_weights_id(stored_weights_id) if stored_weights_id else None
+    if stored is None and not stored_weights_id:  # no vectors yet: the best preset that loads
+        if usable(DEFAULT_EMBEDDER) or not usable(NO_DOWNLOAD_PRESET):
+            return Choice(DEFAULT_EMBEDDER)
+        return Choice(NO_DOWNLOAD_PRESET, messages.embedder_instead_of_default(NO_DOWNLOAD_PRESET, DEFAULT_EMBEDDER))
     if stored is None or stored == DEFAULT_EMBEDDER:
         return Choice(DEFAULT_EMBEDDER)
     if usable(stored):
         return Choice(stored, messages.embedder_from_index(stored))
     return Choice(DEFAULT_EMBEDDER, messages.embedder_index_model_missing(stored, DEFAULT_EMBEDDER,
                                                                           usable(DEFAULT_EMBEDDER)))
+
+
+def worth_saying(name: str, reason: str | None, *, verbose: bool = False) -> bool:
+    """True when text output should print the ``embedder: NAME (REASON)`` line: a ``reason``
+    that says the preset changed (not simply that the index's own preset was kept), or any
+    reason with ``verbose``."""
+    from .. import messages
+
+    return bool(reason) and (verbose or reason != messages.embedder_from_index(name))
 
 
 def resolve(settings: Settings) -> tuple[Settings, str | None]:

@@ -10,7 +10,8 @@ one line for stderr or None. It never raises and never indexes; the steps, cheap
    (what Claude Code gives its hooks and servers: the project, even when the session's working
    directory is a subfolder of it), else the payload's ``cwd``, and
    its database as for every command (``--db``, ``MARKDOWN_MEMORY_DB``, the per-root default);
-   no database file there means nothing to say;
+   no database file there means nothing to say, and a detached index run of the root is
+   started (:mod:`.autoindex`; one stderr line says so);
 3. one keyword search through the engine façade (``Freshness.FLAG``: the index as it stands;
    the hook searches keywords only, since loading an embedding model takes longer than a
    prompt may wait: docs/prompt-hook.md has the figures);
@@ -20,6 +21,7 @@ one line for stderr or None. It never raises and never indexes; the steps, cheap
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +32,8 @@ from .payload import Payload, PayloadError, answer, parse
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..models import Hit
+
+log = logging.getLogger("markdown_memory.hook")
 
 DEFAULT_MAX_TOKENS = 800
 #: hits asked of the search: the gate and the session memory choose among them
@@ -46,6 +50,7 @@ def respond(stdin: str, *, docs_dir: str | None = None, db: str | None = None,
     except PayloadError as exc:
         return None, str(exc)
     if not gate.asks_docs(payload.prompt):
+        log.debug("hook skipped the prompt: it is a command, a reply or a task, not a question the docs answer")
         return None, None
     try:
         return _search(payload, docs_dir, db, max_tokens)
@@ -63,7 +68,10 @@ def _search(payload: Payload, docs_dir: str | None, db: str | None, max_tokens: 
             or payload.cwd)
     settings = Settings.load(root, db, "none")
     if not settings.db_path.is_file():
-        return None, messages.hook_no_index(settings.docs_root, settings.db_path)
+        from .autoindex import start_index
+
+        started = start_index(settings, db_named=bool(db or os.environ.get("MARKDOWN_MEMORY_DB", "").strip()))
+        return None, messages.hook_no_index(settings.docs_root, settings.db_path, started=started)
     engine = Engine(settings)
     try:
         found = engine.search(SearchRequest(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000)),
@@ -72,12 +80,14 @@ def _search(payload: Payload, docs_dir: str | None, db: str | None, max_tokens: 
         engine.close()
     picked = gate.select(payload.prompt, found.results, found.confidence)
     if not picked:
+        log.debug("hook added nothing: %s", gate.why_not(payload.prompt, found.results, found.confidence))
         return None, None
     memory = SessionMemory(settings.db_path, payload.session_id)
     seen = memory.seen()
     fresh = [h for h in picked if (h.file_path, h.heading_path) not in seen]
     text, used = render(settings.docs_root, fresh, max_tokens)
     if not used:
+        log.debug("hook added nothing: the %d section(s) that pass were already added in this session", len(picked))
         return None, None
     memory.add((h.file_path, h.heading_path) for h in used)
     return answer(text), None

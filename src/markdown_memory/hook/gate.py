@@ -5,7 +5,8 @@ Two tests, both measured on the two dev sets and eval/hook-quiet-prompts.jsonl
 
 * The prompt asks something (:func:`asks_docs`): not a slash command (``/compact``) or a shell
   line (``!make``), and its first word, after a polite opening ("please", "can you"), is not
-  a task verb or a reply ("run the tests", "fix the build", "refactor ...", "thanks", "ok").
+  a task verb or a reply ("run the tests", "fix the build", "refactor ...", "thanks", "ok"),
+  and it does not speak of the user's own code ("our", "this repo").
   Agents are told to *do* things far more often than to *look up* things; only the second
   gains from documentation in the prompt.
 * The section holds the prompt (:func:`passes`): the search's confidence is not ``none``, and
@@ -37,8 +38,12 @@ TASK_WORDS = frozenset("""
     migrate move open optimise optimize port proceed publish pull push rebase redo refactor remove rename replace
     rerun reset resolve restart retry revert review rewrite run save set simplify split squash start stop
     summarise summarize tag test translate try undo update upgrade use write
+    benchmark bisect draft expose handle increase log mock read wait wire
     hi hello hey thanks thank ok okay yes no nope yep sure great cool good nice perfect lgtm
 """.split())
+#: Words that make the prompt about the user's own code or project ("where do we validate
+#: tokens in this repo?", "which of our services ..."), which the docs root does not describe.
+OWN_CODE = frozenset("our ours repo codebase".split())
 #: Polite or connecting openings skipped before the first word is judged ("please run ...");
 #: "can", "could", "would" and "will" only when "you" follows ("can you run ..." is a task,
 #: "can I run ..." a question).
@@ -62,6 +67,8 @@ def asks_docs(prompt: str) -> bool:
     words = [w for w in WORD.findall(fts_text(text)) if w.isascii() and len(w) > 1]
     while words and (words[0] in OPENINGS or (words[0] in ASKING and words[1:2] == ["you"])):
         words = words[2:] if words[0] in ASKING else words[1:]
+    if OWN_CODE.intersection(words):
+        return False
     return not words or words[0] not in TASK_WORDS
 
 
@@ -98,3 +105,17 @@ def select(prompt: str, hits: tuple[Hit, ...], confidence: str) -> list[Hit]:
     if not with_text or not passes(words, with_text[0], confidence):
         return []
     return [h for h in with_text if passes(words, h, confidence)]
+
+
+def why_not(prompt: str, hits: tuple[Hit, ...], confidence: str) -> str:
+    """Why :func:`select` kept nothing for ``prompt``, as one clause for the debug log."""
+    words = content_words(prompt)
+    with_text = [h for h in hits if h.content is not None]
+    if not with_text:
+        return "the search found no section with text"
+    if confidence == "none":
+        return f"the search's confidence is none (best: {with_text[0].file_path} > {with_text[0].heading_path})"
+    held = covered(words, with_text[0])
+    return (f"the best section ({with_text[0].file_path} > {with_text[0].heading_path}) holds {len(held)} of the "
+            f"prompt's {len(words)} content words ({', '.join(sorted(held)) or 'none'}); it needs {MIN_COVERED}, "
+            f"or all of them with confidence high (it is {confidence})")

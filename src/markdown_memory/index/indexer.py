@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import messages
+from ..agents.rules import blank_rules
 from ..config import DEFAULT_MAX_FILE_MB
 from ..embed.base import Embedder
 from ..files.failure import Failure, FailureKind
@@ -388,6 +389,12 @@ def index_file(
         tally.warn(entry.rel, store.document_warnings(entry.rel))
         return
     warnings = [decode_warning] if decode_warning else []
+    text, block = blank_rules(text)  # the tool's own instructions are never served as docs
+    if block is not None:
+        if not text.strip():  # the file setup created for its block: nothing else to index
+            _leave_out(store, entry.rel, old, tally, messages.rules_file_left_out())
+            return
+        warnings.append(messages.rules_block_left_out(*block))
     try:
         secs, pas, reused = write_document(
             store, entry.rel, data, text, entry.signature, warnings, old.id if old else None, nav_title,
@@ -403,6 +410,15 @@ def index_file(
         if w not in warnings:
             warnings.append(w)
     tally.warn(entry.rel, warnings)
+
+
+def _leave_out(store: Store, rel: str, old: StoredDocument | None, tally: RunTally, why: str) -> None:
+    """Keep ``rel`` out of the index (its stored document removed), saying ``why`` in the report."""
+    if old is not None:
+        with store.transaction():
+            store.delete_document(old.id)
+        tally.add(removed=1)
+    tally.warn(rel, [why])
 
 
 def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str] | None = None,

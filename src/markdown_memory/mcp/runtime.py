@@ -1,9 +1,9 @@
 """What the MCP tools do: one lazily created engine, one engine call per tool, the answer as
 its model's agent view, and every failure as one error result.
 
-Nothing heavy is imported here: the engine (numpy, sqlite-vec, ...) is imported and created by
-the first tool call, so the MCP handshake never pays for the engine, the database or the
-model. Each tool body runs in a worker thread; the engine keeps one SQLite connection per
+Nothing heavy is imported here: the engine (numpy, sqlite-vec, ...) is imported and created in
+a thread once the handshake is done (:meth:`Runtime.start_catch_up`) or by the first tool
+call, so the MCP handshake never pays for the engine, the database or the model. Each tool body runs in a worker thread; the engine keeps one SQLite connection per
 thread. The engine runs in background mode (model warm-up in a thread, passage vectors in
 memory, catch-up indexing when auto-index is on); its freshness policy is ``REFRESH`` with
 auto-index on, ``FLAG`` (stale hits flagged) with it off.
@@ -139,6 +139,24 @@ class Runtime:
         self._engine_lock = threading.Lock()
         #: section texts search_docs already sent in full in this session
         self.memory = SessionMemory()
+
+    def start_catch_up(self) -> None:
+        """Once the MCP handshake is done: create the engine and start its catch-up index run
+        in a daemon thread (with auto-index on, and no start-up error), so a never-indexed docs
+        root gets indexed without a tool call. Returns at once: the handshake never waits for
+        the engine's imports, the database or the walk; a tool call arriving meanwhile waits
+        only for the engine's creation (its lock)."""
+        if self.startup_error is not None or not self.settings.auto_index:
+            return
+
+        def catch_up() -> None:
+            try:
+                if self.engine.start_catch_up():
+                    log.info("handshake done: started the catch-up index run of %s", self.settings.docs_root)
+            except Exception as exc:  # noqa: BLE001 - the first tool call reports it again
+                log.warning("could not start the catch-up index run: %s", describe_error(exc).message)
+
+        threading.Thread(target=catch_up, name="catch-up-start", daemon=True).start()
 
     @property
     def freshness(self) -> Freshness:

@@ -1,8 +1,10 @@
 """MCP server over stdio: seven tools and the docs map resource (``docs://map``) on one docs root
 (``markdown-memory`` with no command).
 
-Start-up does no model load, no database work and no indexing: the engine is created on the
-first tool call (see :mod:`markdown_memory.mcp.runtime`). Only the MCP SDK's public API is used:
+Start-up does no model load, no database work and no indexing, so the handshake is answered
+at once; when it is done (the client's ``notifications/initialized``) the engine is created in
+a thread and, with auto-index on, starts its catch-up index run (a new docs root gets indexed
+without waiting for a tool call; see :mod:`markdown_memory.mcp.runtime`). Only the MCP SDK's public API is used:
 the tools are ``Tool`` objects handed to ``MCPServer``, and a low-level ``Server`` whose
 ``tools/list`` and ``tools/call`` handlers call ``MCPServer.list_tools`` / ``call_tool`` runs
 them on the guarded streams. stdout carries only JSON-RPC: at
@@ -216,6 +218,11 @@ def build_server(runtime: "Runtime") -> Any:
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=MAP_URI, mime_type="text/markdown",
                                                                              text=text)])
 
-    return Server(SERVER_NAME, version=__version__, title="Markdown Memory", instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
-                  on_read_resource=read_resource)
+    async def initialized(ctx: Any, params: Any) -> None:
+        runtime.start_catch_up()  # returns at once: the engine is made in a thread
+
+    server = Server(SERVER_NAME, version=__version__, title="Markdown Memory", instructions=INSTRUCTIONS,
+                    on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+                    on_read_resource=read_resource)
+    server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
+    return server
