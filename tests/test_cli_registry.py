@@ -52,3 +52,32 @@ def test_index_without_a_folder_uses_the_default_docs_root(tmp_path) -> None:
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["scanned"] == 1
+
+
+def test_docs_dir_before_the_command_applies_to_it(tmp_path) -> None:
+    """Regression (new-user trial): `--docs-dir DIR` written before the command was silently
+    ignored and the working folder was indexed instead; it now names the command's docs root,
+    and a command's own `--docs-dir` still wins."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    docs, other, cwd = tmp_path / "docs", tmp_path / "other", tmp_path / "cwd"
+    for folder, word in ((docs, "zanzibar"), (other, "quokka"), (cwd, "nothing")):
+        folder.mkdir()
+        (folder / "a.md").write_text(f"# A\n\n{word} lives here\n")
+    env = dict(os.environ, MARKDOWN_MEMORY_EMBEDDER="none", HOME=str(tmp_path / "home"),
+               XDG_DATA_HOME=str(tmp_path / "data"))
+    env.pop("MARKDOWN_MEMORY_DOCS_DIR", None)
+
+    def run(*args: str) -> dict:
+        done = subprocess.run([sys.executable, "-m", "markdown_memory.cli", *args, "--json"], env=env, cwd=cwd,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert run("--docs-dir", str(docs), "index")["root"] == str(docs.resolve())
+    hits = run("--docs-dir", str(docs), "search", "zanzibar")["results"]
+    assert [h["file_path"] for h in hits] == ["a.md"] and "zanzibar" in hits[0]["content"]
+    assert run("--docs-dir", str(docs), "search", "quokka", "--docs-dir", str(other))["results"]

@@ -194,6 +194,19 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _apply_global_docs_dir(args: argparse.Namespace) -> None:
+    """``--docs-dir DIR`` before a command (the server's flag) applies to the command too, unless
+    the command names its own root: ``markdown-memory --docs-dir docs search q`` searches docs/,
+    not the working folder."""
+    root = getattr(args, "server_docs_dir", None)
+    if root is None or args.command is None:
+        return
+    if getattr(args, "docs_dir", "") is None:
+        args.docs_dir = root
+    elif getattr(args, "docs_dir_flag", "") is None and getattr(args, "docs_root", "") is None:
+        args.docs_dir_flag = root  # `index`: DOCS_ROOT or its own --docs-dir
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``markdown-memory`` console script. Returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -205,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         if args is None:  # the prompt hook's line could not be parsed: said on stderr, exit 0
             return 0
         _decode_arguments(args)
+        _apply_global_docs_dir(args)
         as_json = bool(getattr(args, "json", False))
         level, problem = _log_level(args.log_level)
         _configure_logging(level)
