@@ -8,7 +8,6 @@ its own script: ``api/`` and ``API/`` cannot both exist on a case-insensitive ch
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -19,28 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from case_cli import Cli
+
 CASES = Path(__file__).parent / "fixtures" / "cases"
-
-
-class Cli:
-    """``markdown-memory --embedder none --db DB <command> ... --docs-dir ROOT --json``."""
-
-    def __init__(self, cli_main, root: Path, db: Path) -> None:
-        self.cli_main, self.root, self.db = cli_main, root, db
-        out = cli_main("--embedder", "none", "--db", str(db), "index", str(root), "--json")
-        assert out.returncode == 0, out.stderr
-        self.report = json.loads(out.stdout)
-
-    def __call__(self, *args: str) -> dict:
-        out = self.cli_main("--embedder", "none", "--db", str(self.db), *args, "--docs-dir", str(self.root), "--json")
-        assert out.returncode == 0, (args, out.stdout, out.stderr)
-        return json.loads(out.stdout)
-
-    def search_paths(self, query: str, *extra: str) -> set[str]:
-        return {r["file_path"] for r in self("search", query, "--top-k", "20", *extra)["results"]}
-
-    def listed(self, *folder: str) -> set[str]:
-        return {d["path"] for d in self("list", *folder)["documents"]}
 
 
 # -- 034 path filters ------------------------------------------------------------------------------

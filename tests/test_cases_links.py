@@ -8,7 +8,6 @@ the CLI (``cli_main``: ``index``, ``links``, ``list``, ``read``, ``search``), ke
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -17,23 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from case_cli import Cli
 from markdown_memory.markdown.parse import parse_document
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
-
-
-class Cli:
-    """``markdown-memory --embedder none --db DB <command> ... --docs-dir ROOT --json``."""
-
-    def __init__(self, cli_main, root: Path, db: Path) -> None:
-        self.cli_main, self.root, self.db = cli_main, root, db
-        out = cli_main("--embedder", "none", "--db", str(db), "index", str(root), "--json")
-        assert out.returncode == 0, out.stderr
-
-    def __call__(self, *args: str) -> dict:
-        out = self.cli_main("--embedder", "none", "--db", str(self.db), *args, "--docs-dir", str(self.root), "--json")
-        assert out.returncode == 0, (args, out.stdout, out.stderr)
-        return json.loads(out.stdout)
 
 
 def case_tree(case: str, dest: Path) -> Path:

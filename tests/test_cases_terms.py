@@ -19,30 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from case_cli import Cli
 from markdown_memory.search.query import analyse
 from markdown_memory.text import WORD, fts_text
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
 VS16, ZWJ, RLM = "\ufe0f", "\u200d", "\u200f"
-
-
-class Cli:
-    """``markdown-memory --embedder none --db DB <command> ... --docs-dir ROOT --json``."""
-
-    def __init__(self, cli_main, root: Path, db: Path) -> None:
-        self.cli_main, self.root, self.db = cli_main, root, db
-        out = cli_main("--embedder", "none", "--db", str(db), "index", str(root), "--json")
-        assert out.returncode == 0, out.stderr
-
-    def __call__(self, *args: str) -> dict:
-        out = self.cli_main("--embedder", "none", "--db", str(self.db), *args, "--docs-dir", str(self.root), "--json")
-        assert out.returncode == 0, (args, out.stdout, out.stderr)
-        return json.loads(out.stdout)
-
-    def first(self, query: str) -> tuple[str, str]:
-        results = self("search", "--", query)["results"]
-        assert results, f"no result for {query!r}"
-        return results[0]["file_path"], results[0]["heading_path"]
 
 
 # -- 038 emoji and RTL headings --------------------------------------------------------------------
