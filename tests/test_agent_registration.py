@@ -9,7 +9,7 @@ this checkout's CLI (a wrapper around this Python), serving a tiny docs folder.
 Claude Code: ``claude mcp add ...``, then ``claude mcp get`` / ``claude mcp list`` must report the
 server connected (Claude Code starts it and does the MCP handshake). Codex: ``codex mcp add ...``,
 then ``codex mcp list --json`` must hold the command and environment, and that command, started
-as Codex would, must answer the MCP handshake with the six tools. The desktop clients' JSON
+as Codex would, must answer the MCP handshake with the seven tools. The desktop clients' JSON
 block is started the same way. Skipped, saying why, when npm is missing or cannot install.
 """
 

@@ -152,3 +152,44 @@ def test_passages_marked_pending_while_their_vector_row_exists_are_re_embedded(t
     status = engine.status()
     assert status.counts.pending_vectors == 0 and status.counts.vectors == status.counts.passages
     assert engine.search("which port must be free for the server to start").keyword_only is False
+
+
+def test_threads_opening_a_new_database_never_take_it_for_a_damaged_one(tmp_path, monkeypatch):
+    """SQLite creates a new database as a 0-byte file and writes its header with the schema; a
+    second thread opening it meanwhile (the MCP server's catch-up run beside the first search)
+    must wait for it, not move it aside as 'truncated to 0 bytes' and start a rebuild."""
+    import threading
+    import time
+
+    from markdown_memory.store import database as database_mod
+
+    real_store = database_mod.Store
+
+    def slow_store(path, *args, **kwargs):  # widen the window between file creation and header
+        if not path.exists():
+            path.touch()
+            time.sleep(0.2)
+        return real_store(path, *args, **kwargs)
+
+    monkeypatch.setattr(database_mod, "Store", slow_store)
+    root = tmp_path / "docs"
+    root.mkdir()
+    db = database_mod.Database(root, tmp_path / "index.db")
+    start = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            start.wait()
+            db.connection().close()
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
+    assert db.moved_aside is None
+    assert not list(tmp_path.glob("index.db.corrupt*"))

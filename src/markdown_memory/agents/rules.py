@@ -31,6 +31,8 @@ RULES = """<!-- agent-rules:start -->
    (for example call `index_directory` when background indexing is off). Edited, new and
    deleted files are picked up before each answer; a hit with `stale` comes from a file changed
    since it was indexed (its text may be outdated). Use `list_documents` to see what is indexed.
+6. `find_drift` lists sections naming CLI flags, environment variables, paths or functions the
+   code no longer has; treat those sections as possibly outdated.
 <!-- agent-rules:end -->"""
 
 

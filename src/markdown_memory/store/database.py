@@ -67,6 +67,11 @@ class Database:
         #: called (no arguments) after :meth:`recover_damaged` moved a damaged file aside: the
         #: engine drops what it holds from the old file and starts the rebuild
         self.on_recover: Callable[[], None] | None = None
+        # Held while a connection checks the file's header and opens it: SQLite creates a new
+        # database as a 0-byte file and writes the header only with the schema, so another
+        # thread must not take a file this process is still creating for one truncated to 0
+        # bytes. Never held while waiting for the writer lock (an index run holds that long).
+        self._open_lock = threading.RLock()
 
     @property
     def disk_full(self) -> str | None:
@@ -134,17 +139,22 @@ class Database:
             self._local.store = None
 
     def _open(self) -> Store:
-        repaired = self._repair_if_damaged()
-        if repaired is not None:
-            return repaired
-        try:
-            return Store(self.path, root=self.root)
-        except DiskFullError as exc:
-            return self._open_immutable(exc)
-        except Exception as exc:
-            if not is_corruption(exc):
-                raise
-            reason = str(exc)
+        with self._open_lock:
+            damage = file_damage(self.path)
+            if damage is None:
+                try:
+                    return Store(self.path, root=self.root)
+                except DiskFullError as exc:
+                    return self._open_immutable(exc)
+                except Exception as exc:
+                    if not is_corruption(exc):
+                        raise
+                    reason = str(exc)
+        if damage is not None:
+            repaired = self._repair_if_damaged()
+            if repaired is not None:
+                return repaired
+            return self._open()  # rebuilt by someone else meanwhile
         lock = self.writer_lock()
         with self._hold(lock, BUSY_TIMEOUT_MS / 1000):
             try:  # another process may have rebuilt it while we waited for the lock
@@ -188,7 +198,7 @@ class Database:
         damage = file_damage(self.path)
         if damage is None:
             return None
-        with self._hold(self.writer_lock(), BUSY_TIMEOUT_MS / 1000):
+        with self._hold(self.writer_lock(), BUSY_TIMEOUT_MS / 1000), self._open_lock:
             if file_damage(self.path) is None:  # rebuilt by someone else meanwhile
                 return None
             self._generation += 1
@@ -217,13 +227,14 @@ class Database:
     def _recover(self, reason: str) -> Store:
         """Move the damaged database aside and start an empty one that records where the old
         one went. Caller holds the writer lock."""
-        target = move_aside(self.path)
-        self.moved_aside = str(target)
-        self._generation += 1
-        store = Store(self.path, root=self.root)
-        with store.transaction():
-            store.set_meta("moved_aside", str(target))
-            store.set_meta("moved_aside_reason", reason[:300])
+        with self._open_lock:  # the new file is whole before another thread checks its header
+            target = move_aside(self.path)
+            self.moved_aside = str(target)
+            self._generation += 1
+            store = Store(self.path, root=self.root)
+            with store.transaction():
+                store.set_meta("moved_aside", str(target))
+                store.set_meta("moved_aside_reason", reason[:300])
         return store
 
     def writer(self) -> Store:
@@ -232,15 +243,16 @@ class Database:
         moved aside and rebuilt when damaged. Raises DatabaseReadOnlyError when the database
         file cannot be written."""
         self.check_writable()
-        damage = file_damage(self.path)
-        if damage is not None:  # truncated or overwritten: SQLite could block on its stale WAL
-            return self._recover(damage)
-        try:
-            writer = Store(self.path, root=self.root)
-        except Exception as exc:
-            if not is_corruption(exc):
-                raise
-            return self._recover(str(exc))
+        with self._open_lock:  # caller holds the writer lock: this order never inverts
+            damage = file_damage(self.path)
+            if damage is not None:  # truncated or overwritten: SQLite could block on its stale WAL
+                return self._recover(damage)
+            try:
+                writer = Store(self.path, root=self.root)
+            except Exception as exc:
+                if not is_corruption(exc):
+                    raise
+                return self._recover(str(exc))
         try:
             problem = writer.integrity_problem() if self.run_marker().exists() else None
         except Exception as exc:
