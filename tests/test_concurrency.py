@@ -155,3 +155,37 @@ def test_a_database_truncated_under_open_connections_is_damage(tmp_path):
         assert file_damage(db_path) == "the file no longer starts with a SQLite header"
     finally:
         store.close()
+
+
+def test_a_thread_opening_while_another_moves_the_file_aside_reopens_the_new_one(tmp_path, monkeypatch):
+    """A thread whose connection was being opened while another thread moved the damaged file
+    aside must not keep reading the moved-aside file: its next call opens the new database."""
+    import threading
+
+    from markdown_memory.store import database as database_module
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    db_path = tmp_path / "shared.db"
+    database = database_module.Database(root, db_path)
+    real_store = database_module.Store
+    opened = []
+
+    def store_then_recovery_elsewhere(*args, **kwargs):
+        store = real_store(*args, **kwargs)
+        if not opened:  # the first open: another thread recovers before this one keeps the store
+            opened.append(store)
+            other = threading.Thread(target=database.recover_damaged,
+                                     args=(RuntimeError("database disk image is malformed"),))
+            other.start()
+            other.join()
+        return store
+
+    monkeypatch.setattr(database_module, "Store", store_then_recovery_elsewhere)
+    database.connection()
+    monkeypatch.undo()
+    moved = database.moved_aside
+    assert moved and Path(moved).exists()
+    current = database.connection()
+    assert current.get_meta("moved_aside") == moved, "the thread reads the new database, not the moved file"
+    database.close()

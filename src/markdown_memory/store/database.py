@@ -126,9 +126,13 @@ class Database:
                 self.recover_damaged(damage)
                 store = None
         if store is None:
+            generation = self._generation
+            self._local.recovered = False
             store = self._open()
             self._local.store = store
-            self._local.generation = self._generation
+            # a file another thread moved aside while this one opened makes the next call
+            # reopen (this thread's store may be the old file); one this thread replaced is current
+            self._local.generation = self._generation if self._local.recovered else generation
         return store
 
     def close(self) -> None:
@@ -225,6 +229,7 @@ class Database:
         target = move_aside(self.path)
         self.moved_aside = str(target)
         self._generation += 1
+        self._local.recovered = True
         store = Store(self.path, root=self.root)
         with store.transaction():
             store.set_meta("moved_aside", str(target))
