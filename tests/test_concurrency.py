@@ -111,3 +111,81 @@ def test_home_directory_or_filesystem_root_is_refused_unless_explicit(tmp_path, 
     cli_run = subprocess.run([sys.executable, "-m", "markdown_memory.cli", "index"], cwd=home, capture_output=True,
                              text=True, timeout=60, env=dict(os.environ))
     assert cli_run.returncode == 2 and "refusing to index" in cli_run.stderr
+
+
+def test_a_database_being_created_is_not_taken_for_a_truncated_one(tmp_path):
+    """SQLite creates the file empty at connect and writes its header with the first change: an
+    index run opening the writer in that moment (the MCP server's catch-up run beside the first
+    call's connection) must use the new database, not move it aside as damaged."""
+    from markdown_memory.store.database import Database, file_damage
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    db_path = tmp_path / "new.db"
+    db_path.touch()  # what another connection's connect leaves before its first write
+    assert file_damage(db_path) is None
+    database = Database(root, db_path)
+    writer = database.writer()
+    try:
+        assert database.moved_aside is None and not list(tmp_path.glob("new.db.corrupt-*"))
+        assert writer.get_meta("moved_aside") is None
+    finally:
+        writer.close()
+        database.close()
+
+
+def test_a_database_truncated_under_open_connections_is_damage(tmp_path):
+    """A file truncated to 0 bytes while connections hold it (its -wal is still there) or with
+    its header overwritten is damage; a sound file is not."""
+    from markdown_memory.store.database import Database, file_damage
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    db_path = tmp_path / "used.db"
+    database = Database(root, db_path)
+    store = database.connection()
+    try:
+        assert file_damage(db_path) is None
+        assert Path(f"{db_path}-wal").exists()
+        with open(db_path, "r+b") as f:
+            f.truncate(0)
+        assert file_damage(db_path) == "the file was truncated to 0 bytes"
+        with open(db_path, "r+b") as f:
+            f.write(b"garbage, no header at all")
+        assert file_damage(db_path) == "the file no longer starts with a SQLite header"
+    finally:
+        store.close()
+
+
+def test_a_thread_opening_while_another_moves_the_file_aside_reopens_the_new_one(tmp_path, monkeypatch):
+    """A thread whose connection was being opened while another thread moved the damaged file
+    aside must not keep reading the moved-aside file: its next call opens the new database."""
+    import threading
+
+    from markdown_memory.store import database as database_module
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    db_path = tmp_path / "shared.db"
+    database = database_module.Database(root, db_path)
+    real_store = database_module.Store
+    opened = []
+
+    def store_then_recovery_elsewhere(*args, **kwargs):
+        store = real_store(*args, **kwargs)
+        if not opened:  # the first open: another thread recovers before this one keeps the store
+            opened.append(store)
+            other = threading.Thread(target=database.recover_damaged,
+                                     args=(RuntimeError("database disk image is malformed"),))
+            other.start()
+            other.join()
+        return store
+
+    monkeypatch.setattr(database_module, "Store", store_then_recovery_elsewhere)
+    database.connection()
+    monkeypatch.undo()
+    moved = database.moved_aside
+    assert moved and Path(moved).exists()
+    current = database.connection()
+    assert current.get_meta("moved_aside") == moved, "the thread reads the new database, not the moved file"
+    database.close()

@@ -42,7 +42,10 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 def file_damage(path: Path) -> str | None:
     """Why the file at ``path`` is no SQLite database (truncated to 0 bytes, or its header
     overwritten), from its first 16 bytes; None when the header is there, or the file is
-    missing or cannot be read (those are not damage)."""
+    missing or cannot be read (those are not damage). An empty file with no ``-wal`` file
+    beside it is no damage either: it is a database another connection is creating (SQLite
+    makes the file at connect and writes the header with the first change); a database
+    truncated under open connections keeps its ``-wal``."""
     try:
         with open(path, "rb") as f:
             head = f.read(len(SQLITE_HEADER))
@@ -50,7 +53,9 @@ def file_damage(path: Path) -> str | None:
         return None
     if head == SQLITE_HEADER:
         return None
-    return "the file was truncated to 0 bytes" if not head else "the file no longer starts with a SQLite header"
+    if not head:
+        return "the file was truncated to 0 bytes" if os.path.exists(f"{path}-wal") else None
+    return "the file no longer starts with a SQLite header"
 
 
 class Database:
@@ -126,9 +131,13 @@ class Database:
                 self.recover_damaged(damage)
                 store = None
         if store is None:
+            generation = self._generation
+            self._local.recovered = False
             store = self._open()
             self._local.store = store
-            self._local.generation = self._generation
+            # a file another thread moved aside while this one opened makes the next call
+            # reopen (this thread's store may be the old file); one this thread replaced is current
+            self._local.generation = self._generation if self._local.recovered else generation
         return store
 
     def close(self) -> None:
@@ -231,6 +240,7 @@ class Database:
             target = move_aside(self.path)
             self.moved_aside = str(target)
             self._generation += 1
+            self._local.recovered = True
             store = Store(self.path, root=self.root)
             with store.transaction():
                 store.set_meta("moved_aside", str(target))
