@@ -169,21 +169,27 @@ def test_a_thread_opening_while_another_moves_the_file_aside_reopens_the_new_one
     db_path = tmp_path / "shared.db"
     database = database_module.Database(root, db_path)
     real_store = database_module.Store
-    opened = []
+    opened: list[object] = []
+    others: list[threading.Thread] = []
+    held_back: list[bool] = []
 
     def store_then_recovery_elsewhere(*args, **kwargs):
         store = real_store(*args, **kwargs)
-        if not opened:  # the first open: another thread recovers before this one keeps the store
+        if not opened:  # the first open: another thread tries to recover while this one is opening
             opened.append(store)
             other = threading.Thread(target=database.recover_damaged,
                                      args=(RuntimeError("database disk image is malformed"),))
             other.start()
-            other.join()
+            other.join(timeout=0.5)
+            held_back.append(other.is_alive())  # the open lock keeps the move out of a half-open
+            others.append(other)
         return store
 
     monkeypatch.setattr(database_module, "Store", store_then_recovery_elsewhere)
     database.connection()
     monkeypatch.undo()
+    others[0].join(timeout=30)
+    assert held_back == [True] and not others[0].is_alive()
     moved = database.moved_aside
     assert moved and Path(moved).exists()
     current = database.connection()
