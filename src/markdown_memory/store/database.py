@@ -14,7 +14,9 @@ database records where it went (``moved_aside``), which the engine then rebuilds
 It is found two ways: the file's first 16 bytes are no SQLite header any more (checked, one
 small read, each time a thread's open connection is handed out, before SQLite itself would
 block 30 s on a WAL it cannot recover), and SQLite saying "malformed" to any call
-(``Engine.recover_damaged``, from the MCP runtime).
+(``Engine.recover_damaged``, from the MCP runtime). A 0-byte file counts as truncated only once
+this process has seen the file whole (or beside WAL frames): a new database is a 0-byte file
+until its creator's first write, and another thread or process may be creating it right now.
 """
 
 from __future__ import annotations
@@ -39,10 +41,13 @@ log = logging.getLogger("markdown_memory.engine")
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-def file_damage(path: Path) -> str | None:
+def file_damage(path: Path, *, seen_sound: bool) -> str | None:
     """Why the file at ``path`` is no SQLite database (truncated to 0 bytes, or its header
     overwritten), from its first 16 bytes; None when the header is there, or the file is
-    missing or cannot be read (those are not damage)."""
+    missing or cannot be read (those are not damage). ``seen_sound``: the caller saw this file
+    with its header before reading it now; without that, a 0-byte file with no WAL frames
+    beside it is a new database another connection is creating (SQLite writes the header
+    with its first write, after the file exists), not damage."""
     try:
         with open(path, "rb") as f:
             head = f.read(len(SQLITE_HEADER))
@@ -50,7 +55,18 @@ def file_damage(path: Path) -> str | None:
         return None
     if head == SQLITE_HEADER:
         return None
+    if not head and not seen_sound and not _wal_frames(path):
+        return None
     return "the file was truncated to 0 bytes" if not head else "the file no longer starts with a SQLite header"
+
+
+def _wal_frames(path: Path) -> bool:
+    """True when the -wal file beside ``path`` holds more than its 32-byte header (frames of
+    an older database: a new one has no WAL until its header is written)."""
+    try:
+        return os.path.getsize(str(path) + "-wal") > 32
+    except OSError:
+        return False
 
 
 class Database:
@@ -67,6 +83,9 @@ class Database:
         #: called (no arguments) after :meth:`recover_damaged` moved a damaged file aside: the
         #: engine drops what it holds from the old file and starts the rebuild
         self.on_recover: Callable[[], None] | None = None
+        #: a connection of this process opened the file (so it had its SQLite header): from
+        #: then on a 0-byte file is a truncation, never a new database being created
+        self._seen_sound = False
 
     @property
     def disk_full(self) -> str | None:
@@ -116,12 +135,13 @@ class Database:
             store.close()
             store = None
         if store is not None and not store.immutable:
-            damage = file_damage(self.path)
+            damage = self._damage()
             if damage is not None:  # changed under the open connection: SQLite would say malformed or block
                 self.recover_damaged(damage)
                 store = None
         if store is None:
             store = self._open()
+            self._seen_sound = True
             self._local.store = store
             self._local.generation = self._generation
         return store
@@ -170,7 +190,7 @@ class Database:
             return None
         self._generation += 1  # every other thread reopens on its next call
         with self._hold(self.writer_lock(), BUSY_TIMEOUT_MS / 1000):
-            if isinstance(problem, str) and file_damage(self.path) is None:
+            if isinstance(problem, str) and self._damage() is None:
                 return None  # recovered by someone else while we waited for the lock
             store = self._recover(reason)
         self._local.store = store
@@ -185,11 +205,11 @@ class Database:
         database any more (``file_damage``; SQLite would open a 0-byte file as a new, empty
         database and the damage would go unseen) is moved aside under the writer lock, and the
         new empty database is returned; None when the file looks sound."""
-        damage = file_damage(self.path)
+        damage = self._damage()
         if damage is None:
             return None
         with self._hold(self.writer_lock(), BUSY_TIMEOUT_MS / 1000):
-            if file_damage(self.path) is None:  # rebuilt by someone else meanwhile
+            if self._damage() is None:  # rebuilt by someone else meanwhile
                 return None
             self._generation += 1
             store = self._recover(damage)
@@ -214,6 +234,13 @@ class Database:
             log.info("%s; reading the index read-only until then", full)
         return store
 
+    def _damage(self) -> str | None:
+        """``file_damage`` of this database. The flag is read before the file: a header this
+        process saw earlier makes a 0-byte file now a truncation, while a 0-byte file it never
+        saw whole may be a new database another thread or process is creating right now."""
+        seen = self._seen_sound
+        return file_damage(self.path, seen_sound=seen)
+
     def _recover(self, reason: str) -> Store:
         """Move the damaged database aside and start an empty one that records where the old
         one went. Caller holds the writer lock."""
@@ -221,6 +248,7 @@ class Database:
         self.moved_aside = str(target)
         self._generation += 1
         store = Store(self.path, root=self.root)
+        self._seen_sound = True
         with store.transaction():
             store.set_meta("moved_aside", str(target))
             store.set_meta("moved_aside_reason", reason[:300])
@@ -232,7 +260,7 @@ class Database:
         moved aside and rebuilt when damaged. Raises DatabaseReadOnlyError when the database
         file cannot be written."""
         self.check_writable()
-        damage = file_damage(self.path)
+        damage = self._damage()
         if damage is not None:  # truncated or overwritten: SQLite could block on its stale WAL
             return self._recover(damage)
         try:
@@ -249,6 +277,7 @@ class Database:
                 raise
             problem = str(exc)
         if problem is None:
+            self._seen_sound = True
             return writer
         writer.close()
         log.warning("integrity check failed after an interrupted run: %s", problem)
@@ -258,7 +287,9 @@ class Database:
         """A connection for a refresh of a few files (no writer lock: each document is
         replaced in one transaction, safe beside a running index run)."""
         self.check_writable()
-        return self._repair_if_damaged() or Store(self.path, root=self.root)
+        store = self._repair_if_damaged() or Store(self.path, root=self.root)
+        self._seen_sound = True
+        return store
 
     def check_writable(self) -> None:
         """Raise DatabaseReadOnlyError when the database file exists but cannot be written
