@@ -268,3 +268,29 @@ def test_status_after_a_killed_run_never_claims_verified_coverage(tmp_path, make
     assert status.coverage == "unknown" and "did not finish" in status.message
     engine.index()
     assert engine.status().coverage == "verified"
+
+
+def test_a_new_database_another_connection_is_creating_is_never_taken_for_truncation(docs_root, make_engine,
+                                                                                       tmp_path):
+    """A new database is a 0-byte file from its creator's open until its first write. The MCP
+    server's catch-up run (started at the handshake) and a tool call create it at the same time:
+    the one that sees it empty must wait its turn, not move the other's new file aside. Once
+    this process has seen the file whole, 0 bytes is a truncation again (moved aside)."""
+    import sqlite3
+
+    db = tmp_path / "new.db"
+    creator = sqlite3.connect(db)  # the file exists, 0 bytes: the creator has not written yet
+    try:
+        assert db.exists() and db.stat().st_size == 0
+        engine = make_engine(docs_root, "none", db=db)
+        report = engine.index()  # the writer finds the 0-byte file first
+        assert report.added == len(list(docs_root.rglob("*.md")))
+        assert not list(tmp_path.glob("new.db.corrupt-*")), "a database being created is no damage"
+        assert engine.search("install").results
+    finally:
+        creator.close()
+    with open(db, "r+b") as f:
+        f.truncate(0)  # now truncated under the engine that saw it whole
+    answer = engine.search("install")
+    assert list(tmp_path.glob("new.db.corrupt-*")), "a truncation is still moved aside"
+    assert not answer.results or answer.results[0].file_path == "install.md"
