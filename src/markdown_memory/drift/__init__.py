@@ -8,8 +8,8 @@ the code index (``store/code.py``), incrementally; ``check`` looks references up
 
 from __future__ import annotations
 
-from .check import DriftingSection, DriftReport, Missing, find_drift, hit_drift, with_drift
+from .check import DriftingSection, DriftReport, Missing, find_drift, with_drift
 from .references import Reference, section_references
 
-__all__ = ["DriftReport", "DriftingSection", "Missing", "Reference", "find_drift", "hit_drift",
+__all__ = ["DriftReport", "DriftingSection", "Missing", "Reference", "find_drift",
            "section_references", "with_drift"]

@@ -202,7 +202,7 @@ def find_drift(store: Store, docs_root: Path, code_root: str | None) -> DriftRep
     update = update_code_index(store, find_code_root(docs_root, code_root))
     sections = store.all_sections()
     defined = definitions(s.text for s in sections)
-    with store.transaction():  # search notes drift with the same definitions (hit_drift)
+    with store.transaction():  # search notes drift with the same definitions (with_drift)
         store.set_meta(DEFINITIONS_KEY, json.dumps(sorted(defined)))
     checker = Checker(store, defined)
     drifting = []
@@ -219,22 +219,15 @@ def find_drift(store: Store, docs_root: Path, code_root: str | None) -> DriftRep
     return DriftReport(update.root, update.files, len(sections), checked, tuple(drifting))
 
 
-def hit_drift(store: Store, texts: list[tuple[str, str | None, int]]) -> list[tuple[str, ...]]:
-    """For each ``(file_path, section text or None, start_line)``, the names it gives that the code side
-    does not hold (empty when the text is None or no ``drift`` run has read a code side)."""
-    if not store.has_code_index():
-        return [() for _ in texts]
-    defined = json.loads(store.get_meta(DEFINITIONS_KEY) or "[]")
-    checker = Checker(store, defined)
-    return [tuple(dict.fromkeys(r.name for r in checker.missing(section_references(text, line))))
-            if text and not is_history(path) else ()
-            for path, text, line in texts]
-
-
 def with_drift(store: Store, hits: list[Hit]) -> list[Hit]:
     """``hits`` with ``drift`` set to the names each one's text gives that the code side lost
     (unchanged when no ``drift`` run has read a code side)."""
     if not store.has_code_index():
         return hits
-    notes = hit_drift(store, [(h.file_path, h.content, h.start_line) for h in hits])
-    return [replace(h, drift=note) if note else h for h, note in zip(hits, notes, strict=True)]
+    checker = Checker(store, json.loads(store.get_meta(DEFINITIONS_KEY) or "[]"))
+    out = []
+    for h in hits:
+        missing = () if h.content is None or is_history(h.file_path) else tuple(
+            dict.fromkeys(r.name for r in checker.missing(section_references(h.content, h.start_line))))
+        out.append(replace(h, drift=missing) if missing else h)
+    return out
