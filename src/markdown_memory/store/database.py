@@ -210,8 +210,7 @@ class Database:
         with self._hold(self.writer_lock(), BUSY_TIMEOUT_MS / 1000), self._open_lock:
             if file_damage(self.path) is None:  # rebuilt by someone else meanwhile
                 return None
-            self._generation += 1
-            store = self._recover(damage)
+            store = self._recover(damage)  # bumps the generation: other threads reopen
         if self.on_recover is not None:
             self.on_recover()
         return store
