@@ -39,18 +39,20 @@ class _Scored(Protocol):
     def negative(self) -> bool: ...
 
 
-def _file(hit: Any) -> str:
-    """A hit's ``file_path``, whether it is in the wire shape (a dict) or a ``models.Hit``."""
-    return str(hit["file_path"] if isinstance(hit, Mapping) else hit.file_path)
+def _where(hit: Any) -> tuple[str, int, int]:
+    """A hit's ``(file_path, start_line, end_line)``, whether it is in the wire shape (a dict, as
+    an MCP answer's hits arrive) or a ``models.Hit``."""
+    if isinstance(hit, Mapping):
+        return str(hit["file_path"]), int(hit["start_line"]), int(hit["end_line"])
+    return str(hit.file_path), int(hit.start_line), int(hit.end_line)
 
 
 def first_correct(results: Sequence[Hit | Mapping[str, Any]], expect: Sequence[Mapping[str, Any]]) -> int | None:
     """0-based position of the first hit (a ``models.Hit``, or the wire shape of an MCP answer's
     hit) whose file is an expected path and whose line range holds its line; None: none is."""
     for i, hit in enumerate(results):
-        where = (hit["file_path"], hit["start_line"], hit["end_line"]) if isinstance(hit, Mapping) else (
-            hit.file_path, hit.start_line, hit.end_line)
-        if any(where[0] == e["path"] and where[1] <= e["line"] <= where[2] for e in expect):
+        path, start, end = _where(hit)
+        if any(path == e["path"] and start <= e["line"] <= end for e in expect):
             return i
     return None
 
@@ -64,11 +66,11 @@ def miss_bucket(hits: Sequence[Any], expect: Sequence[Mapping[str, Any]]) -> str
     if not expect or answer == 0:
         return None
     files = {e["path"] for e in expect}
-    if hits and _file(hits[0]) in files:
+    if hits and _where(hits[0])[0] in files:
         return "wrong_section"
     if answer is not None:
         return "lower"
-    if any(_file(h) in files for h in hits):
+    if any(_where(h)[0] in files for h in hits):
         return "file_no_section"
     return "file_absent"
 
