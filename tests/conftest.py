@@ -108,6 +108,11 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     monkeypatch.setenv("MARKDOWN_MEMORY_MODEL_CACHE", str(home / "models"))
+    # No test reaches a resident service by accident (one per user, shared by every run on the
+    # machine): commands work in process unless a test turns the service on with its own
+    # runtime folder (tests/test_service*.py).
+    monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE", "off")
+    monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(home / "run"))
     link_derived(home / "models")
     for name in ("MARKDOWN_MEMORY_DB", "MARKDOWN_MEMORY_DOCS_DIR", "CLAUDE_PROJECT_DIR", "MARKDOWN_MEMORY_EMBEDDER",
                  "MARKDOWN_MEMORY_EXCLUDE", "MARKDOWN_MEMORY_AUTO_INDEX"):

@@ -149,6 +149,33 @@ class Settings:
     auto_index: bool = True
     max_file_bytes: int = int(DEFAULT_MAX_FILE_MB * 1_000_000)
 
+    def to_wire(self) -> dict[str, object]:
+        """These settings as a JSON object (paths as strings), for a client to hand its resolved
+        settings to the resident service, whose own environment may differ."""
+        return {"docs_root": str(self.docs_root), "db_path": str(self.db_path), "embedder": self.embedder,
+                "embedder_named": self.embedder_named, "embedder_by_env": self.embedder_by_env,
+                "threads": self.threads, "exclude": list(self.exclude), "auto_index": self.auto_index,
+                "max_file_bytes": self.max_file_bytes}
+
+    @classmethod
+    def from_wire(cls, data: dict[str, object]) -> Settings:
+        """The inverse of :meth:`to_wire`. Raises ConfigError for a value of the wrong type or an
+        unknown embedder (a client of another version)."""
+        try:
+            embedder = str(data["embedder"])
+            if embedder not in EMBEDDER_CHOICES:
+                raise ConfigError(f"unknown embedder {embedder!r}")
+            threads = data.get("threads")
+            exclude = data.get("exclude") or []
+            if not isinstance(exclude, list) or not all(isinstance(g, str) for g in exclude):
+                raise ConfigError("exclude must be a list of globs")
+            return cls(docs_root=Path(str(data["docs_root"])), db_path=Path(str(data["db_path"])), embedder=embedder,
+                       embedder_named=bool(data["embedder_named"]), embedder_by_env=bool(data["embedder_by_env"]),
+                       threads=None if threads is None else int(str(threads)), exclude=list(exclude),
+                       auto_index=bool(data["auto_index"]), max_file_bytes=int(str(data["max_file_bytes"])))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"settings from a client could not be read: {exc}") from exc
+
     @classmethod
     def load(
         cls,

@@ -131,8 +131,12 @@ class Runtime:
     """Per-server state: the engine (created on first use) and the tool bodies. Tool bodies
     return a JSON-able dict or raise; :meth:`call` turns both into a ``CallToolResult``."""
 
-    def __init__(self, settings: Settings, startup_error: Exception | None = None) -> None:
+    def __init__(self, settings: Settings, startup_error: Exception | None = None, *,
+                 engine_factory: Callable[[Settings], Engine] | None = None) -> None:
         self.settings = settings
+        #: makes the engine on first use (the resident service hands out its shared engine per
+        #: docs root); None: a new ``Engine(settings, background=True)`` of this process
+        self._engine_factory = engine_factory
         #: raised by every tool call (settings could not be resolved, e.g. a refused docs root)
         self.startup_error = startup_error
         self._engine: Engine | None = None
@@ -172,9 +176,12 @@ class Runtime:
             raise self.startup_error
         with self._engine_lock:
             if self._engine is None:
-                from ..engine import Engine
+                if self._engine_factory is not None:
+                    self._engine = self._engine_factory(self.settings)
+                else:
+                    from ..engine import Engine
 
-                self._engine = Engine(self.settings, background=True)
+                    self._engine = Engine(self.settings, background=True)
             return self._engine
 
     # -- plumbing ---------------------------------------------------------------------------
