@@ -193,3 +193,20 @@ def test_threads_opening_a_new_database_never_take_it_for_a_damaged_one(tmp_path
     assert not errors, errors
     assert db.moved_aside is None
     assert not list(tmp_path.glob("index.db.corrupt*"))
+
+
+def test_code_paths_are_matched_exactly_and_case_sensitively(tmp_path):
+    """drift's code side: `held_path` tests a path, a folder or a tail segment by segment and
+    code point by code point, like every docs path filter (`API/` is not `api/`; `app` is not
+    `app-old`; glob characters in a name are plain characters)."""
+    s = Store(tmp_path / "index.db")
+    s.ensure_code_tables()
+    with s.conn:
+        for path in ("src/API/config.py", "src/app-old/run.py", "lib/we[ird]*.py"):
+            s.put_code_file(path, 1, 1, "0" * 64, None)
+    assert s.held_path("src/API/config.py") and s.held_path("src/API") and s.held_path("API/config.py")
+    assert s.held_path("API") and s.held_path("config.py")
+    assert not s.held_path("src/api") and not s.held_path("api/config.py") and not s.held_path("api")
+    assert not s.held_path("src/app") and not s.held_path("app")
+    assert s.held_path("we[ird]*.py") and not s.held_path("weird.py") and not s.held_path("we*")
+    s.close()

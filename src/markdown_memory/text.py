@@ -76,6 +76,7 @@ __all__ = [
     "is_cjk",
     "keyword_form",
     "like_escape",
+    "glob_escape",
     "match_form",
     "short_cause",
 ]
@@ -236,6 +237,12 @@ def heading_slugs(titles: Iterable[str]) -> list[str]:
 def like_escape(text: str) -> str:
     """``text`` with ``\\``, ``%`` and ``_`` escaped for ``LIKE ? ESCAPE '\\'``."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def glob_escape(text: str) -> str:
+    """``text`` with ``*``, ``?`` and ``[`` bracketed for SQLite's ``GLOB``, which compares code
+    point by code point (``LIKE`` folds ASCII case: ``API`` would match ``api``)."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 def short_cause(message: str, limit: int = CAUSE_CHARS) -> str:

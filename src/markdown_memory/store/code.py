@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..text import like_escape
-from .common import bound_chunks, marks
+from ..text import glob_escape
+from .common import bound_chunks, marks, under_clause
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -114,14 +114,15 @@ def held_tokens(store: Store, names: Iterable[str]) -> set[str]:
 def held_path(store: Store, path: str) -> bool:
     """True when ``path`` (relative, ``/``-separated, no trailing slash) is a code file, a folder
     holding one, or the tail of one (``app/config.py`` matches ``src/app/config.py``)."""
-    esc = like_escape(path)
-    row = store.conn.execute(
-        "SELECT 1 FROM code_files WHERE path = ? OR path LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\' LIMIT 1",
-        (path, esc + "/%", "%/" + esc)).fetchone()
+    # Exact and case-sensitive like every path test of the store: a folder is a range
+    # (common.under_clause), a tail a GLOB (LIKE would take `API/` for `api/`).
+    under, params = under_clause(path)
+    row = store.conn.execute(f"SELECT 1 FROM code_files WHERE path = ? OR {under} LIMIT 1", [path, *params]).fetchone()
     if row is not None:
         return True
-    row = store.conn.execute("SELECT 1 FROM code_files WHERE path LIKE ? ESCAPE '\\' LIMIT 1",
-                             ("%/" + esc + "/%",)).fetchone()
+    esc = glob_escape(path)
+    row = store.conn.execute("SELECT 1 FROM code_files WHERE path GLOB ? OR path GLOB ? LIMIT 1",
+                             ("*/" + esc, "*/" + esc + "/*")).fetchone()
     return row is not None
 
 
