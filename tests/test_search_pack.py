@@ -177,3 +177,22 @@ def test_property_text_given_at_a_small_top_k_stays_at_a_larger_one(sizes, budge
     from markdown_memory.search.pack import entry_cost
     spent = sum(r.tokens for r in many if r.content is not None) + sum(entry_cost(r) for r in many)
     assert spent <= budget or len(many) == 1
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_hits_left_out_for_the_budget_are_counted_in_the_message(engine, query):
+    """A short list is not taken for all there is: when the budget leaves found hits out (not
+    even a pointer fits), the message says how many; with room for all, it says nothing of it."""
+    import re
+
+    from markdown_memory.models import SearchRequest
+
+    roomy = engine.search(SearchRequest(query, top_k=10, max_tokens=20000))
+    assert "left out to fit" not in (roomy.message or "")
+    tight = engine.search(SearchRequest(query, top_k=10, max_tokens=500))
+    left = len(roomy.results) - len(tight.results)
+    match = re.search(r"(\d+) more hits? w(?:as|ere) left out to fit 500 tokens", tight.message or "")
+    if left:
+        assert match is not None and int(match.group(1)) == left, tight.message
+    else:
+        assert match is None

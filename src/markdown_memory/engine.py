@@ -51,7 +51,7 @@ from .reading.links import LINKS_PAGE, is_wikilink, link_address, links_answer, 
 from .reading.map import DEFAULT_MAP_TOKENS, DocsMap, build_map
 from .reading.resolve import disk_spelling, normalise_request_path, resolve_document
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
-from .search import analyse, fit_answer, pack_hits, search_sections
+from .search import analyse, distinct_hits, fit_answer, pack_hits, search_sections
 from .search.filters import clean_tags, make_scope
 from .status import REFRESH_TTL_SECONDS, StatusReporter
 from .store.database import Database
@@ -338,7 +338,8 @@ class Engine:
         if self._database.disk_full and not self._background:  # a background engine's index_status says it
             message = messages.prepend_note(self._database.disk_full, message)
         answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status)
-        return fit_answer(answer, max_tokens)  # the agent view's measure, whichever adapter asks
+        # the agent view's measure, whichever adapter asks
+        return fit_answer(answer, max_tokens, found=ranked.found)
 
     def _search(self, query: str, top_k: int, scope: Scope, max_tokens: int,
                 already_sent: Container[str] | None = None) -> _Ranked:
@@ -373,7 +374,8 @@ class Engine:
             note = self._reporter.empty_index_message() or messages.no_confident_match(outcome.absent)
             message = messages.prepend_note(note, message)
         # once a `drift` run has read the code side, hits say which names the code lost
-        return _Ranked(with_drift(store, list(packed)), outcome.confidence, keyword_only, message)
+        return _Ranked(with_drift(store, list(packed)), outcome.confidence, keyword_only, message,
+                       len(distinct_hits(outcome.hits, top_k)))
 
     # -- documents ------------------------------------------------------------------------
     def _document(self, file_path: str) -> tuple[int, str, str, dict[str, object]]:
@@ -511,3 +513,5 @@ class _Ranked:
     confidence: str
     keyword_only: bool
     message: str | None
+    #: hits the search found for the answer (before the budget): see ``fit_answer``
+    found: int

@@ -438,6 +438,12 @@ def map_summary(documents: int, tokens: int) -> str:
             "section with `search_docs` and read it with `read_section` instead of whole files.")
 
 
+def hits_left_out(count: int, max_tokens: int) -> str:
+    """A search answer's note when hits it found did not fit its budget, not even as pointers."""
+    hits = "hit was" if count == 1 else "hits were"
+    return f"{count} more {hits} left out to fit {max_tokens:,} tokens; a larger max_tokens returns them"
+
+
 def map_left_out(what: str, max_tokens: int) -> str:
     """The docs map's line saying what it left out to fit its budget."""
     return f"Left out to fit {max_tokens:,} tokens: {what}; pass a larger --max-tokens for more."

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .pack import answer_tokens, fit_answer, pack_hits, section_key
+from .pack import answer_tokens, distinct_hits, fit_answer, pack_hits, section_key
 from .query import AnalysedQuery, analyse
 from .searcher import SearchOutcome, search_sections
 
-__all__ = ["AnalysedQuery", "SearchOutcome", "analyse", "answer_tokens", "fit_answer", "pack_hits", "search_sections",
+__all__ = ["AnalysedQuery", "SearchOutcome", "analyse", "answer_tokens", "distinct_hits", "fit_answer", "pack_hits", "search_sections",
            "section_key"]

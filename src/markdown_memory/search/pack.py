@@ -34,6 +34,7 @@ import json
 from collections.abc import Container, Sequence
 from dataclasses import replace
 
+from .. import messages
 from ..models import Hit, SearchAnswer
 from ..text import count_tokens
 
@@ -69,17 +70,7 @@ def pack_hits(hits: Sequence[Hit], *, top_k: int, max_tokens: int,
     which keep it: the others come back as pointers (``content`` None). A hit whose lines
     overlap a better hit's in the same file is skipped. A hit whose :func:`section_key` is in
     ``sent`` comes as a pointer with ``already_sent`` True (see module docstring)."""
-    chosen: list[Hit] = []
-    spans: dict[str, list[tuple[int, int]]] = {}
-    for hit in hits:
-        a, b = hit.start_line, hit.end_line
-        taken = spans.setdefault(hit.file_path, [])
-        if any(a <= y and x <= b for x, y in taken):
-            continue
-        chosen.append(hit)
-        taken.append((a, b))
-        if len(chosen) >= top_k:
-            break
+    chosen = distinct_hits(hits, top_k)
     # Every chosen hit costs at least a pointer; content is added in rank order while the total
     # (content of the hits so far + pointers for all the rest) stays within the budget. A hit's
     # text outranks the pointers of the hits after it: when only those keep it out, the lowest
@@ -113,6 +104,23 @@ def pack_hits(hits: Sequence[Hit], *, top_k: int, max_tokens: int,
             used += hit.tokens
         out.append(hit)
     return out
+
+
+def distinct_hits(hits: Sequence[Hit], top_k: int) -> list[Hit]:
+    """The first ``top_k`` of ``hits`` whose lines overlap no better hit's in the same file:
+    what an answer returns when its budget allows."""
+    chosen: list[Hit] = []
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for hit in hits:
+        a, b = hit.start_line, hit.end_line
+        taken = spans.setdefault(hit.file_path, [])
+        if any(a <= y and x <= b for x, y in taken):
+            continue
+        chosen.append(hit)
+        taken.append((a, b))
+        if len(chosen) >= top_k:
+            break
+    return chosen
 
 
 def _earns_text(hit: Hit, rank: int, best: float, texts: Sequence[Hit]) -> bool:
@@ -156,14 +164,30 @@ def answer_tokens(answer: SearchAnswer, *, agent: bool = True) -> int:
     return count_tokens(json.dumps(answer.to_dict(agent=agent), ensure_ascii=False, separators=separators))
 
 
-def fit_answer(answer: SearchAnswer, max_tokens: int) -> SearchAnswer:
+def fit_answer(answer: SearchAnswer, max_tokens: int, *, found: int = 0) -> SearchAnswer:
     """The answer trimmed until its whole JSON in the agent view (compact, as the MCP tool sends
     it; the one measure for every adapter, so the CLI and the server keep the same hits) fits
     ``max_tokens``: the packer plans with estimated entry costs and knows nothing of the message
     and index status, so the last pointers go first, then the last hit carrying content becomes
     a pointer; one hit always stays (as a pointer when even its content does not fit, and then
     without its preview). ``models.MIN_MAX_TOKENS`` is chosen so that this last pointer, the
-    message and the index status always fit."""
+    message and the index status always fit.
+
+    ``found``: how many hits the search had for this answer (:func:`distinct_hits`); when fewer
+    are returned, the message says how many were left out for the budget (a reader must not
+    take a short list for all there is)."""
+    fitted = _fit(answer, max_tokens)
+    for _ in range(2):  # the note itself costs tokens: it may push one more hit out
+        left = found - len(fitted.results)
+        if left <= 0:
+            break
+        noted = replace(answer, results=fitted.results,
+                        message=messages.prepend_note(messages.hits_left_out(left, max_tokens), answer.message))
+        fitted = _fit(noted, max_tokens)
+    return fitted
+
+
+def _fit(answer: SearchAnswer, max_tokens: int) -> SearchAnswer:
     hits = list(answer.results)
     trimmed = answer
     while answer_tokens(trimmed) > max_tokens and hits:
