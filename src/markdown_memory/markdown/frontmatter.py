@@ -21,6 +21,10 @@ from typing import Any, TypeAlias
 Metadata: TypeAlias = dict[str, Any]
 
 _KEY_LINE = re.compile(r"^[\w-]+\s*:")
+#: ``key: {{date}}`` / ``key: <% tp.date.now() %>`` / ``key: {{ .Date }}``: a template
+#: placeholder that a note template (Obsidian Templater, Jinja, Hugo archetypes) leaves unfilled;
+#: as YAML, ``{{...}}`` is a flow mapping with an unhashable key, ``<%`` is fine but ``%>`` may not be
+_PLACEHOLDER_VALUE = re.compile(r"^(\s*[\w-]+\s*:[ \t]*)((?:\{\{|<%).*?(?:\}\}|%>)[^#]*?)\s*$")
 _TOML_KEY_LINE = re.compile(r"^\s*(?:[\w\"'.-]+\s*=|\[)")
 
 
@@ -57,7 +61,7 @@ def detect_front_matter(lines: list[str]) -> FrontMatter:
     import yaml
 
     try:
-        data = yaml.safe_load(body)
+        data = _load_yaml(body)
     except yaml.YAMLError as exc:
         if not _KEY_LINE.match(lines[1]):
             return FrontMatter()
@@ -70,6 +74,28 @@ def detect_front_matter(lines: list[str]) -> FrontMatter:
     if _KEY_LINE.match(lines[1]):
         return FrontMatter(end_line=close + 1, warning="front matter is not a YAML mapping")
     return FrontMatter()
+
+
+def _load_yaml(body: str) -> Any:
+    """``body`` parsed as YAML; when that fails and a value is an unfilled template placeholder
+    (:data:`_PLACEHOLDER_VALUE`), parsed again with those values as plain strings (the note's
+    other keys, its title and tags among them, still count). Raises yaml.YAMLError."""
+    import json
+
+    import yaml
+
+    try:
+        return yaml.safe_load(body)
+    except yaml.YAMLError:
+        quoted = [_PLACEHOLDER_VALUE.sub(lambda m: m.group(1) + json.dumps(m.group(2)), line)
+                  for line in body.split("\n")]
+        if quoted == body.split("\n"):
+            raise
+        try:
+            return yaml.safe_load("\n".join(quoted))
+        except yaml.YAMLError:
+            pass
+        raise
 
 
 def _toml_front_matter(lines: list[str]) -> FrontMatter:
