@@ -385,3 +385,24 @@ def test_links_message_counts_unresolved_and_ambiguous_links_apart(vault: Path, 
     assert answer["message"] == (f"{nowhere} link(s) of this document lead to no indexed document or heading "
                                  "(status 'unresolved' or 'no_heading'); 1 link(s) name several documents "
                                  "(status 'ambiguous', with their candidates)")
+
+
+def test_front_matter_wikilinks_are_links_of_the_note(vault: Path) -> None:
+    """Obsidian properties link notes (``up: "[[...]]"``, a list of links): they are outgoing
+    links of the note's first section and backlinks of their targets, with their file line; a
+    commented-out property and a Markdown link in front matter are not."""
+    (vault / "daily.md").write_text(
+        '---\nup: "[[Setup Guide]]"\nrelated: ["[[proj.api.auth]]", "[[Setup Guide#Requirements|reqs]]"]\n'
+        '# old: "[[Quarterly Plan]]"\nsource: "[x](ops/deploy.md)"\n---\n# Daily\n\nNothing linked here.\n',
+        encoding="utf-8")
+    engine = indexed_engine(vault, "none")
+    answer = engine.links("daily.md").to_dict()
+    by_raw = {k["raw"]: k for k in answer["outgoing"]}
+    assert {raw: (k["status"], k["target_path"], k["target_heading_path"], k["line"]) for raw, k in by_raw.items()} == {
+        "[[Setup Guide]]": ("resolved", "Setup Guide.md", None, 2),
+        "[[proj.api.auth]]": ("resolved", "proj.api.auth.md", None, 3),
+        "[[Setup Guide#Requirements|reqs]]": ("resolved", "Setup Guide.md", "Setup Guide > Requirements", 3),
+    }
+    assert {k["heading_path"] for k in answer["outgoing"]} == {"Daily"}
+    backlinks = engine.links("Setup Guide.md").to_dict()["backlinks"]
+    assert "daily.md" in {b["file_path"] for b in backlinks}

@@ -177,6 +177,28 @@ def _as_written(link: RawLink, source: str, seen: dict[str, int]) -> RawLink:
     return RawLink(link.kind, raw, link.first, link.second, link.section, link.line + source.count("\n", 0, at))
 
 
+def front_matter_links(lines: list[str], end_line: int) -> list[RawLink]:
+    """The wikilinks in a note's front matter (Obsidian properties: ``up: "[[Parent]]"``,
+    ``related: ["[[A]]", "[[B|b]]"]``), each on its own line of the block (``lines``: the file's
+    lines; ``end_line``: the closing delimiter's 1-based line, 0 for none). They belong to the
+    first section (index 0). Read with the same wikilink rule as the body; comment lines skipped."""
+    out: list[RawLink] = []
+    for i in range(1, max(end_line - 1, 1)):
+        text = lines[i]
+        if "[[" not in text or text.lstrip().startswith("#"):
+            continue
+        children: list[Token] = []
+        _MD.inline.parse(text, _MD, {}, children)
+        out.extend(link for link in _links_of(children, text, 0, i + 1) if link.kind != "markdown")
+    return out
+
+
+def _links_of(children: list[Token], content: str, section: int, line: int) -> list[RawLink]:
+    found: list[RawLink] = []
+    _from_tokens(children, content, section, line, found)
+    return found
+
+
 def text_tags(text: str) -> list[str]:
     """The inline tags of ``text`` read as one block's inline content (``vault.token_tags``):
     for text kept out of the block parse (runs nested past markdown-it's limit)."""
@@ -230,8 +252,7 @@ def extract_inline(tokens: list[Token], section_starts: list[int], lines: list[s
         if tagged:
             facts.tags.extend((tag, section) for tag in token_tags(children))
         if links:
-            found: list[RawLink] = []
-            _from_tokens(children, content, section, line, found)
+            found = _links_of(children, content, section, line)
             source = "\n".join(lines[tok.map[0] : tok.map[1]])
             seen: dict[str, int] = {}
             facts.links.extend(_as_written(link, source, seen) for link in found)

@@ -25,7 +25,7 @@ from markdown_it.token import Token
 from ..text import count_tokens, elide_data_uris, match_form
 from .frontmatter import Metadata, detect_front_matter
 from .inline import html_plain_text, inline_plain_text
-from .links import RawLink, extract_inline, text_tags
+from .links import RawLink, extract_inline, front_matter_links, text_tags
 from .nesting import MAX_NESTING, parse_without_cuts, record_cuts
 from .passages import MAX_PASSAGE_CHARS, RawPassage, esm_lines, extract_passages, group_long_runs, split_window
 from .titles import choose_title
@@ -299,6 +299,8 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
     title = choose_title(fm.metadata, h1, nav_title, path)
     inline = extract_inline(tokens, [s.start_line for s in sections], lines, env)
     links, block_ids = inline.links, inline.block_ids
+    if sections and fm.end_line:
+        links = front_matter_links(lines, fm.end_line) + links
     deep_lines = {d.start_line for d in deep}  # blanked for the parse: their tags are read from the text
     deep_tags = [(t, p.section) for p in passages if p.start_line in deep_lines for t in text_tags(p.text)]
     vault = vault_meta(fm.metadata, sorted(inline.tags + deep_tags, key=lambda tag: tag[1]))
