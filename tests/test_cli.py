@@ -609,3 +609,15 @@ def test_a_tiny_size_limit_reads_in_bytes_and_kilobytes(tmp_path, cli_main):
     assert "2.5 KB is over the 10 bytes file size limit" in run.stdout + run.stderr
     assert "11 bytes is over the 10 bytes file size limit" in run.stdout + run.stderr
     assert "0.0 MB" not in run.stdout + run.stderr and "1e-05" not in run.stdout + run.stderr
+
+
+def test_index_says_a_file_warning_once(tmp_path, cli_main):
+    """A file's problem (invalid front matter) is listed once by `index`, not also logged as it
+    happens (new-user trial: each warning came twice)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "bad.md").write_text("---\ntitle: [unclosed\n---\n# Bad\n\ntext\n", encoding="utf-8")
+    result = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), "index", str(docs))
+    assert result.returncode == 0
+    said = result.stdout + result.stderr
+    assert said.count("invalid YAML front matter at line 2") == 1, said
