@@ -4,6 +4,7 @@ and re-embeds every file) and print the run's report, or one JSON object with ``
 from __future__ import annotations
 
 import argparse
+import logging
 from typing import Any
 
 from ..errors import UsageError
@@ -55,10 +56,15 @@ def run(args: argparse.Namespace) -> int:
 
     with open_engine(args, index_root(args.docs_root, args.docs_dir_flag)) as engine:
         progress = Progress()
+        # a file's warning is logged when found; here the report lists every one: said once
+        found_log = logging.getLogger("markdown_memory.indexer")
+        level = found_log.level
+        found_log.setLevel(logging.ERROR)
         try:
             report = engine.index(force=args.force, progress=progress)
         finally:  # Ctrl-C too: end the bar's line, so "interrupted" gets a line of its own
             progress.finish()
+            found_log.setLevel(level)
         data = report.to_dict()
         emit(data) if args.json else print(render_report(data))
     return 0

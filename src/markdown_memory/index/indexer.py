@@ -148,8 +148,8 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
             store.attach_vectors(pairs)
             reused = len(pairs)
             store.refresh_section_vectors(store.section_ids_of(doc_id))
-    for w in doc.warnings:  # the run's report carries them (the CLI prints it, the server logs it): said once
-        log.debug("%s: %s", rel, w)
+    for w in doc.warnings:  # said when found; `index` prints its report instead (cli/index.py)
+        log.warning("%s: %s", rel, w)
     return len(doc.sections), len(doc.passages), reused
 
 

@@ -219,8 +219,6 @@ class BackgroundIndexer:
             report = hooks.index(self.lock_wait, self._stop.is_set)
             self.last_report = report
             self.last_error = None
-            for warning in report.warnings[:50]:  # the server's only channel to a person: stderr
-                log.warning("%s: %s", warning["path"], warning["message"])
             for failure in report.failed[:50]:
                 log.warning("not indexed: %s: %s", failure["path"], failure["reason"])
             log.info("%s index run: %d added, %d updated, %d removed, %d failed in %.2f s%s", reason,
