@@ -66,6 +66,11 @@ def prepend_note(note: str, message: str | None) -> str:
     return f"{note}; {message}" if message else note
 
 
+def append_note(message: str | None, note: str) -> str:
+    """The answer's ``message`` if any, then ``note`` (one of less weight): ``"message; note"``."""
+    return f"{message}; {note}" if message else note
+
+
 def _root_argument(root: Path) -> str:
     """`` <root>`` (shell-quoted) unless the docs root is the working directory: a command
     pasted from another folder must index this root, not the folder it is pasted in."""

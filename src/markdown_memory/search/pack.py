@@ -182,7 +182,7 @@ def fit_answer(answer: SearchAnswer, max_tokens: int, *, found: int = 0) -> Sear
         if left <= 0:
             break
         noted = replace(answer, results=fitted.results,
-                        message=messages.prepend_note(messages.hits_left_out(left, max_tokens), answer.message))
+                        message=messages.append_note(answer.message, messages.hits_left_out(left, max_tokens)))
         fitted = _fit(noted, max_tokens)
     return fitted
 
