@@ -166,7 +166,9 @@ def test_search_docs_small_budget_turns_later_hits_into_pointers(served) -> None
     assert len(hits) >= 2
     assert sum(h["tokens"] for h in hits if h.get("content") is not None) <= 500
     pointers = [h for h in hits if h.get("content") is None]
-    assert pointers, "a 500-token budget cannot hold every hit in full"
+    # a 500-token budget cannot hold every hit in full: later hits come as pointers, and those
+    # that do not fit even so are counted in the message
+    assert pointers or "left out to fit 500 tokens" in (answer["message"] or ""), answer["message"]
     assert all(len(h["preview"]) <= 100 for h in pointers)
 
 

@@ -148,8 +148,6 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
             store.attach_vectors(pairs)
             reused = len(pairs)
             store.refresh_section_vectors(store.section_ids_of(doc_id))
-    for w in doc.warnings:  # said when found; `index` prints its report instead (cli/index.py)
-        log.warning("%s: %s", rel, w)
     return len(doc.sections), len(doc.passages), reused
 
 
@@ -412,6 +410,8 @@ def index_file(
         if w not in warnings:
             warnings.append(w)
     tally.warn(entry.rel, warnings)
+    for w in warnings:  # said when found (not again for an unchanged file); `index` prints its report instead
+        log.warning("%s: %s", entry.rel, w)
 
 
 def _leave_out(store: Store, rel: str, old: StoredDocument | None, tally: RunTally, why: str) -> None:
