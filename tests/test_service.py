@@ -433,3 +433,40 @@ def test_shared_models_load_each_preset_once(monkeypatch: pytest.MonkeyPatch) ->
     assert loaders[4].embedder is not loaders[0].embedder
     loader.share_models(False)
     assert loader.ModelLoader("minilm", 2).load() is not loaders[0].embedder  # off again: its own load
+
+
+def test_serve_status_and_stop_commands(runtime: Path) -> None:
+    """What a person types: ``serve --status`` and ``serve --stop`` (neither starts a service)."""
+    from markdown_memory.service import client
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*SERVE, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+
+    assert "not running" in cli("--status").stdout
+    assert "not running" in cli("--stop").stdout
+    assert not (runtime / "service.sock").exists()
+    pid = client.request("ping", {})["pid"]
+    assert f"running: pid {pid}" in cli("--status").stdout
+    done = cli("--stop")
+    assert done.returncode == 0 and f"stopped the service (pid {pid})" in done.stdout
+    assert not (runtime / "service.sock").exists()
+
+
+def test_stop_ends_open_sessions_and_a_new_service_starts_at_once(runtime: Path, tmp_path: Path) -> None:
+    """``stop`` with an MCP session open: the session sees EOF, the service exits; the next request
+    starts a new one even while the old one may still be releasing its lock."""
+    from markdown_memory.config import Settings
+    from markdown_memory.service import client
+
+    docs = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "guide", docs)
+    settings = Settings.load(docs, tmp_path / "i.db", "none", auto_index=False)
+    sock = client.open_session("mcp", {"settings": settings.to_wire()})
+    with sock, sock.makefile("rb") as wire_in, sock.makefile("wb") as wire_out:
+        lines = LineClient(wire_in, wire_out)
+        assert lines.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                            "clientInfo": {"name": "pytest", "version": "0"}})["result"]
+        old = client.stop_service()
+        assert wire_in.readline() == b""  # the session was cut
+    assert old is not None
+    assert client.request("ping", {})["pid"] != old

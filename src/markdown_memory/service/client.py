@@ -164,6 +164,41 @@ def open_session(op: str, fields: dict[str, Any], *, start: bool = True) -> sock
     return sock
 
 
+def status() -> dict[str, Any] | None:
+    """The running service's ``ping`` result whatever the switch says (a person's
+    ``serve --status``), or None when none answers. Raises ServiceError for an error reply."""
+    try:
+        sock, reply = _exchange("ping", {}, 10.0)
+    except ServiceUnavailable:
+        return None
+    sock.close()
+    if not reply.get("ok"):
+        raw = reply.get("error")
+        error: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        raise ServiceError(str(error.get("message") or "the service refused the request"),
+                           str(error.get("kind") or "error"))
+    result = reply.get("result")
+    return result if isinstance(result, dict) else {}
+
+
+def stop_service(wait: float = STOP_WAIT_SECONDS) -> int | None:
+    """Ask the running service to stop whatever the switch says (a person's ``serve --stop``),
+    and wait up to ``wait`` seconds for its address to go. Returns its pid, or None when none
+    was running. Raises ServiceUnavailable when it did not go in time."""
+    try:
+        sock, reply = _exchange("stop", {}, 10.0)
+    except ServiceUnavailable:
+        return None
+    sock.close()
+    deadline = time.monotonic() + wait
+    while service_address_exists():
+        if time.monotonic() > deadline:
+            raise ServiceUnavailable(f"the service (pid {reply.get('pid')}) did not stop within {wait:g} s")
+        time.sleep(0.02)
+    pid = reply.get("pid")
+    return pid if isinstance(pid, int) else None
+
+
 def service_address_exists() -> bool:
     """Whether the service's socket (or TCP port file) exists: it may still be stale."""
     try:
@@ -176,13 +211,7 @@ def service_address_exists() -> bool:
 def _replace_service() -> None:
     """Ask the running service (another version) to stop, wait for its address to go, and start
     one of this version. Raises ServiceUnavailable when it does not go or the new one fails."""
-    with contextlib.suppress(ServiceUnavailable):
-        _exchange("stop", {}, 10.0)[0].close()
-    deadline = time.monotonic() + STOP_WAIT_SECONDS
-    while service_address_exists():
-        if time.monotonic() > deadline:
-            raise ServiceUnavailable("the service of another version did not stop")
-        time.sleep(0.02)
+    stop_service()
     start_service()
 
 

@@ -182,20 +182,30 @@ class Service:
 
 # -- the lock and the listener ---------------------------------------------------------------
 
-def take_lock(path: Path) -> IO[str]:
-    """Open ``path`` and take the exclusive non-blocking lock, writing this pid into it. Returns
-    the open file (the lock lives as long as it). Raises AlreadyRunning when another process
-    holds it."""
+#: seconds a new service waits for the lock of one that is going away (its address already gone)
+LOCK_WAIT_SECONDS = 10.0
+
+
+def take_lock(path: Path, address: Path | None = None) -> IO[str]:
+    """Open ``path`` and take the exclusive lock, writing this pid into it. Returns the open file
+    (the lock lives as long as it). While the holder's ``address`` (socket or port file) is absent
+    it is taken to be shutting down (a ``stop`` just went through), and the lock is waited for
+    up to :data:`LOCK_WAIT_SECONDS`. Raises AlreadyRunning when another process holds it."""
     handle = open(path, "a+", encoding="ascii")  # noqa: SIM115 - held for the process's life
     with contextlib.suppress(OSError):
         os.chmod(path, 0o600)
-    try:
-        _lock_file(handle)
-    except OSError:
-        handle.seek(0)
-        text = handle.read().strip()
-        handle.close()
-        raise AlreadyRunning(int(text) if text.isdigit() else None) from None
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            _lock_file(handle)
+            break
+        except OSError:
+            if address is None or address.exists() or time.monotonic() > deadline:
+                handle.seek(0)
+                text = handle.read().strip()
+                handle.close()
+                raise AlreadyRunning(int(text) if text.isdigit() else None) from None
+            time.sleep(0.02)
     handle.seek(0)
     handle.truncate()
     handle.write(f"{os.getpid()}\n")
@@ -398,12 +408,12 @@ def serve(idle_timeout: float | None = None) -> int:
     service already runs: said on stderr). Raises ConfigError (runtime folder refused, bad idle
     value)."""
     folder = paths.runtime_dir()
+    transport = paths.transport()
     try:
-        lock = take_lock(paths.lock_path())
+        lock = take_lock(paths.lock_path(), paths.socket_path() if transport == "unix" else paths.port_path())
     except AlreadyRunning as exc:
         sys.stderr.write(f"markdown-memory: the service is {exc}\n")
         return 0
-    transport = paths.transport()
     timeout = default_idle_timeout() if idle_timeout is None else idle_timeout
     token: str | None = None
     if transport == "unix":
