@@ -59,7 +59,7 @@ class Pool:
             if engine is not None:
                 return engine
             engine = Engine(settings, background=True)
-            log.warning("serving %s (database %s, embedder %s)", settings.docs_root, settings.db_path,
+            log.info("serving %s (database %s, embedder %s)", settings.docs_root, settings.db_path,
                         engine.settings.embedder)
             stopper = self._on_new_engine(engine) if self._on_new_engine is not None else None
             with self._lock:

@@ -172,12 +172,13 @@ class Service:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
 
-    def close(self, timeout: float) -> None:
-        """Stop the pool's engines (background work gets ``timeout`` seconds)."""
-        if self._pool is not None:
-            self._pool.shutdown(timeout)
+    def close(self, timeout: float) -> bool:
+        """Stop the pool's engines (background work gets ``timeout`` seconds); True when all
+        background work stopped."""
+        stopped = self._pool.shutdown(timeout) if self._pool is not None else True
         self._wake_r.close()
         self._wake_w.close()
+        return stopped
 
 
 # -- the lock and the listener ---------------------------------------------------------------
@@ -362,7 +363,7 @@ def handle_connection(service: Service, conn: socket.socket) -> None:
 
 def _on_signals(service: Service) -> None:
     def stop(signum: int, _frame: object) -> None:
-        log.warning("stopping on %s", signal.Signals(signum).name)
+        log.info("stopping on %s", signal.Signals(signum).name)
         service.request_stop()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -381,7 +382,7 @@ def _loop(service: Service, listener: socket.socket) -> None:
         wait = 1.0
         if service.idle_timeout > 0 and idle is not None:
             if idle >= service.idle_timeout:
-                log.warning("idle for %.0f s: exiting", idle)
+                log.info("idle for %.0f s: exiting", idle)
                 break
             wait = min(wait, service.idle_timeout - idle)
         for key, _events in selector.select(max(wait, 0.01)):
@@ -426,9 +427,11 @@ def serve(idle_timeout: float | None = None) -> int:
         address = Path(f"127.0.0.1:{listener.getsockname()[1]}")
     service = Service(timeout, token)
     _on_signals(service)
+    if log.getEffectiveLevel() > logging.INFO:  # the service's own log says when it starts and stops
+        log.setLevel(logging.INFO)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the stdio server (mcp/server.py): before numpy
     os.environ.setdefault("MKL_NUM_THREADS", "1")
-    log.warning("service %s (pid %d) listening on %s (runtime folder %s, idle exit %s)", __version__, os.getpid(),
+    log.info("service %s (pid %d) listening on %s (runtime folder %s, idle exit %s)", __version__, os.getpid(),
                 address, folder, f"after {timeout:g} s" if timeout > 0 else "never")
     try:
         _loop(service, listener)
@@ -441,7 +444,11 @@ def serve(idle_timeout: float | None = None) -> int:
         deadline = time.monotonic() + SHUTDOWN_WAIT_SECONDS
         while service.open_requests() > 0 and time.monotonic() < deadline:
             time.sleep(0.02)
-        service.close(timeout=SHUTDOWN_WAIT_SECONDS)
-        log.warning("service (pid %d) stopped", os.getpid())
+        stopped = service.close(timeout=SHUTDOWN_WAIT_SECONDS)
+        log.info("service (pid %d) stopped", os.getpid())
         lock.close()
+    if not stopped:  # a model still loading cannot be interrupted: do not wait for it at exit
+        log.warning("background work did not stop in time; exiting without waiting for it")
+        sys.stderr.flush()
+        os._exit(0)
     return 0
