@@ -470,3 +470,52 @@ def test_stop_ends_open_sessions_and_a_new_service_starts_at_once(runtime: Path,
         assert wire_in.readline() == b""  # the session was cut
     assert old is not None
     assert client.request("ping", {})["pid"] != old
+
+
+def test_clients_starting_at_once_share_one_service(runtime: Path) -> None:
+    """Several clients find no service at the same moment: each spawns one, one wins the lock, and
+    every client gets its answer from that one."""
+    from markdown_memory.service import client
+
+    pids: list[int] = []
+    errors: list[BaseException] = []
+
+    def ping() -> None:
+        try:
+            pids.append(client.request("ping", {})["pid"])
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ping) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors and len(pids) == 4
+    assert len(set(pids)) == 1
+
+
+def test_pool_keeps_one_engine_per_database_and_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from markdown_memory.config import Settings
+    from markdown_memory.embed import loader
+    from markdown_memory.service.pool import Pool
+
+    monkeypatch.setattr(loader, "_shared", None)  # Pool turns model sharing on for the process
+    first, second = tmp_path / "a", tmp_path / "b"
+    for root in (first, second):
+        shutil.copytree(FIXTURES / "guide", root)
+    pool = Pool()
+    try:
+        a = pool.engine(Settings.load(first, tmp_path / "a.db", "none", auto_index=False))
+        assert pool.engine(Settings.load(first, tmp_path / "a.db", "none", auto_index=False)) is a
+        b = pool.engine(Settings.load(second, tmp_path / "b.db", "none", auto_index=False))
+        excluding = Settings.load(first, tmp_path / "a.db", "none", auto_index=False)
+        excluding.exclude = ["ops/**"]  # the same database with another setting: an engine of its own
+        other = pool.engine(excluding)
+        assert len({id(a), id(b), id(other)}) == 3
+        assert pool.roots() == sorted({str(first), str(second)})
+        assert not pool.busy()
+    finally:
+        assert pool.shutdown(5)
+        for engine in pool.engines():
+            engine.close()
