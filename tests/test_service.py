@@ -519,3 +519,45 @@ def test_pool_keeps_one_engine_per_database_and_settings(tmp_path: Path, monkeyp
         assert pool.shutdown(5)
         for engine in pool.engines():
             engine.close()
+
+
+def test_serve_runs_extras_and_hooks_each_new_engine(runtime: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the integrator wires in: ``extras`` (an HTTP endpoint) start once the socket is bound
+    and stop at shutdown; ``on_new_engine`` (the watcher) sees each engine the pool makes, and its
+    stopper runs at shutdown. (The service runs in a thread of this process here.)"""
+    from markdown_memory.config import Settings
+    from markdown_memory.embed import loader
+    from markdown_memory.service import client
+    from markdown_memory.service.server import serve
+
+    monkeypatch.setattr(loader, "_shared", None)
+    events: list[str] = []
+
+    def extra(service: Any) -> Any:
+        events.append(f"extra started, socket there: {(runtime / 'service.sock').exists()}")
+        return lambda: events.append("extra stopped")
+
+    def hook(engine: Any) -> Any:
+        events.append(f"engine for {engine.root.name}")
+        return lambda: events.append("engine hook stopped")
+
+    docs = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "guide", docs)
+    thread = threading.Thread(target=serve, args=(0,), kwargs={"extras": [extra], "on_new_engine": hook})
+    thread.start()
+    try:
+        wait_until(lambda: (runtime / "service.sock").exists(), what="the socket")
+        sock = client.open_session("mcp", {"settings": Settings.load(docs, tmp_path / "i.db", "none",
+                                                                      auto_index=False).to_wire()}, start=False)
+        with sock, sock.makefile("rb") as wire_in, sock.makefile("wb") as wire_out:
+            lines = LineClient(wire_in, wire_out)
+            lines.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                         "clientInfo": {"name": "pytest", "version": "0"}})
+            lines.send("notifications/initialized", notify=True)
+            listed = lines.request("tools/call", {"name": "list_documents", "arguments": {}})["result"]
+            assert not listed.get("isError"), listed
+    finally:
+        client.stop_service()
+        thread.join(30)
+    assert events == ["extra started, socket there: True", "engine for docs", "extra stopped", "engine hook stopped"]

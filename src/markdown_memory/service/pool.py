@@ -24,8 +24,9 @@ from ..engine import Engine
 
 log = logging.getLogger("markdown_memory.service")
 
-#: called with each new engine (the watcher hooks in here); returns a stop callable or None
-EngineHook = Callable[[Engine], Callable[[], None] | None]
+#: called with each new engine (the watcher hooks in here); returns a callable that stops what it
+#: started (called at shutdown), or None
+EngineHook = Callable[[Engine], Callable[[], object] | None]
 
 
 class Pool:
@@ -36,7 +37,7 @@ class Pool:
         self._lock = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
         self._engines: dict[str, Engine] = {}
-        self._stoppers: list[Callable[[], None]] = []
+        self._stoppers: list[Callable[[], object]] = []
         self._on_new_engine = on_new_engine
 
     @staticmethod

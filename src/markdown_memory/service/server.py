@@ -32,7 +32,7 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -45,7 +45,7 @@ from .protocol import PROTOCOL_VERSION, ProtocolError, encode, read_message
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
     from ..engine import Engine
-    from .pool import Pool
+    from .pool import EngineHook, Pool
 
 log = logging.getLogger("markdown_memory.service")
 
@@ -86,8 +86,9 @@ class Service:
     """The running service's state shared by the connection threads: start time, the engine
     pool, activity (for the idle exit) and the stop request."""
 
-    def __init__(self, idle_timeout: float, token: str | None) -> None:
+    def __init__(self, idle_timeout: float, token: str | None, on_new_engine: EngineHook | None = None) -> None:
         self.started = time.monotonic()
+        self._on_new_engine = on_new_engine
         self.idle_timeout = idle_timeout
         #: the TCP transport's secret (None over a Unix socket)
         self.token = token
@@ -107,7 +108,7 @@ class Service:
             if self._pool is None:
                 from .pool import Pool
 
-                self._pool = Pool()
+                self._pool = Pool(self._on_new_engine)
             return self._pool
 
     def engine(self, settings: Settings) -> Engine:
@@ -404,10 +405,18 @@ def _accept(service: Service, listener: socket.socket) -> None:
     threading.Thread(target=handle_connection, args=(service, conn), name="service-conn", daemon=True).start()
 
 
-def serve(idle_timeout: float | None = None) -> int:
+#: started beside the socket listener once it is bound (an HTTP endpoint): called with the service,
+#: returns a callable that stops it (called at shutdown)
+Extra = Callable[[Service], Callable[[], object]]
+
+
+def serve(idle_timeout: float | None = None, *, on_new_engine: EngineHook | None = None,
+          extras: Sequence[Extra] = ()) -> int:
     """Run the service until stopped or idle. Returns the exit status: 0 (also when another
-    service already runs: said on stderr). Raises ConfigError (runtime folder refused, bad idle
-    value)."""
+    service already runs: said on stderr). ``on_new_engine``: called with each engine the pool
+    makes (the file watcher), returns its stopper. ``extras``: started after the socket is
+    bound, stopped first at shutdown. Raises ConfigError (runtime folder refused, bad idle
+    value) and what an extra's start raises."""
     folder = paths.runtime_dir()
     transport = paths.transport()
     try:
@@ -425,7 +434,7 @@ def serve(idle_timeout: float | None = None) -> int:
         listener, token = bind_tcp(paths.port_path(), paths.token_path())
         cleanup = [paths.port_path(), paths.token_path()]
         address = Path(f"127.0.0.1:{listener.getsockname()[1]}")
-    service = Service(timeout, token)
+    service = Service(timeout, token, on_new_engine)
     _on_signals(service)
     if log.getEffectiveLevel() > logging.INFO:  # the service's own log says when it starts and stops
         log.setLevel(logging.INFO)
@@ -433,9 +442,17 @@ def serve(idle_timeout: float | None = None) -> int:
     os.environ.setdefault("MKL_NUM_THREADS", "1")
     log.info("service %s (pid %d) listening on %s (runtime folder %s, idle exit %s)", __version__, os.getpid(),
                 address, folder, f"after {timeout:g} s" if timeout > 0 else "never")
+    stoppers: list[Callable[[], object]] = []
     try:
+        for extra in extras:
+            stoppers.append(extra(service))
         _loop(service, listener)
     finally:
+        for stop_extra in reversed(stoppers):
+            try:
+                stop_extra()
+            except Exception as exc:  # noqa: BLE001 - the socket and engines still get closed
+                log.warning("could not stop %s cleanly: %s", stop_extra, exc)
         listener.close()
         for path in cleanup:
             with contextlib.suppress(OSError):
