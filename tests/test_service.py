@@ -561,3 +561,15 @@ def test_serve_runs_extras_and_hooks_each_new_engine(runtime: Path, tmp_path: Pa
         client.stop_service()
         thread.join(30)
     assert events == ["extra started, socket there: True", "engine for docs", "extra stopped", "engine hook stopped"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the service's mapped libraries in /proc")
+def test_service_answers_before_loading_the_heavy_libraries(runtime: Path) -> None:
+    """A service that has only answered pings has not loaded numpy or onnxruntime: it binds its
+    socket first, and the engine (and the model) come with the first request that needs them."""
+    from markdown_memory.service import client
+
+    pid = client.request("ping", {})["pid"]
+    client.request("ping", {})
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    assert "numpy" not in maps and "onnxruntime" not in maps and "sqlite_vec" not in maps
