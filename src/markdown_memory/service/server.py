@@ -130,9 +130,15 @@ class Service:
         return self._stopping.is_set()
 
     # -- activity ---------------------------------------------------------------------------
+    def touch(self) -> None:
+        """Note a request served outside the socket (an extra such as the HTTP endpoint): the
+        idle time starts again."""
+        with self._lock:
+            self._last_activity = time.monotonic()
+
     @contextlib.contextmanager
-    def connection(self, conn: socket.socket) -> Iterator[None]:
-        """Count ``conn`` as open while the block runs (the service is not idle)."""
+    def active(self) -> Iterator[None]:
+        """The service is not idle while the block runs (a connection, an HTTP request)."""
         with self._lock:
             self._open += 1
             self._last_activity = time.monotonic()
@@ -141,8 +147,17 @@ class Service:
         finally:
             with self._lock:
                 self._open -= 1
-                self._sessions.discard(conn)
                 self._last_activity = time.monotonic()
+
+    @contextlib.contextmanager
+    def connection(self, conn: socket.socket) -> Iterator[None]:
+        """Count ``conn`` as open while the block runs (see :meth:`active`)."""
+        try:
+            with self.active():
+                yield
+        finally:
+            with self._lock:
+                self._sessions.discard(conn)
 
     def add_session(self, conn: socket.socket) -> None:
         """``conn`` carries a session: the shutdown cuts it instead of waiting for it."""
@@ -417,6 +432,7 @@ def serve(idle_timeout: float | None = None, *, on_new_engine: EngineHook | None
     makes (the file watcher), returns its stopper. ``extras``: started after the socket is
     bound, stopped first at shutdown. Raises ConfigError (runtime folder refused, bad idle
     value) and what an extra's start raises."""
+    timeout = default_idle_timeout() if idle_timeout is None else idle_timeout
     folder = paths.runtime_dir()
     transport = paths.transport()
     try:
@@ -424,7 +440,6 @@ def serve(idle_timeout: float | None = None, *, on_new_engine: EngineHook | None
     except AlreadyRunning as exc:
         sys.stderr.write(f"markdown-memory: the service is {exc}\n")
         return 0
-    timeout = default_idle_timeout() if idle_timeout is None else idle_timeout
     token: str | None = None
     if transport == "unix":
         address = paths.socket_path()
@@ -441,7 +456,7 @@ def serve(idle_timeout: float | None = None, *, on_new_engine: EngineHook | None
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the stdio server (mcp/server.py): before numpy
     os.environ.setdefault("MKL_NUM_THREADS", "1")
     log.info("service %s (pid %d) listening on %s (runtime folder %s, idle exit %s)", __version__, os.getpid(),
-                address, folder, f"after {timeout:g} s" if timeout > 0 else "never")
+             address, folder, f"after {timeout:g} s" if timeout > 0 else "never")
     stoppers: list[Callable[[], object]] = []
     try:
         for extra in extras:
