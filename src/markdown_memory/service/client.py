@@ -217,10 +217,11 @@ def _replace_service() -> None:
 
 
 def start_service() -> None:
-    """Spawn ``python -m markdown_memory serve`` detached (its own session, stdin/stdout to the null
-    device, stderr appended to ``log_path()``) and wait up to :data:`START_WAIT_SECONDS` for it to
-    accept a connection. A spawned process that exits because another service already runs is
-    fine: that one is waited for. Raises ServiceUnavailable when nothing answers in time."""
+    """Spawn ``python -m markdown_memory serve`` detached (its own session, in the runtime folder,
+    this process's environment, stdin/stdout to the null device, stderr appended to
+    ``log_path()``) and wait up to :data:`START_WAIT_SECONDS` for it to accept a connection. A
+    spawned process that exits because another service already runs is fine: that one is waited
+    for. Raises ServiceUnavailable when nothing answers in time."""
     try:
         log = paths.log_path()
     except Exception as exc:  # noqa: BLE001 - ConfigError: the runtime folder is refused
@@ -250,7 +251,7 @@ def _spawn(log: Path) -> subprocess.Popen[bytes]:
         try:
             return subprocess.Popen([sys.executable, "-m", "markdown_memory", "serve"], stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
-                                    close_fds=True)
+                                    close_fds=True, cwd=log.parent)  # holds no user folder open
         except OSError as exc:
             raise ServiceUnavailable(f"could not start the service: {exc}") from exc
 
