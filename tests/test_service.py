@@ -573,3 +573,28 @@ def test_service_answers_before_loading_the_heavy_libraries(runtime: Path) -> No
     client.request("ping", {})
     maps = Path(f"/proc/{pid}/maps").read_text()
     assert "numpy" not in maps and "onnxruntime" not in maps and "sqlite_vec" not in maps
+
+
+def test_a_service_dying_mid_call_is_unavailable(runtime: Path) -> None:
+    """The connection closes before the reply (the service died mid-call): ServiceUnavailable,
+    which the callers answer in process."""
+    from markdown_memory.service import client
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(runtime / "service.sock"))
+    listener.listen(1)
+
+    def die_mid_call() -> None:
+        conn, _ = listener.accept()
+        conn.makefile("rb").readline()  # the request arrived; no reply
+        conn.close()
+
+    thread = threading.Thread(target=die_mid_call)
+    thread.start()
+    try:
+        with pytest.raises(client.ServiceUnavailable, match="did not answer"):
+            client.request("ping", {}, start=False)
+    finally:
+        thread.join(10)
+        listener.close()
+        (runtime / "service.sock").unlink()
