@@ -598,3 +598,25 @@ def test_a_service_dying_mid_call_is_unavailable(runtime: Path) -> None:
         thread.join(10)
         listener.close()
         (runtime / "service.sock").unlink()
+
+
+def test_runtime_folder_and_transport_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder is made 0700 (a looser one of ours is tightened); a path too long for an AF_UNIX
+    address, or the switch, picks the TCP transport."""
+    from markdown_memory.service import paths
+
+    short = Path(tempfile.mkdtemp(prefix="mm", dir="/tmp"))
+    try:
+        short.chmod(0o755)
+        monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(short))
+        monkeypatch.delenv("MARKDOWN_MEMORY_SERVICE_TRANSPORT", raising=False)
+        assert paths.transport() == "unix"
+        assert stat.S_IMODE(short.stat().st_mode) == 0o700
+        monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE_TRANSPORT", "tcp")
+        assert paths.transport() == "tcp"
+    finally:
+        shutil.rmtree(short)
+    monkeypatch.delenv("MARKDOWN_MEMORY_SERVICE_TRANSPORT")
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(deep))
+    assert paths.transport() == "tcp" and paths.runtime_dir().is_dir()
