@@ -143,11 +143,15 @@ def _open(op: str, fields: dict[str, Any], start: bool, timeout: float | None) -
             raise ServiceUnavailable(f"the service is still version {reply.get('version')} after a restart")
     if not reply.get("ok"):
         sock.close()
-        raw = reply.get("error")
-        error: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        raise ServiceError(str(error.get("message") or "the service refused the request"),
-                           str(error.get("kind") or "error"))
+        raise _error_of(reply)
     return sock, reply.get("result")
+
+
+def _error_of(reply: dict[str, Any]) -> ServiceError:
+    """The ServiceError an error reply carries."""
+    raw = reply.get("error")
+    error: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    return ServiceError(str(error.get("message") or "the service refused the request"), str(error.get("kind") or "error"))
 
 
 def request(op: str, fields: dict[str, Any], *, start: bool = True, timeout: float = 60.0) -> Any:
@@ -181,10 +185,7 @@ def status() -> dict[str, Any] | None:
         return None
     sock.close()
     if not reply.get("ok"):
-        raw = reply.get("error")
-        error: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        raise ServiceError(str(error.get("message") or "the service refused the request"),
-                           str(error.get("kind") or "error"))
+        raise _error_of(reply)
     result = reply.get("result")
     return result if isinstance(result, dict) else {}
 
