@@ -111,7 +111,10 @@ def served(tmp_path_factory: pytest.TempPathFactory, minilm) -> Iterator[dict[st
         assert not engine.index().failed
         ident = http_access.register(engine.settings)
         token = http_access.load_token()
-        server = HttpServer(0, engine_factory=lambda settings: engine)
+        # the server thread reads the config folder of this module, whatever each test's env says
+        config = base / "config"
+        server = HttpServer(0, engine_factory=lambda settings: engine, token=token,
+                            lookup=lambda ident: http_access.lookup(ident, config, base / "data" / "nothing"))
         server.start()
         try:
             yield {"url": http_access.root_url(server.port, ident), "port": server.port, "token": token,

@@ -201,12 +201,15 @@ def _refuse(status: int, message: str, headers: dict[str, str] | None = None) ->
 
 class HttpServer:
     """The endpoint in a thread: :meth:`start` binds ``127.0.0.1:port`` (0: an ephemeral port,
-    then read :attr:`port`) and returns once it answers; :meth:`stop` ends it. Raises ConfigError
-    from :meth:`start` when the port is taken or the token file is unsafe."""
+    then read :attr:`port`) and returns once it answers; :meth:`stop` ends it. ``token``: the
+    bearer token (default: :func:`.http_access.load_token`); ``engine_factory`` and ``lookup``
+    as :class:`McpHttpApp` takes them. Raises ConfigError from :meth:`start` when the port is
+    taken or the token file is unsafe."""
 
     def __init__(self, port: int, *, engine_factory: Callable[[Settings], Engine] | None = None,
-                 token: str | None = None) -> None:
+                 token: str | None = None, lookup: Callable[[str], Settings | None] = http_access.lookup) -> None:
         self._requested_port = port
+        self._lookup = lookup
         self._engine_factory = engine_factory
         self._token = token
         self.port = port
@@ -226,7 +229,7 @@ class HttpServer:
             raise ConfigError(f"cannot listen on {http_access.HOST}:{self._requested_port} ({exc.strerror or exc}); "
                               "choose another port with --http-port or MARKDOWN_MEMORY_HTTP_PORT") from exc
         self.port = sock.getsockname()[1]
-        app = McpHttpApp(self.port, token, engine_factory=self._engine_factory)
+        app = McpHttpApp(self.port, token, engine_factory=self._engine_factory, lookup=self._lookup)
         config = uvicorn.Config(app, lifespan="on", log_config=None, access_log=False,
                                 timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, ws="none")
         self._server = uvicorn.Server(config)

@@ -141,12 +141,12 @@ def root_url(port: int, ident: str) -> str:
     return f"http://{HOST}:{port}/roots/{quote(ident, safe='')}/mcp"
 
 
-def _registry_path() -> Path:
-    return config_dir() / REGISTRY_FILE
+def _registry_path(folder: Path | None = None) -> Path:
+    return (folder or config_dir()) / REGISTRY_FILE
 
 
-def _read_registry() -> dict[str, dict[str, object]]:
-    path = _registry_path()
+def _read_registry(folder: Path | None = None) -> dict[str, dict[str, object]]:
+    path = _registry_path(folder)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -167,21 +167,23 @@ def register(settings: Settings) -> str:
     return ident
 
 
-def lookup(ident: str) -> Settings | None:
+def lookup(ident: str, folder: Path | None = None, projects: Path | None = None) -> Settings | None:
     """The settings of the docs root ``ident`` names (see the module docstring), or None when no
-    registered or indexed root has that id, or its docs root no longer exists. Opens at most
-    one database (read-only); may raise ConfigError for a registry that cannot be read."""
+    registered or indexed root has that id, or its docs root no longer exists. ``folder``: the
+    config folder (default :func:`config_dir`); ``projects``: the index folders (default
+    ``config.projects_dir()``). Opens at most one database (read-only); may raise ConfigError
+    for a registry that cannot be read."""
     if not _ID.match(ident):
         return None
-    wire = _read_registry().get(ident)
+    wire = _read_registry(folder).get(ident)
     if wire is not None:
         settings = Settings.from_wire(wire)
         return settings if settings.docs_root.is_dir() and root_id(settings.docs_root) == ident else None
     from ..config import projects_dir
     from ..roots import describe
 
-    folder = projects_dir() / ident
-    entry = describe(folder) if (folder / "index.db").is_file() else None
+    index = (projects or projects_dir()) / ident
+    entry = describe(index) if (index / "index.db").is_file() else None
     if entry is None or entry.root is None or not os.path.isdir(entry.root):
         return None
     root = Path(entry.root)
