@@ -282,8 +282,9 @@ def _npx() -> str:
 @pytest.mark.agent_clis
 def test_mcp_inspector_cli_lists_the_tools_with_the_token(served):
     npx = _npx()
-    cache = tempfile.mkdtemp(prefix="mm-npx-")
-    env = {**os.environ, "npm_config_cache": cache, "npm_config_update_notifier": "false"}
+    home = Path(tempfile.mkdtemp(prefix="mm-npx-"))  # its catalog (~/.mcp-inspector) and npm cache
+    env = {**os.environ, "HOME": str(home), "npm_config_cache": str(home / "npm"),
+           "npm_config_update_notifier": "false"}
     argv = [npx, "-y", "@modelcontextprotocol/inspector@latest", "--cli", served["url"], "--transport", "http",
             "--method", "tools/list", "--header", f"Authorization: Bearer {served['token']}"]
     try:
