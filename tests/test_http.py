@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from test_service import runtime  # noqa: F401 - the fixture: the service on, a private runtime folder
+
 FIXTURES = Path(__file__).parent / "fixtures"
 TOOLS = {"search_docs", "read_section", "get_document_outline", "get_links", "list_documents", "find_drift",
          "index_directory"}
@@ -266,6 +268,56 @@ def test_setup_http_prints_the_registration_line(config_dir, tmp_path, cli_main)
                                  f"Authorization: Bearer {token}"]
     found = http_access.lookup(ident)  # registered: the service can map the id back
     assert found is not None and found.docs_root == root.resolve()
+
+
+# -- through the resident service ----------------------------------------------------------
+
+
+@pytest.mark.usefixtures("runtime")
+def test_serve_with_an_http_port_answers_the_registered_url(config_dir, tmp_path, cli_main, free_tcp_port):
+    """`setup --http` registers a root and prints its line; `serve --http-port` serves that URL
+    with the service's shared engine (keyword-only here), stops cleanly with the service."""
+    import sys
+
+    from markdown_memory.service import client
+    from test_service import wait_until
+
+    root = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "guide", root)
+    port = free_tcp_port
+    res = cli_main("--embedder", "none", "setup", "claude-code", "--http", "--docs-dir", str(root),
+                   "--http-port", str(port))
+    assert res.returncode == 0, res.stderr
+    argv = shlex.split(next(li.strip() for li in res.stdout.splitlines() if li.strip().startswith("claude mcp add")))
+    url, token = argv[argv.index("markdown-memory") + 1], argv[-1].removeprefix("Authorization: Bearer ")
+    log = (tmp_path / "service.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "markdown_memory", "serve", "--foreground", "--http-port", str(port)],
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    try:
+        def up() -> bool:
+            try:
+                return client.request("ping", {}, start=False).get("http_port") == port
+            except client.ServiceUnavailable:
+                assert proc.poll() is None, (tmp_path / "service.log").read_text()
+                return False
+        wait_until(up, 60, "the service with HTTP")
+        session = Session(url, token)
+        assert {t["name"] for t in session.call("tools/list")["result"]["tools"]} == TOOLS
+        session.tool("index_directory")
+        answer = session.tool("search_docs", query="install on linux")
+        assert answer["results"][0]["file_path"] == "install.md", answer
+        assert answer["index_status"]["keyword_only"] is True
+        assert str(root.resolve()) in client.request("ping", {}, start=False)["roots"]
+        session.close()
+        assert post(url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {}).status == 401
+        client.request("stop", {}, start=False)
+        assert proc.wait(timeout=30) == 0
+
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        log.close()
 
 
 # -- the real clients ---------------------------------------------------------------------

@@ -22,6 +22,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--idle-timeout", type=_seconds, metavar="SECONDS",
                         help="exit after this many seconds without a connection (default: "
                         "$MARKDOWN_MEMORY_SERVICE_IDLE or 900; 0 = never)")
+    parser.add_argument("--http-port", type=int, metavar="PORT", default=None,
+                        help="also serve MCP over streamable HTTP on 127.0.0.1:PORT, one URL per docs root, "
+                        "with a bearer token (default: $MARKDOWN_MEMORY_HTTP_PORT; off when neither is set; "
+                        "see `setup claude-code --http`); the service then never exits when idle")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--foreground", action="store_true",
                       help="run in this terminal (logs here; Ctrl-C stops it) instead of starting it in the background")
@@ -48,11 +52,14 @@ def run(args: argparse.Namespace) -> int:
         return _status()
     if args.stop:
         return _stop()
+    from ..mcp.http_access import http_port
+
+    port = http_port(args.http_port, default=None)
     if not args.foreground and sys.stdin is not None and sys.stdin.isatty():
-        return _start_detached()
+        return _start_detached(port)
     from ..service.server import serve
 
-    return serve(args.idle_timeout)
+    return serve(args.idle_timeout, http_port=port)
 
 
 def _status() -> int:
@@ -68,6 +75,8 @@ def _status() -> int:
     roots = info.get("roots") or []
     sys.stdout.write(f"the service is running: pid {info.get('pid')}, version {info.get('version')}, "
                      f"up {float(info.get('uptime_s') or 0):.0f} s, {len(roots)} docs root(s)\n")
+    if info.get("http_port"):
+        sys.stdout.write(f"MCP over HTTP: http://127.0.0.1:{info['http_port']}/roots/<id>/mcp\n")
     if client.mode() == "off":
         sys.stdout.write("(MARKDOWN_MEMORY_SERVICE=off: commands in this shell do not use it)\n")
     for root in roots:
@@ -86,15 +95,25 @@ def _stop() -> int:
     return 0
 
 
-def _start_detached() -> int:
+def _start_detached(http_port: int | None) -> int:
+    """Start the service in the background (``http_port``: passed on through the environment the
+    spawned service inherits) and say so; a service already running without that HTTP port is
+    reported (it must be stopped first)."""
+    import os
+
     from ..service import client, paths
 
     if client.mode() == "off":
         raise ConfigError("MARKDOWN_MEMORY_SERVICE=off: unset it (or use --foreground) to start the service")
+    if http_port is not None:
+        os.environ["MARKDOWN_MEMORY_HTTP_PORT"] = str(http_port)
     try:
         client.start_service()
         info = client.request("ping", {}, start=False)
     except (client.ServiceUnavailable, client.ServiceError) as exc:
         raise ConfigError(f"the service did not start: {exc}") from exc
+    if http_port is not None and info.get("http_port") != http_port:
+        raise ConfigError(f"a service already runs (pid {info.get('pid')}) without HTTP on port {http_port}; "
+                          f"stop it with `markdown-memory serve --stop`, then run this again (log: {paths.log_path()})")
     sys.stdout.write(f"the service is running (pid {info.get('pid')}); log: {paths.log_path()}\n")
     return 0

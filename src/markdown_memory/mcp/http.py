@@ -240,7 +240,7 @@ class HttpServer:
                 or not self._server.started:
             self.stop()
             raise ConfigError(f"the MCP HTTP endpoint on port {self.port} did not start; the log has details")
-        log.info("MCP over HTTP at http://%s:%d/roots/<id>/mcp", http_access.HOST, self.port)
+        log.debug("MCP over HTTP at http://%s:%d/roots/<id>/mcp", http_access.HOST, self.port)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop serving and wait up to ``timeout`` seconds for the thread."""

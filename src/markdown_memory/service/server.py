@@ -98,6 +98,8 @@ class Service:
         self._pool: Pool | None = None
         self._sessions: set[socket.socket] = set()
         self._wake_r, self._wake_w = socket.socketpair()
+        #: the port of the MCP-over-HTTP endpoint (mcp/http.py), None when it is off
+        self.http_port: int | None = None
 
     # -- what handlers use ------------------------------------------------------------------
     @property
@@ -403,10 +405,25 @@ def _accept(service: Service, listener: socket.socket) -> None:
     threading.Thread(target=handle_connection, args=(service, conn), name="service-conn", daemon=True).start()
 
 
-def serve(idle_timeout: float | None = None) -> int:
+def _start_http(service: Service, port: int) -> Any:
+    """Start the MCP-over-HTTP endpoint on ``port`` with the service's shared engines; the
+    running :class:`~markdown_memory.mcp.http.HttpServer`. Raises ConfigError (port taken,
+    unsafe token file)."""
+    from ..mcp.http import HttpServer
+
+    http = HttpServer(port, engine_factory=service.engine)
+    http.start()
+    service.http_port = http.port
+    log.warning("MCP over HTTP at http://127.0.0.1:%d/roots/<id>/mcp (no idle exit while it serves)", http.port)
+    return http
+
+
+def serve(idle_timeout: float | None = None, http_port: int | None = None) -> int:
     """Run the service until stopped or idle. Returns the exit status: 0 (also when another
-    service already runs: said on stderr). Raises ConfigError (runtime folder refused, bad idle
-    value)."""
+    service already runs: said on stderr). ``http_port``: also serve MCP over streamable HTTP on
+    127.0.0.1:PORT (:mod:`markdown_memory.mcp.http`); the service then never exits when idle
+    (an agent holding the URL cannot start it again). Raises ConfigError (runtime folder refused,
+    bad idle value, the HTTP port taken or its token file unsafe)."""
     folder = paths.runtime_dir()
     transport = paths.transport()
     try:
@@ -415,6 +432,8 @@ def serve(idle_timeout: float | None = None) -> int:
         sys.stderr.write(f"markdown-memory: the service is {exc}\n")
         return 0
     timeout = default_idle_timeout() if idle_timeout is None else idle_timeout
+    if http_port is not None:
+        timeout = 0.0
     token: str | None = None
     if transport == "unix":
         address = paths.socket_path()
@@ -430,9 +449,14 @@ def serve(idle_timeout: float | None = None) -> int:
     os.environ.setdefault("MKL_NUM_THREADS", "1")
     log.warning("service %s (pid %d) listening on %s (runtime folder %s, idle exit %s)", __version__, os.getpid(),
                 address, folder, f"after {timeout:g} s" if timeout > 0 else "never")
+    http = None
     try:
+        if http_port is not None:
+            http = _start_http(service, http_port)
         _loop(service, listener)
     finally:
+        if http is not None:
+            http.stop(timeout=SHUTDOWN_WAIT_SECONDS)
         listener.close()
         for path in cleanup:
             with contextlib.suppress(OSError):
