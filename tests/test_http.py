@@ -320,6 +320,46 @@ def test_serve_with_an_http_port_answers_the_registered_url(config_dir, tmp_path
         log.close()
 
 
+@pytest.mark.usefixtures("runtime")
+def test_a_taken_http_port_leaves_the_service_running_without_http(config_dir, tmp_path, free_tcp_port):
+    import socket
+    import sys
+
+    from markdown_memory.service import client
+    from test_service import wait_until
+
+    log_path = tmp_path / "service.log"
+    with socket.socket() as taken, log_path.open("w") as log:
+        taken.bind(("127.0.0.1", free_tcp_port))
+        taken.listen(1)
+        proc = subprocess.Popen([sys.executable, "-m", "markdown_memory", "serve", "--foreground", "--http-port",
+                                 str(free_tcp_port)], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        try:
+            def up() -> bool:
+                try:
+                    return bool(client.request("ping", {}, start=False))
+                except client.ServiceUnavailable:
+                    assert proc.poll() is None, log_path.read_text()
+                    return False
+            wait_until(up, 60, "the service")
+            assert client.request("ping", {}, start=False)["http_port"] is None
+            assert f"MCP over HTTP is off: cannot listen on 127.0.0.1:{free_tcp_port}" in log_path.read_text()
+            client.request("stop", {}, start=False)
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+def test_bad_http_ports_are_refused(cli_main):
+    for bad in ("0", "70000"):
+        res = cli_main("serve", "--foreground", "--http-port", bad)
+        assert res.returncode == 2 and "must be a number from 1 to 65535" in res.stderr, res.stderr
+    res = cli_main("serve", "--foreground", env={"MARKDOWN_MEMORY_HTTP_PORT": "http"})
+    assert res.returncode == 2 and "MARKDOWN_MEMORY_HTTP_PORT" in res.stderr, res.stderr
+
+
 # -- the real clients ---------------------------------------------------------------------
 
 

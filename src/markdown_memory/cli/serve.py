@@ -113,7 +113,8 @@ def _start_detached(http_port: int | None) -> int:
     except (client.ServiceUnavailable, client.ServiceError) as exc:
         raise ConfigError(f"the service did not start: {exc}") from exc
     if http_port is not None and info.get("http_port") != http_port:
-        raise ConfigError(f"a service already runs (pid {info.get('pid')}) without HTTP on port {http_port}; "
+        serving = f"with HTTP on port {info['http_port']}" if info.get("http_port") else "without HTTP"
+        raise ConfigError(f"a service already runs (pid {info.get('pid')}) {serving}, not on port {http_port}; "
                           f"stop it with `markdown-memory serve --stop`, then run this again (log: {paths.log_path()})")
     sys.stdout.write(f"the service is running (pid {info.get('pid')}); log: {paths.log_path()}\n")
     return 0

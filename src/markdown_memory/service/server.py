@@ -422,8 +422,9 @@ def serve(idle_timeout: float | None = None, http_port: int | None = None) -> in
     """Run the service until stopped or idle. Returns the exit status: 0 (also when another
     service already runs: said on stderr). ``http_port``: also serve MCP over streamable HTTP on
     127.0.0.1:PORT (:mod:`markdown_memory.mcp.http`); the service then never exits when idle
-    (an agent holding the URL cannot start it again). Raises ConfigError (runtime folder refused,
-    bad idle value, the HTTP port taken or its token file unsafe)."""
+    (an agent holding the URL cannot start it again). When the endpoint cannot start (the port
+    taken, an unsafe token file) the service runs without it, saying why in its log (``ping``
+    reports ``http_port`` null). Raises ConfigError (runtime folder refused, bad idle value)."""
     folder = paths.runtime_dir()
     transport = paths.transport()
     try:
@@ -452,7 +453,10 @@ def serve(idle_timeout: float | None = None, http_port: int | None = None) -> in
     http = None
     try:
         if http_port is not None:
-            http = _start_http(service, http_port)
+            try:
+                http = _start_http(service, http_port)
+            except ConfigError as exc:  # the socket clients still get their service
+                log.error("MCP over HTTP is off: %s", exc)
         _loop(service, listener)
     finally:
         if http is not None:
