@@ -18,7 +18,7 @@ Every request passes these checks, in this order, before the SDK sees it:
    CLI clients send none and pass.
 3. The path must be ``/roots/<id>/mcp``: else 404.
 4. ``Authorization: Bearer <token>`` with the token of ``http_access.load_token`` (constant-time
-   compare): else 401 with ``WWW-Authenticate: Bearer``. Checked before the id is resolved, so
+   compare; the token is read once, when the server starts): else 401 with ``WWW-Authenticate: Bearer``. Checked before the id is resolved, so
    a client without the token cannot probe which roots exist.
 5. ``<id>`` must name a registered or indexed docs root that still exists: else 404.
 
