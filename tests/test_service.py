@@ -470,3 +470,153 @@ def test_stop_ends_open_sessions_and_a_new_service_starts_at_once(runtime: Path,
         assert wire_in.readline() == b""  # the session was cut
     assert old is not None
     assert client.request("ping", {})["pid"] != old
+
+
+def test_clients_starting_at_once_share_one_service(runtime: Path) -> None:
+    """Several clients find no service at the same moment: each spawns one, one wins the lock, and
+    every client gets its answer from that one."""
+    from markdown_memory.service import client
+
+    pids: list[int] = []
+    errors: list[BaseException] = []
+
+    def ping() -> None:
+        try:
+            pids.append(client.request("ping", {})["pid"])
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ping) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors and len(pids) == 4
+    assert len(set(pids)) == 1
+
+
+def test_pool_keeps_one_engine_per_database_and_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from markdown_memory.config import Settings
+    from markdown_memory.embed import loader
+    from markdown_memory.service.pool import Pool
+
+    monkeypatch.setattr(loader, "_shared", None)  # Pool turns model sharing on for the process
+    first, second = tmp_path / "a", tmp_path / "b"
+    for root in (first, second):
+        shutil.copytree(FIXTURES / "guide", root)
+    pool = Pool()
+    try:
+        a = pool.engine(Settings.load(first, tmp_path / "a.db", "none", auto_index=False))
+        assert pool.engine(Settings.load(first, tmp_path / "a.db", "none", auto_index=False)) is a
+        b = pool.engine(Settings.load(second, tmp_path / "b.db", "none", auto_index=False))
+        excluding = Settings.load(first, tmp_path / "a.db", "none", auto_index=False)
+        excluding.exclude = ["ops/**"]  # the same database with another setting: an engine of its own
+        other = pool.engine(excluding)
+        assert len({id(a), id(b), id(other)}) == 3
+        assert pool.roots() == sorted({str(first), str(second)})
+        assert not pool.busy()
+    finally:
+        assert pool.shutdown(5)
+        for engine in pool.engines():
+            engine.close()
+
+
+def test_serve_runs_extras_and_hooks_each_new_engine(runtime: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the integrator wires in: ``extras`` (an HTTP endpoint) start once the socket is bound
+    and stop at shutdown; ``on_new_engine`` (the watcher) sees each engine the pool makes, and its
+    stopper runs at shutdown. (The service runs in a thread of this process here.)"""
+    from markdown_memory.config import Settings
+    from markdown_memory.embed import loader
+    from markdown_memory.service import client
+    from markdown_memory.service.server import serve
+
+    monkeypatch.setattr(loader, "_shared", None)
+    events: list[str] = []
+
+    def extra(service: Any) -> Any:
+        events.append(f"extra started, socket there: {(runtime / 'service.sock').exists()}")
+        return lambda: events.append("extra stopped")
+
+    def hook(engine: Any) -> Any:
+        events.append(f"engine for {engine.root.name}")
+        return lambda: events.append("engine hook stopped")
+
+    docs = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "guide", docs)
+    thread = threading.Thread(target=serve, args=(0,), kwargs={"extras": [extra], "on_new_engine": hook})
+    thread.start()
+    try:
+        wait_until(lambda: (runtime / "service.sock").exists(), what="the socket")
+        sock = client.open_session("mcp", {"settings": Settings.load(docs, tmp_path / "i.db", "none",
+                                                                      auto_index=False).to_wire()}, start=False)
+        with sock, sock.makefile("rb") as wire_in, sock.makefile("wb") as wire_out:
+            lines = LineClient(wire_in, wire_out)
+            lines.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                         "clientInfo": {"name": "pytest", "version": "0"}})
+            lines.send("notifications/initialized", notify=True)
+            listed = lines.request("tools/call", {"name": "list_documents", "arguments": {}})["result"]
+            assert not listed.get("isError"), listed
+    finally:
+        client.stop_service()
+        thread.join(30)
+    assert events == ["extra started, socket there: True", "engine for docs", "extra stopped", "engine hook stopped"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the service's mapped libraries in /proc")
+def test_service_answers_before_loading_the_heavy_libraries(runtime: Path) -> None:
+    """A service that has only answered pings has not loaded numpy or onnxruntime: it binds its
+    socket first, and the engine (and the model) come with the first request that needs them."""
+    from markdown_memory.service import client
+
+    pid = client.request("ping", {})["pid"]
+    client.request("ping", {})
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    assert "numpy" not in maps and "onnxruntime" not in maps and "sqlite_vec" not in maps
+
+
+def test_a_service_dying_mid_call_is_unavailable(runtime: Path) -> None:
+    """The connection closes before the reply (the service died mid-call): ServiceUnavailable,
+    which the callers answer in process."""
+    from markdown_memory.service import client
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(runtime / "service.sock"))
+    listener.listen(1)
+
+    def die_mid_call() -> None:
+        conn, _ = listener.accept()
+        conn.makefile("rb").readline()  # the request arrived; no reply
+        conn.close()
+
+    thread = threading.Thread(target=die_mid_call)
+    thread.start()
+    try:
+        with pytest.raises(client.ServiceUnavailable, match="did not answer"):
+            client.request("ping", {}, start=False)
+    finally:
+        thread.join(10)
+        listener.close()
+        (runtime / "service.sock").unlink()
+
+
+def test_runtime_folder_and_transport_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder is made 0700 (a looser one of ours is tightened); a path too long for an AF_UNIX
+    address, or the switch, picks the TCP transport."""
+    from markdown_memory.service import paths
+
+    short = Path(tempfile.mkdtemp(prefix="mm", dir="/tmp"))
+    try:
+        short.chmod(0o755)
+        monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(short))
+        monkeypatch.delenv("MARKDOWN_MEMORY_SERVICE_TRANSPORT", raising=False)
+        assert paths.transport() == "unix"
+        assert stat.S_IMODE(short.stat().st_mode) == 0o700
+        monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE_TRANSPORT", "tcp")
+        assert paths.transport() == "tcp"
+    finally:
+        shutil.rmtree(short)
+    monkeypatch.delenv("MARKDOWN_MEMORY_SERVICE_TRANSPORT")
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(deep))
+    assert paths.transport() == "tcp" and paths.runtime_dir().is_dir()

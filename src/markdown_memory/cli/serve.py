@@ -10,9 +10,17 @@ in this process until stopped (``stop`` request, ``serve --stop``, SIGTERM, Ctrl
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..service.server import Service
+
+log = logging.getLogger("markdown_memory.service")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,7 +33,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--http-port", type=int, metavar="PORT", default=None,
                         help="also serve MCP over streamable HTTP on 127.0.0.1:PORT, one URL per docs root, "
                         "with a bearer token (default: $MARKDOWN_MEMORY_HTTP_PORT; off when neither is set; "
-                        "see `setup claude-code --http`); the service then never exits when idle")
+                        "see `setup claude-code --http`); the service then does not exit when idle unless "
+                        "--idle-timeout is given")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--foreground", action="store_true",
                       help="run in this terminal (logs here; Ctrl-C stops it) instead of starting it in the background")
@@ -59,7 +68,31 @@ def run(args: argparse.Namespace) -> int:
         return _start_detached(port)
     from ..service.server import serve
 
-    return serve(args.idle_timeout, http_port=port)
+    if port is None:
+        return serve(args.idle_timeout)
+    # an agent holding the URL cannot start the service again: no idle exit unless asked for
+    return serve(0.0 if args.idle_timeout is None else args.idle_timeout, extras=[_http_extra(port)])
+
+
+def _http_extra(port: int) -> Callable[[Service], Callable[[], object]]:
+    """The service's extra (``service.server.Extra``) running the MCP-over-HTTP endpoint on
+    ``port`` with the service's shared engines; each authenticated request counts as use (for
+    an idle timeout). When the endpoint cannot start (port taken, unsafe token file) the service
+    runs without it: the log says why and ``ping`` reports ``http_port`` null."""
+    def start(service: Service) -> Callable[[], object]:
+        from ..mcp.http import HttpServer
+
+        http = HttpServer(port, engine_factory=service.engine, on_request=service.touch)
+        try:
+            http.start()
+        except ConfigError as exc:  # the socket's clients still get their service
+            log.error("MCP over HTTP is off: %s", exc)
+            return lambda: None
+        service.http_port = http.port
+        log.info("MCP over HTTP at http://127.0.0.1:%d/roots/<id>/mcp", http.port)
+        return http.stop
+
+    return start
 
 
 def _status() -> int:

@@ -68,12 +68,15 @@ class McpHttpApp:
     """The ASGI app (see the module docstring). ``port``: the port it is reached on (the Host
     and Origin checks name it); ``token``: the bearer token; ``engine_factory``: the engine of a
     docs root's settings (None: each root's runtime makes its own engine); ``lookup``: settings
-    of a root id or None (default :func:`.http_access.lookup`). Needs the ASGI lifespan (uvicorn
+    of a root id or None (default :func:`.http_access.lookup`); ``on_request``: called for each
+    request that passed the token check (the service's activity clock). Needs the ASGI lifespan (uvicorn
     ``lifespan="on"``): the roots' session managers run in its task group."""
 
     def __init__(self, port: int, token: str, *, engine_factory: Callable[[Settings], Engine] | None = None,
-                 lookup: Callable[[str], Settings | None] = http_access.lookup) -> None:
+                 lookup: Callable[[str], Settings | None] = http_access.lookup,
+                 on_request: Callable[[], object] | None = None) -> None:
         self._token = token
+        self._on_request = on_request
         self._engine_factory = engine_factory
         self._lookup = lookup
         self._hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
@@ -111,6 +114,8 @@ class McpHttpApp:
             await refusal(scope, receive, send)
             return
         assert ident is not None
+        if self._on_request is not None:
+            self._on_request()
         try:
             root = await self._root(ident)
         except ConfigError as exc:
@@ -202,14 +207,16 @@ def _refuse(status: int, message: str, headers: dict[str, str] | None = None) ->
 class HttpServer:
     """The endpoint in a thread: :meth:`start` binds ``127.0.0.1:port`` (0: an ephemeral port,
     then read :attr:`port`) and returns once it answers; :meth:`stop` ends it. ``token``: the
-    bearer token (default: :func:`.http_access.load_token`); ``engine_factory`` and ``lookup``
-    as :class:`McpHttpApp` takes them. Raises ConfigError from :meth:`start` when the port is
+    bearer token (default: :func:`.http_access.load_token`); ``engine_factory``, ``lookup`` and
+    ``on_request`` as :class:`McpHttpApp` takes them. Raises ConfigError from :meth:`start` when the port is
     taken or the token file is unsafe."""
 
     def __init__(self, port: int, *, engine_factory: Callable[[Settings], Engine] | None = None,
-                 token: str | None = None, lookup: Callable[[str], Settings | None] = http_access.lookup) -> None:
+                 token: str | None = None, lookup: Callable[[str], Settings | None] = http_access.lookup,
+                 on_request: Callable[[], object] | None = None) -> None:
         self._requested_port = port
         self._lookup = lookup
+        self._on_request = on_request
         self._engine_factory = engine_factory
         self._token = token
         self.port = port
@@ -229,7 +236,8 @@ class HttpServer:
             raise ConfigError(f"cannot listen on {http_access.HOST}:{self._requested_port} ({exc.strerror or exc}); "
                               "choose another port with --http-port or MARKDOWN_MEMORY_HTTP_PORT") from exc
         self.port = sock.getsockname()[1]
-        app = McpHttpApp(self.port, token, engine_factory=self._engine_factory, lookup=self._lookup)
+        app = McpHttpApp(self.port, token, engine_factory=self._engine_factory, lookup=self._lookup,
+                         on_request=self._on_request)
         config = uvicorn.Config(app, lifespan="on", log_config=None, access_log=False,
                                 timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, ws="none")
         self._server = uvicorn.Server(config)
