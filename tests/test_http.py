@@ -5,8 +5,10 @@ What a user would notice: a request without the token or with a wrong one is ref
 a web page's foreign ``Origin`` is refused (403), a foreign ``Host`` too (421), an unknown root
 id is a 404; with the token a full MCP session works (initialize, the seven tools, search_docs
 answering what the stdio server's runtime answers), each session with its own memory of sent
-texts. The MCP Inspector CLI (npx) and the real ``claude`` CLI check the URL and the
-registration line (slow, agent_clis).
+texts. Through the resident service: ``setup --http`` prints the line, ``serve --http-port``
+serves it (and runs without HTTP when the port is taken). The MCP Inspector CLI (npx) lists the
+tools with the token (slow, agent_clis); the real ``claude`` and ``codex`` CLIs take the docs'
+HTTP lines in tests/test_agent_registration.py.
 """
 
 from __future__ import annotations
