@@ -107,6 +107,8 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     home = tmp_path_factory.mktemp("mm-home")
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    # the HTTP token and root registry (mcp/http_access.py) of the test, not the user's
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("MARKDOWN_MEMORY_MODEL_CACHE", str(home / "models"))
     # No test reaches a resident service by accident (one per user, shared by every run on the
     # machine): commands work in process unless a test turns the service on with its own
@@ -115,7 +117,8 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(home / "run"))
     link_derived(home / "models")
     for name in ("MARKDOWN_MEMORY_DB", "MARKDOWN_MEMORY_DOCS_DIR", "CLAUDE_PROJECT_DIR", "MARKDOWN_MEMORY_EMBEDDER",
-                 "MARKDOWN_MEMORY_EXCLUDE", "MARKDOWN_MEMORY_AUTO_INDEX"):
+                 "MARKDOWN_MEMORY_EXCLUDE", "MARKDOWN_MEMORY_AUTO_INDEX", "MARKDOWN_MEMORY_CONFIG_DIR",
+                 "MARKDOWN_MEMORY_HTTP_PORT"):
         monkeypatch.delenv(name, raising=False)
 
 

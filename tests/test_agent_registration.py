@@ -6,7 +6,9 @@ user's configuration is read or written. The lines come from the docs' code bloc
 (:mod:`docs_text`), so a line that fails as written fails here. ``markdown-memory`` on PATH is
 this checkout's CLI (a wrapper around this Python), serving a tiny docs folder.
 
-Claude Code: ``claude mcp add ...``, then ``claude mcp get`` / ``claude mcp list`` must report the
+The HTTP lines (``claude mcp add --transport http ...``, ``codex mcp add ... --url``) are run
+with the URL and token of a real MCP-over-HTTP server started for the test (its docs root is
+the tiny docs folder). Claude Code: ``claude mcp add ...``, then ``claude mcp get`` / ``claude mcp list`` must report the
 server connected (Claude Code starts it and does the MCP handshake). Codex: ``codex mcp add ...``,
 then ``codex mcp list --json`` must hold the command and environment, and that command, started
 as Codex would, must answer the MCP handshake with the seven tools. The desktop clients' JSON
@@ -130,8 +132,13 @@ def _handshake(command: str, args: list[str], env: dict[str, str], cwd: Path) ->
         proc.wait(timeout=10)
 
 
+def _is_http(argv: list[str]) -> bool:
+    """A registration of the HTTP endpoint (``--transport http`` / ``--url``), not of the stdio server."""
+    return "--url" in argv or any(a == "--transport" and b == "http" for a, b in zip(argv, argv[1:], strict=False))
+
+
 def _readme_lines(prefix: str) -> list[tuple[str, list[str]]]:
-    lines = commands_starting(prefix, README)
+    lines = [(where, argv) for where, argv in commands_starting(prefix, README) if not _is_http(argv)]
     assert len(lines) >= 3, f"the docs show fewer than three `{prefix}` lines: {lines}"
     return lines
 
@@ -190,3 +197,72 @@ def test_desktop_client_json_from_readme_starts_a_server(world):
     assert Path(env["MARKDOWN_MEMORY_DOCS_DIR"]) == world["project"]
     # a desktop app starts servers in no particular folder: the env names the docs root
     assert _handshake(server["command"], server.get("args", []), env, world["home"]) == TOOLS
+
+
+@pytest.fixture
+def http_endpoint(world, monkeypatch):
+    """The MCP-over-HTTP endpoint serving the world's project folder (keyword-only) on an
+    ephemeral port: ``(url, token)``."""
+    from markdown_memory.config import Settings
+    from markdown_memory.mcp import http_access
+    from markdown_memory.mcp.http import HttpServer
+
+    config = world["home"] / "mm-config"
+    monkeypatch.setenv("MARKDOWN_MEMORY_CONFIG_DIR", str(config))
+    settings = Settings.load(world["project"], world["home"] / "index.db", "none")
+    ident = http_access.register(settings)
+    token = http_access.load_token()
+    server = HttpServer(0, token=token, lookup=lambda i: http_access.lookup(i, config))
+    server.start()
+    try:
+        yield http_access.root_url(server.port, ident), token
+    finally:
+        server.stop()
+
+
+def _live(argv: list[str], url: str, token: str) -> list[str]:
+    """The docs' HTTP line with the live URL and token in place of the example ones."""
+    out = []
+    for arg in argv:
+        if arg.startswith("http://127.0.0.1:"):
+            arg = url
+        elif arg.startswith("Authorization: Bearer "):
+            arg = f"Authorization: Bearer {token}"
+        out.append(arg)
+    return out
+
+
+def _http_lines(prefix: str) -> list[tuple[str, list[str]]]:
+    lines = [(w, a) for w, a in commands_starting(prefix, README) if _is_http(a)]
+    assert lines, f"the docs show no HTTP `{prefix}` line"
+    return lines
+
+
+def test_claude_code_http_registration_from_the_docs_connects(world, http_endpoint):
+    url, token = http_endpoint
+    for where, argv in _http_lines("claude mcp add"):
+        argv = _live(argv, url, token)
+        assert url in argv and f"Authorization: Bearer {token}" in argv, f"{where}: {argv}"
+        added = _run(argv, world)
+        assert added.returncode == 0, f"{where}: `{' '.join(argv)}` failed: {added.stderr or added.stdout}"
+        got = _run(["claude", "mcp", "get", NAME], world)
+        assert got.returncode == 0, got.stderr
+        assert "Connected" in got.stdout and url in got.stdout, f"{where}: {got.stdout}"
+        assert _run(["claude", "mcp", "remove", NAME, "--scope", "user"], world).returncode == 0
+    # the same line with a wrong token does not connect
+    (where, argv), *_ = _http_lines("claude mcp add")
+    assert _run(_live(argv, url, "wrong-" + token), world).returncode == 0
+    got = _run(["claude", "mcp", "get", NAME], world)
+    assert "Connected" not in got.stdout, got.stdout
+
+
+def test_codex_http_registration_from_the_docs_is_listed(world, http_endpoint):
+    url, token = http_endpoint
+    (where, argv), = _http_lines("codex mcp add")
+    added = _run(_live(argv, url, token), world)
+    assert added.returncode == 0, f"{where}: `{' '.join(argv)}` failed: {added.stderr or added.stdout}"
+    listed = _run(["codex", "mcp", "list", "--json"], world)
+    assert listed.returncode == 0, listed.stderr
+    (server,) = [s for s in json.loads(listed.stdout) if s["name"] == NAME]
+    assert server["transport"]["url"] == url, server
+    assert server["transport"]["bearer_token_env_var"] == "MARKDOWN_MEMORY_HTTP_TOKEN", server

@@ -92,3 +92,15 @@ def setup_next(agent: str, remove: bool, hook: bool) -> str:
                 + (" (the hook runs on every prompt)" if hook else ""))
     return ("new Codex sessions start the server; `codex mcp list` shows it"
             + ("; Codex asks you to review and trust the new hook before it runs it" if hook else ""))
+
+
+def setup_http(agent: str, root: object, url: str, token_file: object, port: int, lines: list[str]) -> str:
+    """``setup --http``: the URL of ``root``, the registration line(s) to run, and how the
+    endpoint is served."""
+    label = AGENT_LABELS.get(agent, agent)
+    shown = "\n".join(f"  {line}" for line in lines)
+    return (f"markdown-memory serves {root} over HTTP at\n  {url}\n"
+            f"while the service runs with HTTP on: `{program()} serve --http-port {port}` (or "
+            f"MARKDOWN_MEMORY_HTTP_PORT={port}); keep it running (e.g. as a login service).\n"
+            f"Register it with {label} (the bearer token is in {token_file}, mode 0600; keep it secret):\n{shown}\n"
+            "The stdio registration (`setup` without --http) needs no service and stays the default.")

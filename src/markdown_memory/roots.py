@@ -85,6 +85,12 @@ def list_indexes(base: Path | None = None) -> list[IndexEntry]:
     return sorted(entries, key=lambda e: (e.root or "", e.folder.name))
 
 
+def describe(folder: Path) -> IndexEntry:
+    """One index folder (holding ``index.db``) as :func:`list_indexes` lists it; never raises
+    for an unreadable database (:data:`UNREADABLE`)."""
+    return _describe(folder)
+
+
 def _describe(folder: Path) -> IndexEntry:
     size, newest = _usage(folder)
     last = datetime.fromtimestamp(newest, tz=UTC) if newest else None

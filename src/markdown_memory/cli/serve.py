@@ -10,9 +10,17 @@ in this process until stopped (``stop`` request, ``serve --stop``, SIGTERM, Ctrl
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..service.server import Service
+
+log = logging.getLogger("markdown_memory.service")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,6 +30,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--idle-timeout", type=_seconds, metavar="SECONDS",
                         help="exit after this many seconds without a connection (default: "
                         "$MARKDOWN_MEMORY_SERVICE_IDLE or 900; 0 = never)")
+    parser.add_argument("--http-port", type=int, metavar="PORT", default=None,
+                        help="also serve MCP over streamable HTTP on 127.0.0.1:PORT, one URL per docs root, "
+                        "with a bearer token (default: $MARKDOWN_MEMORY_HTTP_PORT; off when neither is set; "
+                        "see `setup claude-code --http`); the service then does not exit when idle unless "
+                        "--idle-timeout is given")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--foreground", action="store_true",
                       help="run in this terminal (logs here; Ctrl-C stops it) instead of starting it in the background")
@@ -48,11 +61,38 @@ def run(args: argparse.Namespace) -> int:
         return _status()
     if args.stop:
         return _stop()
+    from ..mcp.http_access import http_port
+
+    port = http_port(args.http_port, default=None)
     if not args.foreground and sys.stdin is not None and sys.stdin.isatty():
-        return _start_detached()
+        return _start_detached(port)
     from ..service.server import serve
 
-    return serve(args.idle_timeout)
+    if port is None:
+        return serve(args.idle_timeout)
+    # an agent holding the URL cannot start the service again: no idle exit unless asked for
+    return serve(0.0 if args.idle_timeout is None else args.idle_timeout, extras=[_http_extra(port)])
+
+
+def _http_extra(port: int) -> Callable[[Service], Callable[[], object]]:
+    """The service's extra (``service.server.Extra``) running the MCP-over-HTTP endpoint on
+    ``port`` with the service's shared engines; each authenticated request counts as use (for
+    an idle timeout). When the endpoint cannot start (port taken, unsafe token file) the service
+    runs without it: the log says why and ``ping`` reports ``http_port`` null."""
+    def start(service: Service) -> Callable[[], object]:
+        from ..mcp.http import HttpServer
+
+        http = HttpServer(port, engine_factory=service.engine, on_request=service.touch)
+        try:
+            http.start()
+        except ConfigError as exc:  # the socket's clients still get their service
+            log.error("MCP over HTTP is off: %s", exc)
+            return lambda: None
+        service.http_port = http.port
+        log.info("MCP over HTTP at http://127.0.0.1:%d/roots/<id>/mcp", http.port)
+        return http.stop
+
+    return start
 
 
 def _status() -> int:
@@ -68,6 +108,8 @@ def _status() -> int:
     roots = info.get("roots") or []
     sys.stdout.write(f"the service is running: pid {info.get('pid')}, version {info.get('version')}, "
                      f"up {float(info.get('uptime_s') or 0):.0f} s, {len(roots)} docs root(s)\n")
+    if info.get("http_port"):
+        sys.stdout.write(f"MCP over HTTP: http://127.0.0.1:{info['http_port']}/roots/<id>/mcp\n")
     if client.mode() == "off":
         sys.stdout.write("(MARKDOWN_MEMORY_SERVICE=off: commands in this shell do not use it)\n")
     for root in roots:
@@ -86,15 +128,26 @@ def _stop() -> int:
     return 0
 
 
-def _start_detached() -> int:
+def _start_detached(http_port: int | None) -> int:
+    """Start the service in the background (``http_port``: passed on through the environment the
+    spawned service inherits) and say so; a service already running without that HTTP port is
+    reported (it must be stopped first)."""
+    import os
+
     from ..service import client, paths
 
     if client.mode() == "off":
         raise ConfigError("MARKDOWN_MEMORY_SERVICE=off: unset it (or use --foreground) to start the service")
+    if http_port is not None:
+        os.environ["MARKDOWN_MEMORY_HTTP_PORT"] = str(http_port)
     try:
         client.start_service()
         info = client.request("ping", {}, start=False)
     except (client.ServiceUnavailable, client.ServiceError) as exc:
         raise ConfigError(f"the service did not start: {exc}") from exc
+    if http_port is not None and info.get("http_port") != http_port:
+        serving = f"with HTTP on port {info['http_port']}" if info.get("http_port") else "without HTTP"
+        raise ConfigError(f"a service already runs (pid {info.get('pid')}) {serving}, not on port {http_port}; "
+                          f"stop it with `markdown-memory serve --stop`, then run this again (log: {paths.log_path()})")
     sys.stdout.write(f"the service is running (pid {info.get('pid')}); log: {paths.log_path()}\n")
     return 0

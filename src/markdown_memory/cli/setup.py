@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import EMBEDDER_CHOICES
+from ..mcp.http_access import DEFAULT_HTTP_PORT
 from .options import add_docs_dir_option
 
 
@@ -39,6 +40,10 @@ def register(sub: Any) -> None:
     p.add_argument("--remove", action="store_true", help="undo: remove the server and the hook "
                    "(and the rules block, with --rules)")
     p.add_argument("--yes", action="store_true", help="make the changes (without it only the plan is printed)")
+    p.add_argument("--http", action="store_true", help="instead: print the line registering this docs root's "
+                   "MCP-over-HTTP URL (served by `serve --http-port`), with its bearer token")
+    p.add_argument("--http-port", type=int, metavar="PORT", default=None,
+                   help=f"the port in that URL (default: $MARKDOWN_MEMORY_HTTP_PORT, else {DEFAULT_HTTP_PORT})")
     p.set_defaults(handler=run)
 
 
@@ -57,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
         embedder, note = installed_embedder()
     if embedder not in EMBEDDER_CHOICES:
         raise ConfigError(f"unknown embedder {embedder!r}; choose one of {', '.join(EMBEDDER_CHOICES)}")
+    if args.http:
+        from .setup_http import run_http
+
+        return run_http(args, embedder)
     docs_dir = None
     if args.docs_dir:
         docs_dir = Path(os.path.expanduser(args.docs_dir)).resolve()

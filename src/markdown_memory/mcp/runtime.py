@@ -22,6 +22,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
@@ -122,6 +123,17 @@ class SessionMemory:
                 self._keys.popitem(last=False)
 
 
+#: The MCP session a tool call belongs to: its ``Mcp-Session-Id`` over streamable HTTP, set by
+#: the server around each call (``server.build_server``) and seen by the worker thread running
+#: the body (anyio copies the context); None on stdio (one process, one session). A runtime
+#: serving several sessions (the HTTP endpoint: one runtime per docs root) keeps one
+#: :class:`SessionMemory` per session.
+CURRENT_SESSION: ContextVar[str | None] = ContextVar("markdown_memory_mcp_session", default=None)
+#: a runtime remembers the sent texts of at most this many sessions (the least recently used is
+#: forgotten first: its next search sends full texts again, which is safe)
+SESSIONS_REMEMBERED = 32
+
+
 def dumps(data: Any) -> str:
     """Compact JSON (no spaces, UTF-8 kept): the text of every tool result."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -141,8 +153,10 @@ class Runtime:
         self.startup_error = startup_error
         self._engine: Engine | None = None
         self._engine_lock = threading.Lock()
-        #: section texts search_docs already sent in full in this session
-        self.memory = SessionMemory()
+        #: section texts search_docs already sent in full, per session (see CURRENT_SESSION)
+        self._memory = SessionMemory()
+        self._memories: OrderedDict[str, SessionMemory] = OrderedDict()
+        self._memories_lock = threading.Lock()
 
     def start_catch_up(self) -> None:
         """Once the MCP handshake is done: create the engine and start its catch-up index run
@@ -161,6 +175,22 @@ class Runtime:
                 log.warning("could not start the catch-up index run: %s", describe_error(exc).message)
 
         threading.Thread(target=catch_up, name="catch-up-start", daemon=True).start()
+
+    @property
+    def memory(self) -> SessionMemory:
+        """The section texts search_docs already sent in full in the current session
+        (:data:`CURRENT_SESSION`); each session of a runtime has its own."""
+        session = CURRENT_SESSION.get()
+        if session is None:
+            return self._memory
+        with self._memories_lock:
+            memory = self._memories.get(session)
+            if memory is None:
+                memory = self._memories[session] = SessionMemory()
+                while len(self._memories) > SESSIONS_REMEMBERED:
+                    self._memories.popitem(last=False)
+            self._memories.move_to_end(session)
+            return memory
 
     @property
     def freshness(self) -> Freshness:

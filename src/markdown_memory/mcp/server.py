@@ -165,7 +165,7 @@ def build_server(runtime: "Runtime") -> Any:
     from mcp.server.lowlevel import Server
 
     from .. import __version__
-    from .runtime import dumps
+    from .runtime import CURRENT_SESSION, dumps
     from .tools import argument_problem, tool_set
 
     app, tools = tool_set(runtime)
@@ -195,6 +195,9 @@ def build_server(runtime: "Runtime") -> Any:
         problem = argument_problem(name, tool.parameters, arguments)
         if problem:
             return refuse(problem)
+        request = getattr(ctx, "request", None)  # the HTTP request on streamable HTTP, None on stdio
+        headers = getattr(request, "headers", None)
+        session = CURRENT_SESSION.set(headers.get("mcp-session-id") if headers is not None else None)
         try:
             # the request's context, so index_directory can send progress notifications
             return await app.call_tool(name, arguments, Context(request_context=ctx, mcp_server=app))
@@ -208,6 +211,8 @@ def build_server(runtime: "Runtime") -> Any:
                 for err in cause.errors(include_url=False)
             )
             return refuse(f"invalid arguments for {name}: {problems}")
+        finally:
+            CURRENT_SESSION.reset(session)
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         from .. import messages

@@ -53,9 +53,10 @@ def settings_field(fields: dict[str, Any]) -> Settings:
 
 
 def ping(service: Service, fields: dict[str, Any]) -> dict[str, Any]:
-    """``{"pid", "version", "uptime_s", "roots"}``: the service is alive, and what it serves."""
+    """``{"pid", "version", "uptime_s", "roots", "http_port"}``: the service is alive, and what it
+    serves (``http_port``: the MCP-over-HTTP endpoint's port, or null when it is off)."""
     return {"pid": os.getpid(), "version": __version__, "uptime_s": round(time.monotonic() - service.started, 3),
-            "roots": service.roots()}
+            "roots": service.roots(), "http_port": service.http_port}
 
 
 def stop(service: Service, fields: dict[str, Any]) -> dict[str, Any]:

@@ -99,6 +99,8 @@ class Service:
         self._pool: Pool | None = None
         self._sessions: set[socket.socket] = set()
         self._wake_r, self._wake_w = socket.socketpair()
+        #: the port of the MCP-over-HTTP endpoint (mcp/http.py, started as an extra), None when off
+        self.http_port: int | None = None
 
     # -- what handlers use ------------------------------------------------------------------
     @property

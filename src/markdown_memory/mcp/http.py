@@ -1,0 +1,275 @@
+"""MCP over streamable HTTP: the seven tools of every docs root, one URL per root, on loopback.
+
+``http://127.0.0.1:PORT/roots/<id>/mcp`` serves the docs root ``<id>`` names
+(:mod:`.http_access`: the id is the root's default index folder name, mapped back through the
+registry ``setup --http`` writes or the index folder itself). Each root gets one
+:class:`~.runtime.Runtime` (its engine from ``engine_factory``: the resident service's shared
+engine per root) and one low-level server from :func:`.server.build_server`, run by the SDK's
+``StreamableHTTPSessionManager`` in stateful mode: every client session has its session id
+(``Mcp-Session-Id``) and its own memory of the section texts already sent, as a stdio server
+has; the answers are the stdio server's.
+
+Every request passes these checks, in this order, before the SDK sees it:
+
+1. ``Host`` must be ``127.0.0.1:PORT`` or ``localhost:PORT`` (a DNS-rebinding page's host is
+   refused): 421.
+2. ``Origin``, when present, must be ``http://127.0.0.1:PORT`` or ``http://localhost:PORT``,
+   as the MCP spec asks of local servers (a web page's script cannot reach the tools): 403.
+   CLI clients send none and pass.
+3. The path must be ``/roots/<id>/mcp``: else 404.
+4. ``Authorization: Bearer <token>`` with the token of ``http_access.load_token`` (constant-time
+   compare; the token is read once, when the server starts): else 401 with ``WWW-Authenticate: Bearer``. Checked before the id is resolved, so
+   a client without the token cannot probe which roots exist.
+5. ``<id>`` must name a registered or indexed docs root that still exists: else 404.
+
+The server listens on 127.0.0.1 only. :class:`HttpServer` runs uvicorn in a thread of its own
+(its own event loop): the resident service starts it beside its socket listener; tests start it
+on an ephemeral port. Refusals answer a JSON-RPC error body (``id`` null) with the sentence.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from ..config import Settings
+from ..errors import ConfigError
+from . import http_access
+
+if TYPE_CHECKING:  # pragma: no cover
+    from anyio.abc import TaskGroup, TaskStatus
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.types import Receive, Scope, Send
+
+    from ..engine import Engine
+    from .runtime import Runtime
+
+log = logging.getLogger("markdown_memory.http")
+
+#: seconds uvicorn waits for open connections (SSE streams) when the server stops
+GRACEFUL_SHUTDOWN_SECONDS = 2
+#: seconds :meth:`HttpServer.start` waits for the server to be up
+START_TIMEOUT_SECONDS = 30.0
+_PREFIX, _SUFFIX = "/roots/", "/mcp"
+
+
+@dataclass
+class _Root:
+    runtime: Runtime
+    manager: StreamableHTTPSessionManager
+
+
+class McpHttpApp:
+    """The ASGI app (see the module docstring). ``port``: the port it is reached on (the Host
+    and Origin checks name it); ``token``: the bearer token; ``engine_factory``: the engine of a
+    docs root's settings (None: each root's runtime makes its own engine); ``lookup``: settings
+    of a root id or None (default :func:`.http_access.lookup`); ``on_request``: called for each
+    request that passed the token check (the service's activity clock). Needs the ASGI lifespan (uvicorn
+    ``lifespan="on"``): the roots' session managers run in its task group."""
+
+    def __init__(self, port: int, token: str, *, engine_factory: Callable[[Settings], Engine] | None = None,
+                 lookup: Callable[[str], Settings | None] = http_access.lookup,
+                 on_request: Callable[[], object] | None = None) -> None:
+        self._token = token
+        self._on_request = on_request
+        self._engine_factory = engine_factory
+        self._lookup = lookup
+        self._hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
+        self._origins = {f"http://{host}" for host in self._hosts}
+        self._roots: dict[str, _Root] = {}
+        self._task_group: TaskGroup | None = None
+        self._roots_lock: Any = None  # an anyio.Lock, made on the server's event loop
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        import anyio
+
+        await receive()  # lifespan.startup
+        self._roots_lock = anyio.Lock()
+        async with anyio.create_task_group() as tg:
+            self._task_group = tg
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+            tg.cancel_scope.cancel()
+        self._task_group = None
+        self.close()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from starlette.datastructures import Headers
+
+        headers = Headers(scope=scope)
+        ident, refusal = self._check(headers, scope.get("path", ""))
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        assert ident is not None
+        if self._on_request is not None:
+            self._on_request()
+        try:
+            root = await self._root(ident)
+        except ConfigError as exc:
+            await _refuse(500, str(exc))(scope, receive, send)
+            return
+        if root is None:
+            await _refuse(404, f"no docs root has the id {ident!r}: run `markdown-memory setup claude-code --http "
+                               f"--docs-dir DIR` for the root to serve and use the URL it prints")(scope, receive, send)
+            return
+        await root.manager.handle_request(scope, receive, send)
+
+    def _check(self, headers: Any, path: str) -> tuple[str | None, Any]:
+        """(the root id, None) for a request that passes checks 1-4, else (None, the refusal)."""
+        host = headers.get("host")
+        if host not in self._hosts:
+            log.warning("refused a request for host %r (DNS rebinding?)", host)
+            return None, _refuse(421, f"this server answers only at {' or '.join(sorted(self._hosts))}")
+        origin = headers.get("origin")
+        if origin is not None and origin not in self._origins:
+            log.warning("refused a request from origin %r", origin)
+            return None, _refuse(403, f"requests from origin {origin!r} are refused (only local clients may call)")
+        if not (path.startswith(_PREFIX) and path.endswith(_SUFFIX)) or len(path) <= len(_PREFIX + _SUFFIX):
+            return None, _refuse(404, "not found: the MCP endpoints are /roots/<id>/mcp")
+        scheme, _, presented = (headers.get("authorization") or "").partition(" ")
+        if scheme.lower() != "bearer" or not http_access.token_matches(presented.strip(), self._token):
+            where = http_access.token_path()
+            error = ', error="invalid_token"' if presented else ""
+            return None, _refuse(401, f"missing or wrong bearer token: send `Authorization: Bearer <token>` with "
+                                      f"the token in {where}", {"WWW-Authenticate": f'Bearer realm="markdown-memory"{error}'})
+        return unquote(path[len(_PREFIX):-len(_SUFFIX)]), None
+
+    async def _root(self, ident: str) -> _Root | None:
+        """The runtime and running session manager of root ``ident``, made on first use."""
+        import anyio
+
+        root = self._roots.get(ident)
+        if root is not None:
+            return root
+        async with self._roots_lock:
+            root = self._roots.get(ident)
+            if root is None:
+                settings = await anyio.to_thread.run_sync(self._lookup, ident)
+                if settings is None or self._task_group is None:
+                    return None
+                root = self._make_root(settings)
+                await self._task_group.start(_run_manager, root.manager)
+                self._roots[ident] = root
+                log.info("serving %s at /roots/%s/mcp", settings.docs_root, ident)
+            return root
+
+    def _make_root(self, settings: Settings) -> _Root:
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from .runtime import Runtime
+        from .server import build_server
+
+        runtime = Runtime(settings, engine_factory=self._engine_factory)
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=sorted(self._hosts),
+                                             allowed_origins=sorted(self._origins))
+        manager = StreamableHTTPSessionManager(build_server(runtime), security_settings=security)
+        return _Root(runtime, manager)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the background work of the runtimes that made their own engines (an engine from
+        ``engine_factory`` belongs to its owner)."""
+        if self._engine_factory is None:
+            for root in self._roots.values():
+                root.runtime.shutdown(timeout)
+        self._roots.clear()
+
+
+async def _run_manager(manager: StreamableHTTPSessionManager, *, task_status: TaskStatus[None]) -> None:
+    import anyio
+
+    async with manager.run():
+        task_status.started()
+        await anyio.sleep_forever()
+
+
+def _refuse(status: int, message: str, headers: dict[str, str] | None = None) -> Any:
+    """A starlette response: a JSON-RPC error body (``id`` null) carrying ``message``."""
+    from starlette.responses import JSONResponse
+
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+class HttpServer:
+    """The endpoint in a thread: :meth:`start` binds ``127.0.0.1:port`` (0: an ephemeral port,
+    then read :attr:`port`) and returns once it answers; :meth:`stop` ends it. ``token``: the
+    bearer token (default: :func:`.http_access.load_token`); ``engine_factory``, ``lookup`` and
+    ``on_request`` as :class:`McpHttpApp` takes them. Raises ConfigError from :meth:`start` when the port is
+    taken or the token file is unsafe."""
+
+    def __init__(self, port: int, *, engine_factory: Callable[[Settings], Engine] | None = None,
+                 token: str | None = None, lookup: Callable[[str], Settings | None] = http_access.lookup,
+                 on_request: Callable[[], object] | None = None) -> None:
+        self._requested_port = port
+        self._lookup = lookup
+        self._on_request = on_request
+        self._engine_factory = engine_factory
+        self._token = token
+        self.port = port
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        import uvicorn
+
+        token = self._token if self._token is not None else http_access.load_token()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((http_access.HOST, self._requested_port))
+        except OSError as exc:
+            sock.close()
+            raise ConfigError(f"cannot listen on {http_access.HOST}:{self._requested_port} ({exc.strerror or exc}); "
+                              "choose another port with --http-port or MARKDOWN_MEMORY_HTTP_PORT") from exc
+        self.port = sock.getsockname()[1]
+        app = McpHttpApp(self.port, token, engine_factory=self._engine_factory, lookup=self._lookup,
+                         on_request=self._on_request)
+        config = uvicorn.Config(app, lifespan="on", log_config=None, access_log=False,
+                                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, ws="none")
+        self._server = uvicorn.Server(config)
+        thread = self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                                 name="mcp-http", daemon=True)
+        thread.start()
+        if not _wait_until(lambda: self._server.started or not thread.is_alive(), START_TIMEOUT_SECONDS) \
+                or not self._server.started:
+            self.stop()
+            raise ConfigError(f"the MCP HTTP endpoint on port {self.port} did not start; the log has details")
+        log.debug("MCP over HTTP at http://%s:%d/roots/<id>/mcp", http_access.HOST, self.port)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving and wait up to ``timeout`` seconds for the thread."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+
+def _wait_until(ready: Callable[[], bool], timeout: float) -> bool:
+    """Poll ``ready`` until it is true or ``timeout`` seconds pass (uvicorn sets a flag, no event)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
