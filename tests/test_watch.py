@@ -39,7 +39,7 @@ def watched(tmp_path: Path) -> Iterator[Callable[..., tuple[Engine, Watcher, Pat
     root of ``files`` small documents, indexed, watched. Stopped and shut down afterwards."""
     made: list[tuple[Engine, Watcher]] = []
 
-    def make(mode: str = "native", files: int = 3, db_inside: bool = False,
+    def make(mode: str | None = "native", files: int = 3, db_inside: bool = False,
              mass_change: int = 200) -> tuple[Engine, Watcher, Path]:
         root = tmp_path / "docs"
         root.mkdir()
@@ -99,6 +99,49 @@ def test_a_moved_folder_and_ignored_files(watched):
     wait_for(lambda: not files_with(engine, "movedinzq"), "the moved-away folder's file leaves search")
 
 
+class _FailingNotify:
+    """Stands in for watchfiles' Rust watcher where native watching fails: at once (the inotify
+    watch limit on a big tree) or on the first wait (a new folder past the limit)."""
+
+    fail_at_start = True
+
+    def __init__(self, *args: object) -> None:
+        if self.fail_at_start:
+            raise OSError("OS file watch limit reached. about [\"/docs\"]")
+
+    def __enter__(self) -> _FailingNotify:
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        pass
+
+    def watch(self, *args: object) -> object:
+        raise RuntimeError("error in underlying watcher: OS file watch limit reached")
+
+
+@pytest.mark.parametrize("at_start", [True, False], ids=["at-start", "mid-watch"])
+def test_native_failure_falls_back_to_polling(watched, monkeypatch, caplog, at_start):
+    import watchfiles._rust_notify
+
+    monkeypatch.setattr(_FailingNotify, "fail_at_start", at_start)
+    monkeypatch.setattr(watchfiles._rust_notify, "RustNotify", _FailingNotify)
+    monkeypatch.setenv("MARKDOWN_MEMORY_WATCH", "auto")
+    engine, watcher, root = watched(mode=None)
+    (root / "doc0.md").write_text("# Document 0\n\nThe fallbackzq marker.\n", encoding="utf-8")
+    wait_for(lambda: files_with(engine, "fallbackzq") == {"doc0.md"}, "the edit is found by polling")
+    assert watcher.polling and watcher.alive
+    said = [r.getMessage() for r in caplog.records if "polling" in r.getMessage()]
+    assert len(said) == 1 and "watch limit" in said[0], said  # once, with the reason
+
+
+def test_polling_is_chosen_by_the_environment(watched, monkeypatch):
+    monkeypatch.setenv("MARKDOWN_MEMORY_WATCH", "poll")
+    engine, watcher, root = watched(mode=None)
+    assert watcher.polling
+    (root / "doc2.md").write_text("# Document 2\n\nThe envpollzq marker.\n", encoding="utf-8")
+    wait_for(lambda: files_with(engine, "envpollzq") == {"doc2.md"}, "the edit is found by polling")
+
+
 def test_database_inside_the_root_does_not_loop(watched):
     engine, watcher, root = watched(db_inside=True)
     (root / "doc0.md").write_text("# Document 0\n\nThe loopcheckzq marker.\n", encoding="utf-8")
@@ -110,9 +153,10 @@ def test_database_inside_the_root_does_not_loop(watched):
     assert (watcher.stats.refreshes, watcher.stats.full_runs) == settled
 
 
-@pytest.mark.slow  # indexes 2,000 files twice (~20 s here)
-def test_mass_change_is_one_run_not_thousands_of_refreshes(watched):
-    engine, watcher, root = watched(files=2_000, mass_change=200)
+@pytest.mark.slow  # indexes 2,000 files twice (~10-20 s here)
+@pytest.mark.parametrize("mode", ["native", "poll"])
+def test_mass_change_is_one_run_not_thousands_of_refreshes(watched, mode):
+    engine, watcher, root = watched(mode, files=2_000, mass_change=200)
     assert watcher.stats.refreshes == 0
     for i in range(2_000):
         (root / f"doc{i}.md").write_text(f"# Document {i}\n\nThe massedit{i}zq marker.\n", encoding="utf-8")
