@@ -85,7 +85,7 @@ def edit_latencies(engine: Engine, files: list[Path], edits: int, rng: random.Ra
         target = rng.choice(files)
         with target.open("a", encoding="utf-8") as fh:
             fh.write(f"\n\nThe {word} marker.\n")
-        out.append(wait(lambda: found(engine, word)))
+        out.append(wait(lambda w=word: found(engine, w)))
         time.sleep(rng.uniform(0.3, 0.8))  # an agent's pace, and no two edits in one group
     return out
 
