@@ -192,3 +192,31 @@ def test_file_system_type_of_a_local_folder(tmp_path):
         pytest.skip("no /proc/self/mounts here")
     assert fstype  # the local temp folder's, e.g. ext4, tmpfs, overlay
     assert polling_reason(tmp_path) is None or fstype.startswith(("fuse", "9p", "nfs"))
+
+
+def test_scope_check_agrees_with_the_walk(tmp_path):
+    """The watcher's per-path verdict (files.walk.ScopeCheck) is the walk's: same files."""
+    from markdown_memory.files.walk import ScopeCheck, walk_markdown
+
+    root = tmp_path / "docs"
+    tree = {
+        ".gitignore": "*.draft.md\nbuild/\n/top-only.md\n",
+        "guides/.gitignore": "!keep.draft.md\nprivate/\n",
+        "guides/.markdown-memory-ignore": "fixtures/\n",
+        "api/.markdown-memory-ignore": "old.md\n",
+    }
+    for rel in ("a.md", "b.draft.md", "top-only.md", "sub/top-only.md", "build/out.md", "guides/keep.draft.md",
+                "guides/other.draft.md", "guides/private/x.md", "guides/fixtures/y.md", "guides/ok.mdx",
+                "api/old.md", "api/new.markdown", "node_modules/pkg/readme.md", ".hidden/z.md", "venv/lib/q.md",
+                "env-docs/r.md", "notes.txt", "x.rmd", "vendor/gen.md", "deep/er/still.md"):
+        tree[rel] = "# T\n\ntext\n"
+    tree["venv/pyvenv.cfg"] = "home = /usr\n"
+    for rel, text in tree.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    exclude = ["vendor/"]
+    walked = {e.rel for e in walk_markdown(root, exclude).files}
+    check = ScopeCheck(root, exclude)
+    judged = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    assert {rel for rel in judged if check.file(rel)} == walked
+    assert "guides/keep.draft.md" in walked and "env-docs/r.md" in walked  # the tree tests something

@@ -258,7 +258,9 @@ class Watcher:
                     log.warning("probing %s for changed files failed", self.root, exc_info=True)
                     found = []
                 interval = max(POLL_SECONDS, PROBE_COST_FACTOR * (time.monotonic() - started))
-                if found:
+                # many stale files while a run is going: most are that run's work still to do, so
+                # they wait for the probe after it (a change polled stays visible, unlike an event)
+                if found and not (self.engine.indexing and len(found) > self.mass_change):
                     self._add(set(found))
             self._work()
 
@@ -328,6 +330,10 @@ class Watcher:
 
     def _work(self) -> None:
         """Do what is due: a full run, else a refresh of the pending paths, else the vectors run."""
+        if self.engine.stopping:  # Engine.shutdown: no more index work for it
+            self._pending.clear()
+            self._full_due, self._vectors_at = False, None
+            return
         if self._full_due:
             if self._start_run("changes"):
                 self._full_due = False
