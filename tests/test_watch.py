@@ -153,21 +153,24 @@ def test_database_inside_the_root_does_not_loop(watched):
     assert (watcher.stats.refreshes, watcher.stats.full_runs) == settled
 
 
-@pytest.mark.slow  # indexes 2,000 files twice (~10-20 s here)
-@pytest.mark.parametrize("mode", ["native", "poll"])
-def test_mass_change_is_one_run_not_thousands_of_refreshes(watched, mode):
-    engine, watcher, root = watched(mode, files=2_000, mass_change=200)
+@pytest.mark.slow  # indexes 2,000 files twice (~10 s quiet, more on a loaded machine)
+@pytest.mark.parametrize(("mode", "files"), [("native", 2_000), ("poll", 600)])
+def test_mass_change_is_one_run_not_thousands_of_refreshes(watched, mode, files):
+    engine, watcher, root = watched(mode, files=files, mass_change=100)
     assert watcher.stats.refreshes == 0
-    for i in range(2_000):
+    for i in range(files):
         (root / f"doc{i}.md").write_text(f"# Document {i}\n\nThe massedit{i}zq marker.\n", encoding="utf-8")
-    wait_for(lambda: files_with(engine, "massedit1999zq") == {"doc1999.md"}, "the last file's new text is found")
-    wait_for(lambda: not engine.indexing and watcher.ready.is_set(), "the runs end")
-    for i in (0, 777, 1500):
+    last = files - 1
+    # a loaded 2-CPU machine parses ~50 files/s: the deadline is a safety net, not a target
+    wait_for(lambda: files_with(engine, f"massedit{last}zq") == {f"doc{last}.md"}, "the last file's new text is found",
+             deadline=300)
+    wait_for(lambda: not engine.indexing, "the runs end", deadline=300)
+    for i in (0, files // 3, files // 2):
         assert files_with(engine, f"massedit{i}zq") == {f"doc{i}.md"}
     stats = watcher.stats
     assert stats.full_runs <= 5, stats  # a handful of runs, whatever the number of groups
-    assert stats.refreshed < 2_000, stats  # never a refresh per file for the bulk
-    assert engine.status().counts.documents == 2_000
+    assert stats.refreshed < files // 2, stats  # never a refresh per file for the bulk
+    assert engine.status().counts.documents == files
 
 
 def test_stop_ends_the_thread(watched):
