@@ -159,10 +159,11 @@ def mass_changes(engine: Engine, watcher: Watcher, root: Path, mass: int) -> dic
 
     def edit() -> str | None:
         word = "m" + uuid.uuid4().hex[:12]
+        last = "l" + uuid.uuid4().hex[:12]  # only in the file an index run (sorted walk) reaches last
         for f in files:
             with f.open("a", encoding="utf-8") as fh:
-                fh.write(f"\n\nThe {word} marker.\n")
-        return word
+                fh.write(f"\n\nThe {word} marker{f' and {last}' if f == files[-1] else ''}.\n")
+        return last
 
     out["mass_edit"] = mass_phase(engine, watcher, f"mass edit of {len(files)} files", edit)
     return out
