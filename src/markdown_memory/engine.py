@@ -154,6 +154,12 @@ class Engine:
         already going)."""
         return self._scheduler.on_call("handshake") is not None
 
+    def start_index_run(self, reason: str = "watch") -> bool:
+        """Start a background index run of the whole root now, whatever the gap since the last
+        (the file watcher: after many changed files, and for the vectors of refreshed ones);
+        returns at once. False when auto-index is off, the engine is stopping, or a run is going."""
+        return self._scheduler.start_now(reason)
+
     def load_model(self) -> Embedder | None:
         """Load the embedding model now, in this thread (None for the ``none`` preset)."""
         return self._loader.load()

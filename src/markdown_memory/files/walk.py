@@ -463,3 +463,55 @@ def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntr
     if not os.access(path, os.R_OK):
         return "permission denied (EACCES)"
     return WalkEntry(rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, os.path.realpath(root))
+
+
+class ScopeCheck:
+    """Would a walk of ``root`` reach a path? The walk's own rules (``pruned_folder``, symbolic
+    links to folders, the ignore files, the ``exclude`` globs, ``is_markdown_name``) applied to
+    many single paths, as a file watcher needs: each folder's verdict and ignore files are read
+    once per instance, so make a new one when an ignore file changes. ``rel`` arguments are
+    POSIX paths relative to ``root``. A file's own verdict (symbolic link, readable, regular)
+    stays with ``walk_one``. Never raises."""
+
+    def __init__(self, root: Path, exclude: list[str] | None = None) -> None:
+        self.root = root
+        self._extra = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+        self._specs: dict[str, pathspec.PathSpec[Any] | None] = {}
+        self._folders: dict[str, bool] = {"": True}
+
+    def _chain(self, rel_dir: str) -> list[tuple[str, pathspec.PathSpec[Any]]]:
+        """(folder, patterns) of the ignore files from the root down to ``rel_dir`` included."""
+        parts = rel_dir.split("/") if rel_dir else []
+        out: list[tuple[str, pathspec.PathSpec[Any]]] = []
+        for k in range(len(parts) + 1):
+            sub = "/".join(parts[:k])
+            if sub not in self._specs:
+                self._specs[sub] = _ignore_spec(self.root / sub if sub else self.root)
+            spec = self._specs[sub]
+            if spec is not None:
+                out.append((sub, spec))
+        return out
+
+    def folder(self, rel_dir: str) -> bool:
+        """True when the walk enters folder ``rel_dir`` ("" = the root)."""
+        known = self._folders.get(rel_dir)
+        if known is not None:
+            return known
+        parent, _, _name = rel_dir.rpartition("/")
+        verdict = self.folder(parent)
+        if verdict:
+            path = self.root / rel_dir
+            try:
+                verdict = not (_ignored(rel_dir, True, self._chain(parent), self._extra)
+                               or path.is_symlink() or pruned_folder(path))
+            except OSError:
+                verdict = False
+        self._folders[rel_dir] = verdict
+        return verdict
+
+    def file(self, rel: str) -> bool:
+        """True when ``rel`` has a name the walk indexes in a folder it enters, not ignored."""
+        parent, _, name = rel.rpartition("/")
+        if not is_markdown_name(name) or not name_is_text(rel) or not self.folder(parent):
+            return False
+        return not _ignored(rel, False, self._chain(parent), self._extra)

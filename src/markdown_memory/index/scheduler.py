@@ -139,13 +139,21 @@ class BackgroundIndexer:
     def start_rebuild(self) -> bool:
         """Start a run now, whatever the gap since the last one (a damaged database was moved
         aside and the index is empty); False when disabled, stopping, or a run is going."""
+        if not self.start_now("rebuild"):
+            return False
+        log.info("the damaged index database was moved aside; rebuilding it in the background")
+        return True
+
+    def start_now(self, reason: str) -> bool:
+        """Start a run now, whatever the gap since the last one (``reason`` is logged: the file
+        watcher's ``"watch"`` after many changes, or for the vectors of refreshed files);
+        returns at once. False when disabled, stopping, or a run is going."""
         if not self.enabled or self._stop.is_set():
             return False
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
                 return False
-            self._start("rebuild", self._clock())
-        log.info("the damaged index database was moved aside; rebuilding it in the background")
+            self._start(reason, self._clock())
         return True
 
     def on_call(self, kind: str = "search") -> str | None:

@@ -1,0 +1,390 @@
+"""Watch a docs root and bring the index up to date as files change, without a call to notice.
+
+``start_watching(engine) -> Watcher`` starts one daemon thread per engine; ``Watcher.stop()``
+ends it. The thread runs ``watchfiles``' Rust watcher (inotify, FSEvents, ReadDirectoryChangesW)
+and hands each group of changes to the engine's incremental machinery:
+
+* Grouping (the debounce): changes are collected until ``QUIET_MS`` to ``2 * QUIET_MS`` pass
+  without a new one (at most ``GROUP_MS``), so an editor's save (write, rename, chmod) or a
+  burst of edits is one refresh.
+* Scope: only what an index run would index. Paths are judged by the walk's own rules
+  (``files.walk.ScopeCheck``: Markdown names, pruned and ignored folders, ignore files,
+  ``MARKDOWN_MEMORY_EXCLUDE``); the database's own files (a database kept inside the docs root)
+  are dropped first, so index writes never wake the watcher into a loop. A folder created,
+  moved in, moved away or deleted stands for the Markdown files under it (folder moves carry no
+  event per file). A changed ``.gitignore`` / ``.markdown-memory-ignore`` changes the scope of
+  the whole tree: it asks for a full run.
+* Few changed files (at most ``MASS_CHANGE_PATHS`` in a group): ``Engine.refresh(paths)``
+  re-indexes them now, keyword index only (milliseconds per file), so an edit is searchable
+  well within 2 s; vectors follow in a background index run started ``VECTOR_DELAY_SECONDS``
+  after the first refresh of a burst (one run per burst; none with the ``none`` embedder).
+* Many (a ``git checkout`` of 5,000 files): one background index run of the whole root
+  (``Engine.start_index_run``) instead of thousands of refreshes. While any index run of this
+  process is going, a due run waits and later groups fold into it: the work pending is a set
+  of paths bounded by ``MASS_CHANGE_PATHS`` and a flag, never a growing queue.
+* Native watching is not always possible: on a network or FUSE file system (NFS, SMB/CIFS,
+  sshfs, 9p as in WSL's ``/mnt/c``...) change notifications miss edits made on other machines,
+  and inotify has a per-user watch limit (``fs.inotify.max_user_watches``). There the watcher
+  polls with the index's own stat probe (``Watcher._poll``). Which mode is used, and why, is
+  logged once (INFO for native, WARNING for polling). ``MARKDOWN_MEMORY_WATCH`` = ``auto``
+  (default) | ``native`` | ``poll`` | ``off`` overrides the choice (``off``: no thread;
+  changes are seen when a call notices them).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import IndexBusyError, MarkdownMemoryError
+from ..files.freshness import stale_paths
+from ..files.walk import IGNORE_FILES, PRUNED_DIRS, ScopeCheck, walk_markdown
+from ..index.runs import PROBE_COST_FACTOR
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine import Engine
+
+log = logging.getLogger("markdown_memory.watch")
+
+MODE_ENV = "MARKDOWN_MEMORY_WATCH"
+MODES = ("auto", "native", "poll", "off")
+#: a group of changes ends once this long passes without a new one (ms; checked every QUIET_MS)
+QUIET_MS = 125
+#: a group never waits longer than this for its first change to be handled (ms)
+GROUP_MS = 1_000
+#: how often the thread wakes without changes, to start due runs and see stop() (ms)
+TICK_MS = 250
+#: polling mode: the least pause between two probes of the indexed files (s)
+POLL_SECONDS = 0.5
+#: above this many changed files in one group: one index run of the root, not a refresh each
+MASS_CHANGE_PATHS = 200
+#: after a refresh: the pause before the background run that embeds the new text (s); a burst
+#: of edits gets one run, and the run (a walk, then embedding) does not slow the next edits'
+#: refreshes (measured by scripts/bench_watch.py: p95 under load 1.2 s at 4 s, 1.6 s at 1 s)
+VECTOR_DELAY_SECONDS = 3.0
+#: file systems where native notifications miss changes (made by other machines) or fail
+NETWORK_FILE_SYSTEMS = frozenset({
+    "nfs", "nfs4", "cifs", "smb", "smb3", "smbfs", "ncpfs", "afs", "9p", "v9fs", "ceph", "glusterfs",
+    "lustre", "gpfs", "beegfs", "ocfs2", "gfs2", "davfs", "sshfs", "vboxsf", "vmhgfs", "prl_fs", "fuse",
+})
+
+
+@dataclass
+class WatchStats:
+    """What a watcher did (read by tests and the benchmark; counts since start).
+    ``groups``: groups of changes that touched the index's scope; ``refreshes``: calls of
+    ``Engine.refresh`` and ``refreshed``: the paths they covered; ``full_runs``: index runs of
+    the whole root it started (mass changes, ignore files, vectors); ``errors``: failed steps."""
+
+    groups: int = 0
+    refreshes: int = 0
+    refreshed: int = 0
+    full_runs: int = 0
+    errors: int = 0
+
+
+def filesystem_type(path: Path) -> str | None:
+    """The type of the file system holding ``path`` (``"ext4"``, ``"nfs4"``, ``"fuse.sshfs"``):
+    the longest mount point of ``/proc/self/mounts`` above its real path. None off Linux or
+    when unknown. Never raises."""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    real = os.path.realpath(path)
+    best, found = -1, None
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        # the kernel writes a space in a mount point as \040 (and tab, newline, backslash alike)
+        mount = fields[1].encode().decode("unicode_escape") if "\\" in fields[1] else fields[1]
+        inside = real == mount or real.startswith(mount.rstrip("/") + "/")
+        if inside and len(mount) > best:
+            best, found = len(mount), fields[2]
+    return found
+
+
+def polling_reason(root: Path) -> str | None:
+    """Why ``root`` must be polled (its file system, by name), or None for native watching."""
+    fstype = filesystem_type(root)
+    if fstype is None:
+        return None
+    base = fstype.split(".", 1)[0]
+    if fstype in NETWORK_FILE_SYSTEMS or base in NETWORK_FILE_SYSTEMS and fstype != "fuseblk":
+        return (f"the docs root is on a {fstype} file system, where change notifications miss "
+                "edits made elsewhere")
+    return None
+
+
+def watch_mode() -> str:
+    """``MARKDOWN_MEMORY_WATCH`` (module docstring), ``auto`` when unset or not a mode."""
+    value = os.environ.get(MODE_ENV, "").strip().lower() or "auto"
+    if value not in MODES:
+        log.warning("%s=%r is not one of %s; using auto", MODE_ENV, value, ", ".join(MODES))
+        return "auto"
+    return value
+
+
+def start_watching(engine: Engine, *, mode: str | None = None,
+                   mass_change: int = MASS_CHANGE_PATHS) -> Watcher:
+    """Watch ``engine.root`` in a daemon thread (module docstring) and return at once; the
+    watcher is armed when ``Watcher.ready`` is set (a change before that may be missed: the
+    next call's catch-up sees it). ``mode``: ``auto`` | ``native`` | ``poll`` | ``off``
+    (default: ``MARKDOWN_MEMORY_WATCH``); ``mass_change``: the group size above which one
+    index run replaces the refreshes. Raises ValueError for an unknown mode."""
+    mode = watch_mode() if mode is None else mode
+    if mode not in MODES:
+        raise ValueError(f"watch mode must be one of {', '.join(MODES)}, not {mode!r}")
+    watcher = Watcher(engine, mass_change=mass_change)
+    if mode == "off":
+        log.info("not watching %s for changes (%s=off)", engine.root, MODE_ENV)
+        watcher.ready.set()
+        return watcher
+    reason = None
+    if mode == "poll":
+        reason = f"{MODE_ENV}=poll"
+    elif mode == "auto":
+        reason = polling_reason(engine.root)
+    watcher.start(reason)
+    return watcher
+
+
+class Watcher:
+    """One docs root's watcher thread (see module docstring); made by :func:`start_watching`.
+    ``polling``: True when it polls (set before ``ready``); ``stats``: :class:`WatchStats`."""
+
+    def __init__(self, engine: Engine, *, mass_change: int = MASS_CHANGE_PATHS) -> None:
+        self.engine = engine
+        self.root = engine.root
+        self.mass_change = mass_change
+        self.polling = False
+        self.ready = threading.Event()
+        self.stats = WatchStats()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._prefix = os.path.join(os.fspath(self.root), "")
+        self._db_prefix = os.fspath(engine.settings.db_path)  # the database, its -wal, -shm, .lock, .run
+        self._scope = ScopeCheck(self.root, engine.settings.exclude)
+        self._pending: set[str] = set()  # changed paths not refreshed yet (at most mass_change)
+        self._full_due = False
+        self._vectors_at: float | None = None  # monotonic time the vectors run is due
+
+    @property
+    def alive(self) -> bool:
+        """True while the watcher thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, polling_reason: str | None) -> None:
+        """Start the thread: polling when ``polling_reason`` says why, else native watching."""
+        self._thread = threading.Thread(target=self._main, args=(polling_reason,),
+                                        name=f"mm-watch-{self.root.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> bool:
+        """Stop watching; True when the thread ended within ``timeout`` seconds (a refresh under
+        way finishes first; a background index run it started goes on: ``Engine.shutdown``)."""
+        self._stop.set()
+        self.ready.set()  # nobody waits for a watcher that will not arm
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        return not self.alive
+
+    # -- the thread -------------------------------------------------------------------------
+    def _main(self, polling_reason: str | None) -> None:
+        """Watch until stopped: native notifications unless ``polling_reason`` says why not,
+        polling after a native failure (at start or later)."""
+        try:
+            reason = polling_reason
+            if reason is None:
+                reason = self._native()
+            if reason is not None and not self._stop.is_set():
+                self.polling = True
+                log.warning("watching %s by polling (every %.1f s or more): %s", self.root,
+                            POLL_SECONDS, reason)
+                self._poll()
+        except Exception:  # pragma: no cover - a bug here must not take the service down
+            log.exception("the file watcher of %s stopped; changes are seen when a call notices them", self.root)
+        finally:
+            self.ready.set()
+            self.engine.close()  # this thread's database connection, if one was opened
+
+    def _native(self) -> str | None:
+        """Watch with native notifications until stopped (None) or until they fail: then the
+        reason to poll instead."""
+        from watchfiles._rust_notify import RustNotify  # the service's dependency, not the CLI's
+
+        try:
+            notify = RustNotify([os.fspath(self.root)], False, False, 0, True, True)
+        except Exception as exc:  # OSError (the watch limit), WatchfilesRustInternalError
+            return f"native watching failed ({exc}; if it is the inotify watch limit, raise fs.inotify.max_user_watches)"
+        log.info("watching %s for changes (native notifications, %s)", self.root, sys.platform)
+        self.ready.set()
+        try:
+            with notify:
+                while True:
+                    raw = notify.watch(GROUP_MS, QUIET_MS, TICK_MS, self._stop)
+                    if raw == "stop" or self._stop.is_set():
+                        return None
+                    if isinstance(raw, set) and raw:
+                        self._take(raw)
+                    self._work()
+        except Exception as exc:  # failed mid-watch (the watch limit met by a new folder)
+            self._full_due = True  # changes in between may be lost: one run finds them
+            return f"native watching failed ({exc})"
+
+    def _poll(self) -> None:
+        """Poll with the index's own stat probe (``files.freshness.stale_paths``: size, mtime
+        and ctime in nanoseconds of every indexed file, mtimes of the folders the last walk
+        saw) every ``POLL_SECONDS``, or ``PROBE_COST_FACTOR`` times the probe's cost when that
+        is longer, so probing a huge tree on a slow file system never takes more than a part
+        of one core. (watchfiles' own polling compares mtimes in whole seconds: a second edit
+        within the same second would be missed.) A changed ignore file is not seen by polling."""
+        self.ready.set()
+        interval = POLL_SECONDS
+        while not self._stop.wait(interval):
+            if not self._full_due:  # a run is due: it covers whatever a probe would find
+                started = time.monotonic()
+                try:
+                    found = stale_paths(self.engine.store, self.root, self.engine.settings.exclude)
+                except Exception:  # an unreadable index: the next probe tries again
+                    self.stats.errors += 1
+                    log.warning("probing %s for changed files failed", self.root, exc_info=True)
+                    found = []
+                interval = max(POLL_SECONDS, PROBE_COST_FACTOR * (time.monotonic() - started))
+                # many stale files while a run is going: most are that run's work still to do, so
+                # they wait for the probe after it (a change polled stays visible, unlike an event)
+                if found and not (self.engine.indexing and len(found) > self.mass_change):
+                    self._add(set(found))
+            self._work()
+
+    # -- turning changes into work ------------------------------------------------------------
+    def _take(self, raw: set[tuple[int, str]]) -> None:
+        """Add a group's changed paths in scope to the pending work (module docstring)."""
+        from watchfiles import Change
+
+        files: set[str] = set()
+        folders: set[str] = set()
+        for change, path in raw:
+            if not path.startswith(self._prefix) or path.startswith(self._db_prefix):
+                continue
+            rel = path[len(self._prefix):].replace(os.sep, "/")
+            parts = rel.split("/")
+            if parts[-1] in IGNORE_FILES and not any(p.startswith(".") or p in PRUNED_DIRS for p in parts[:-1]):
+                self._full_due = True  # the scope of the tree changed (module docstring)
+                self._scope = ScopeCheck(self.root, self.engine.settings.exclude)
+                continue
+            if any(p.startswith(".") or p in PRUNED_DIRS for p in parts):
+                continue  # never walked (files.walk.pruned_folder): no stat needed
+            if change == Change.deleted:
+                files.add(rel)  # a gone file or folder: judged against the index below
+            elif os.path.isdir(path):
+                if change == Change.added:  # created or moved in; a folder's mtime (polling) is no news
+                    folders.add(rel)
+            elif self._scope.file(rel):
+                files.add(rel)
+        if folders or files:
+            files.update(self._expand(folders, files))
+        self._add(files)
+
+    def _add(self, files: set[str]) -> None:
+        """Queue a group's changed paths: pending refreshes, or one run when there are many."""
+        if not files:
+            return
+        self.stats.groups += 1
+        if self._full_due or len(self._pending) + len(files) > self.mass_change:
+            self._full_due = True
+            self._pending.clear()  # the run covers them
+        else:
+            self._pending.update(files)
+
+    def _expand(self, folders: set[str], files: set[str]) -> set[str]:
+        """The Markdown paths that ``folders`` (present) and gone paths in ``files`` (a
+        deleted folder's indexed files) stand for. Gone paths that are neither indexed nor a
+        Markdown name are dropped from ``files``."""
+        out: set[str] = set()
+        for rel in sorted(folders):
+            if self._scope.folder(rel):
+                out.update(e.rel for e in walk_markdown(self.root, self.engine.settings.exclude, self.root / rel).files)
+                if len(out) > self.mass_change:
+                    return out
+        gone = [rel for rel in files if not os.path.lexists(self._prefix + rel)]
+        if gone:
+            try:
+                indexed = self.engine.indexed_paths()
+            except Exception:  # an unreadable index: the refresh below says it
+                indexed = []
+            known = set(indexed)
+            for rel in gone:
+                if rel not in known:
+                    files.discard(rel)  # not a file of the index: maybe a folder that was
+                    below = rel + "/"
+                    out.update(p for p in indexed if p.startswith(below))
+        return out
+
+    def _work(self) -> None:
+        """Do what is due: a full run, else a refresh of the pending paths, else the vectors run."""
+        if self.engine.stopping:  # Engine.shutdown: no more index work for it
+            self._pending.clear()
+            self._full_due, self._vectors_at = False, None
+            return
+        if self._full_due:
+            if self._start_run("changes"):
+                self._full_due = False
+                self._vectors_at = None
+            return  # the pending paths wait: the run going (or this one) covers them
+        if self._pending:
+            paths = sorted(self._pending)
+            self._pending.clear()
+            self._refresh(paths)
+        if self._vectors_at is not None and time.monotonic() >= self._vectors_at and self._start_run("vectors"):
+            self._vectors_at = None
+
+    def _refresh(self, paths: list[str]) -> None:
+        """Keyword-index ``paths`` now; schedule the vectors run when text changed."""
+        try:
+            report = self.engine.refresh(paths)
+        except MarkdownMemoryError as exc:  # root gone, read-only database, disk full: said once per kind
+            self.stats.errors += 1
+            log.warning("refreshing %d changed file(s) failed: %s", len(paths), exc)
+            return
+        except Exception:
+            self.stats.errors += 1
+            log.exception("refreshing %d changed file(s) failed", len(paths))
+            return
+        self.stats.refreshes += 1
+        self.stats.refreshed += len(paths)
+        if report is not None and (report.added or report.updated) and self.engine.settings.embedder != "none":
+            # due a fixed time after the first refresh of a burst: later edits do not postpone it
+            if self._vectors_at is None:
+                self._vectors_at = time.monotonic() + VECTOR_DELAY_SECONDS
+
+    def _start_run(self, why: str) -> bool:
+        """Start an index run of the whole root (the scheduler's thread; in this thread when
+        the engine has no background indexing). False while another run of this process is
+        going: the caller keeps it due and tries again on the next tick."""
+        if self.engine.indexing:
+            return False
+        if not self.engine.start_index_run(f"watch ({why})"):
+            if self.engine.indexing:
+                return False
+            try:  # no background scheduler (auto-index off): run here, stoppable by stop()
+                self.engine.index(wait_seconds=0.5, should_stop=self._stop.is_set)
+            except IndexBusyError:  # another process is indexing: try again on the next tick
+                return False
+            except MarkdownMemoryError as exc:  # root gone, read-only database, disk full
+                log.warning("index run after file changes stopped: %s", exc)
+            except Exception:
+                self.stats.errors += 1
+                log.exception("index run after file changes failed")
+        self.stats.full_runs += 1
+        log.info("index run of %s after file changes (%s)", self.root, why)
+        return True
