@@ -117,7 +117,7 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(home / "run"))
     link_derived(home / "models")
     for name in ("MARKDOWN_MEMORY_DB", "MARKDOWN_MEMORY_DOCS_DIR", "CLAUDE_PROJECT_DIR", "MARKDOWN_MEMORY_EMBEDDER",
-                 "MARKDOWN_MEMORY_EXCLUDE", "MARKDOWN_MEMORY_AUTO_INDEX", "MARKDOWN_MEMORY_CONFIG_DIR",
+                 "MARKDOWN_MEMORY_EXCLUDE", "MARKDOWN_MEMORY_AUTO_INDEX", "MARKDOWN_MEMORY_WATCH", "MARKDOWN_MEMORY_CONFIG_DIR",
                  "MARKDOWN_MEMORY_HTTP_PORT"):
         monkeypatch.delenv(name, raising=False)
 

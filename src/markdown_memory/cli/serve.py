@@ -67,11 +67,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.foreground and sys.stdin is not None and sys.stdin.isatty():
         return _start_detached(port)
     from ..service.server import serve
+    from ..service.watch import watch_engine  # each docs root served is watched (auto-index on)
 
     if port is None:
-        return serve(args.idle_timeout)
+        return serve(args.idle_timeout, on_new_engine=watch_engine)
     # an agent holding the URL cannot start the service again: no idle exit unless asked for
-    return serve(0.0 if args.idle_timeout is None else args.idle_timeout, extras=[_http_extra(port)])
+    return serve(0.0 if args.idle_timeout is None else args.idle_timeout, on_new_engine=watch_engine,
+                 extras=[_http_extra(port)])
 
 
 def _http_extra(port: int) -> Callable[[Service], Callable[[], object]]:

@@ -38,6 +38,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -388,3 +389,16 @@ class Watcher:
         self.stats.full_runs += 1
         log.info("index run of %s after file changes (%s)", self.root, why)
         return True
+
+
+def watch_engine(engine: Engine) -> Callable[[], object] | None:
+    """The service pool's hook for each new engine: with auto-index on, a watcher of its docs
+    root, returned as its stopper; None when auto-index is off or ``MARKDOWN_MEMORY_WATCH`` is
+    not a mode (said once on stderr: the engine then keeps current by catch-up on each call)."""
+    if not engine.settings.auto_index:
+        return None
+    try:
+        return start_watching(engine).stop
+    except ValueError as exc:
+        log.warning("not watching %s: %s", engine.root, exc)
+        return None
