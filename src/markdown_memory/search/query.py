@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..text import CJK_RUN, WORD, cjk_bigrams, is_cjk, keyword_form, match_form
 
@@ -115,11 +116,13 @@ STEM_MIN = 4
 _ASCII_WORD = re.compile(r"^[a-z]+$")
 
 
+@lru_cache(maxsize=8192)
 def stem_prefix(word: str) -> str | None:
     """A prefix shared by the inflected and derived forms of an English ``word`` (lowercase):
     ``"dependencies"`` -> ``"depend"``, ``"exactly"`` -> ``"exact"``, ``"colors"`` -> ``"color"``.
     None for short words (< 5 letters), non-ASCII words and stopwords. The word itself is
-    returned when no suffix can go (``"depend"``): as a prefix it still reaches ``depends``."""
+    returned when no suffix can go (``"depend"``): as a prefix it still reaches ``depends``.
+    Memoised: page naming asks it of every title word against every query word."""
     if len(word) < STEM_MIN + 1 or not _ASCII_WORD.match(word) or word in STOPWORDS:
         return None
     for suffix in _SUFFIXES:

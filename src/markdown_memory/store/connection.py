@@ -173,7 +173,8 @@ class Store:
         """``compute()``'s value, reused until the database changes: SQLite's ``data_version``
         (changes when another connection, of this process or another, commits) plus this
         connection's own ``total_changes``. For whole-table reads a search repeats on every
-        call (counts ~13 ms on 38k passages, the document list); callers must not mutate the value."""
+        call (counts ~13 ms on 38k passages, the document list); callers must not mutate the value,
+        except a cache made to be filled (``fts.term_frequencies``: ``compute`` is ``dict``)."""
         key = (int(self.conn.execute("PRAGMA data_version").fetchone()[0]), int(self.conn.total_changes))
         hit = self._versioned.get(name)
         if hit is not None and hit[0] == key:

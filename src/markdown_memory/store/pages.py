@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..text import fts_text, match_form
 from .fts import _match
-from .scope import Scope, section_clause
+from .scope import Scope, as_scope, section_clause
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -74,15 +74,50 @@ def delete_page(store: Store, doc_id: int) -> None:
 def page_matches(store: Store, expression: str, scope: Scope | str | None, limit: int,
                  weights: tuple[float, float, float]) -> list[PageMatch]:
     """The ``limit`` best pages for the FTS5 ``expression`` by BM25 with the columns (title,
-    path, description) weighted ``weights``, best first; only pages inside ``scope`` whose lead
-    section exists. Raises QueryNotParsedError."""
+    path, description) weighted ``weights``, best first (ties: lower document id first); only
+    pages inside ``scope`` whose lead section exists. Raises QueryNotParsedError.
+
+    Without a filter the pages are ranked on ``pages_fts`` alone and only the best ones joined
+    (``_unjoined_pages``), not every matching page."""
+    bm25 = f"bm25(pages_fts, {weights[0]}, {weights[1]}, {weights[2]}, 0.0)"
+    if not as_scope(scope).restricts:
+        found = _unjoined_pages(store, expression, limit, bm25)
+        if found is not None:
+            return found
+    return _joined_pages(store, expression, scope, limit, bm25)
+
+
+def _joined_pages(store: Store, expression: str, scope: Scope | str | None, limit: int, bm25: str) -> list[PageMatch]:
+    """``page_matches`` as one query joining every matching page to its document and lead
+    section (the filters need them); ``bm25`` is the ranking expression."""
     clause, params = section_clause(scope)
     sql = (
-        f"SELECT s.id, d.id, p.title, p.path, p.description, bm25(pages_fts, {weights[0]}, {weights[1]}, "
-        f"{weights[2]}, 0.0) AS r FROM pages_fts p JOIN documents d ON d.id = p.rowid "
+        f"SELECT s.id, d.id, p.title, p.path, p.description, {bm25} AS r FROM pages_fts p JOIN documents d ON d.id = p.rowid "
         "JOIN sections s ON s.doc_id = d.id AND s.ordinal = p.lead "
         f"WHERE pages_fts MATCH ?{clause} ORDER BY r LIMIT ?"
     )
     with _match(store, expression):
         rows = store.conn.execute(sql, [expression, *params, limit]).fetchall()
     return [PageMatch(int(r[0]), int(r[1]), str(r[2]), str(r[3]), str(r[4]), float(r[5])) for r in rows]
+
+
+def _unjoined_pages(store: Store, expression: str, limit: int, bm25: str) -> list[PageMatch] | None:
+    """``page_matches`` without a filter: the best ``2 * limit`` pages ranked on ``pages_fts``
+    alone, then those whose document and lead section exist, in that order: the joined query's
+    answer when ``limit`` of them pass or the ranking held no more pages; None otherwise (the
+    caller runs the joined query)."""
+    window = 2 * limit
+    sql = f"SELECT rowid, title, path, description, lead, {bm25} AS r FROM pages_fts WHERE pages_fts MATCH ? ORDER BY r LIMIT ?"
+    with _match(store, expression):
+        ranked = store.conn.execute(sql, (expression, window)).fetchall()
+    out: list[PageMatch] = []
+    for doc_id, title, path, description, lead, score in ranked:
+        row = store.conn.execute(
+            "SELECT s.id FROM documents d JOIN sections s ON s.doc_id = d.id AND s.ordinal = ? WHERE d.id = ?",
+            (lead, doc_id),
+        ).fetchone()
+        if row is not None:
+            out.append(PageMatch(int(row[0]), int(doc_id), str(title), str(path), str(description), float(score)))
+            if len(out) == limit:
+                return out
+    return out if len(ranked) < window else None
