@@ -13,7 +13,9 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,11 +40,33 @@ class Context:
     by_env: bool = False
 
 
+#: the reader's process facts while the resident service answers a CLI client in this thread
+#: (:func:`reader_view`): its ``program`` and working folder, not the service's
+_READER = threading.local()
+
+
+@contextmanager
+def reader_view(program: str, cwd: str) -> Iterator[None]:
+    """While the block runs in this thread, :func:`program` is ``program`` and the working folder
+    the sentences compare with is ``cwd``: the resident service answering a CLI client says what
+    that client's own process would say. Restored afterwards."""
+    before = getattr(_READER, "view", None)
+    _READER.view = (program, cwd)
+    try:
+        yield
+    finally:
+        _READER.view = before
+
+
 def program() -> str:
     """The command that runs markdown-memory, as its reader can type it: ``markdown-memory`` when
     that name on PATH is the running executable (or nothing tells otherwise: ``python -m``, a
     library), else the running executable's absolute path, shell-quoted (a checkout's
-    ``.venv/bin/markdown-memory``, not on PATH after ``scripts/setup.sh``)."""
+    ``.venv/bin/markdown-memory``, not on PATH after ``scripts/setup.sh``); the client's, in a
+    :func:`reader_view`."""
+    view = getattr(_READER, "view", None)
+    if view is not None:
+        return str(view[0])
     name = "markdown-memory"
     running = sys.argv[0] if sys.argv else ""
     if os.path.basename(running) != name or not os.path.isfile(running):
@@ -69,8 +93,9 @@ def prepend_note(note: str, message: str | None) -> str:
 def _root_argument(root: Path) -> str:
     """`` <root>`` (shell-quoted) unless the docs root is the working directory: a command
     pasted from another folder must index this root, not the folder it is pasted in."""
+    view = getattr(_READER, "view", None)
     try:
-        if Path.cwd().resolve() == Path(root).resolve():
+        if (Path(view[1]) if view is not None else Path.cwd()).resolve() == Path(root).resolve():
             return ""
     except OSError:
         pass
