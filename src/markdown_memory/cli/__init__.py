@@ -21,12 +21,12 @@ from pathlib import Path
 from .. import __version__
 from ..config import EMBEDDER_CHOICES, Settings
 from ..errors import ConfigError, MarkdownMemoryError, UsageError, describe_error
-from . import drift, eval, hook, index, links, listing, map, outline, read, roots, search, setup, status
+from . import drift, eval, hook, index, links, listing, map, outline, read, roots, search, serve, setup, status
 from .options import Parser, add_docs_dir_option, emit
 
 #: the subcommands, in the order ``--help`` lists them; each module's ``register(sub)`` adds its
 #: parser and sets ``handler`` (``handler(args) -> exit status``). A new command: a module here.
-COMMANDS = (index, search, outline, read, status, listing, eval, setup, map, hook, links, drift, roots)
+COMMANDS = (index, search, outline, read, status, listing, eval, setup, map, hook, links, drift, roots, serve)
 
 log = logging.getLogger("markdown_memory")
 

@@ -29,15 +29,52 @@ from .query_cache import QueryVectorCache
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
-
 log = logging.getLogger("markdown_memory.embed")
 
 #: How long a search waits for a model that is still loading before answering keyword-only.
 MODEL_WAIT_SECONDS = 5.0
 #: How often an index run waiting for the model checks whether it was asked to stop (seconds).
 STOP_POLL_SECONDS = 0.2
+
+
+class SharedModels:
+    """The models of one process keyed by (preset, threads), each loaded once however many
+    loaders ask for it: the resident service serves many docs roots (one engine each) and loads
+    each preset once (:func:`share_models`). A failed load is not kept (the next asks again)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key_locks: dict[tuple[str, int | None], threading.Lock] = {}
+        self._models: dict[tuple[str, int | None], Embedder] = {}
+
+    def get(self, preset: str, threads: int | None, load: Callable[[str, int | None], Embedder]) -> Embedder:
+        """The model of ``preset`` and ``threads``, loaded by ``load(preset, threads)`` on the first
+        call (concurrent first calls wait for one load). Raises what ``load`` raises."""
+        key = (preset, threads)
+        with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            model = self._models.get(key)
+            if model is None:
+                model = load(preset, threads)
+                self._models[key] = model
+            return model
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._models)
+
+
+#: the process's shared models, or None (the default: each loader loads its own)
+_shared: SharedModels | None = None
+
+
+def share_models(enabled: bool = True) -> SharedModels | None:
+    """Turn on (or off) one model per (preset, threads) for every loader of this process from
+    now on; returns the cache (None when turned off). The resident service turns it on."""
+    global _shared
+    _shared = (_shared or SharedModels()) if enabled else None
+    return _shared
 
 
 class ModelLoader:
@@ -97,7 +134,10 @@ class ModelLoader:
                 from . import get_embedder
 
                 try:
-                    self._embedder = get_embedder(self.preset, self.threads)
+                    if _shared is not None:
+                        self._embedder = _shared.get(self.preset, self.threads, get_embedder)
+                    else:
+                        self._embedder = get_embedder(self.preset, self.threads)
                 except EmbedderUnavailableError as exc:
                     self._error = str(exc)
                     self._not_installed = isinstance(exc, ModelNotInstalledError)

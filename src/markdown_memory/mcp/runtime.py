@@ -219,15 +219,20 @@ class Runtime:
         return run
 
     def request_stop(self) -> None:
-        """Ask running index runs (catch-up or index_directory) to stop at the next file."""
-        if self._engine is not None:
+        """Ask running index runs (catch-up or index_directory) to stop at the next file. A
+        runtime whose engine came from ``engine_factory`` (the resident service's shared engine,
+        serving other sessions too) leaves it running."""
+        if self._engine is not None and self._engine_factory is None:
             self._engine.request_stop()
 
     def shutdown(self, timeout: float = 5.0) -> bool:
         """Ask background work to stop; True when it finished within ``timeout`` seconds
-        (model loading cannot be interrupted and is not waited for)."""
+        (model loading cannot be interrupted and is not waited for). A shared engine (see
+        :meth:`request_stop`) is left running: its owner stops it."""
         self.request_stop()
-        return self._engine.shutdown(timeout) if self._engine is not None else True
+        if self._engine is None or self._engine_factory is not None:
+            return True
+        return self._engine.shutdown(timeout)
 
     # -- tools ------------------------------------------------------------------------------
     def search_docs(self, request: SearchRequest) -> dict[str, Any]:

@@ -78,8 +78,6 @@ def run_server(settings: "Settings", startup_error: Exception | None = None) -> 
     wire_out = _protect_stdout()
     wire_in = _protect_stdin()
     _single_threaded_blas()
-    import anyio
-
     from .runtime import Runtime
 
     runtime = Runtime(settings, startup_error=startup_error)
@@ -88,12 +86,11 @@ def run_server(settings: "Settings", startup_error: Exception | None = None) -> 
         log.warning("markdown-memory MCP server for %s: waiting for JSON-RPC on stdin (an MCP client starts "
                     "this command); press Ctrl-C to stop, or see `markdown-memory --help` for the CLI",
                     settings.docs_root)
-    server = build_server(runtime)
     log.info("MCP server for %s (embedder %s, auto-index %s)", settings.docs_root,
              settings.embedder if settings.embedder_named else "not named: chosen from the index on first use",
              settings.auto_index)
     try:
-        anyio.run(_serve, server, wire_in, wire_out, runtime.request_stop)
+        serve_streams(runtime, wire_in, wire_out)
     finally:
         if not runtime.shutdown(timeout=5.0):
             log.warning("background work did not stop in time; exiting without waiting for it")
@@ -134,6 +131,17 @@ def _stop_on_signals(runtime: "Runtime") -> None:
             signal.signal(sig, stop)
         except (ValueError, OSError):  # not the main thread (tests driving run_server in-process)
             pass
+
+
+def serve_streams(runtime: "Runtime", wire_in: BinaryIO, wire_out: BinaryIO) -> None:
+    """Serve one MCP session for ``runtime`` on a pair of binary streams carrying JSON-RPC lines
+    (the stdio framing), in this thread's own event loop, until ``wire_in`` reaches EOF; then
+    ``runtime.request_stop()`` is called (a runtime on a shared engine leaves the engine alone).
+    The stdio server passes its guarded stdin/stdout; the resident service a socket's two
+    files (one session per connection thread). The streams may be closed when it returns."""
+    import anyio
+
+    anyio.run(_serve, build_server(runtime), wire_in, wire_out, runtime.request_stop)
 
 
 async def _serve(server: Any, wire_in: BinaryIO, wire_out: BinaryIO, on_eof: Callable[[], None]) -> None:

@@ -1,0 +1,123 @@
+"""Where the resident service keeps its files: one runtime folder per user.
+
+The folder is ``$MARKDOWN_MEMORY_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/markdown-memory``, else
+``<tempdir>/markdown-memory-<uid>``. It is created with mode 0700 and refused when it is not a
+real folder owned by this user (another user could otherwise put a socket there and answer our
+clients). It holds:
+
+* ``service.sock`` — the Unix socket (0600) the service listens on;
+* ``service.lock`` — the lock the one service holds for its whole life (one service per user);
+* ``service.log``  — the stderr of a service started by a client;
+* ``service.port`` / ``service.token`` — the TCP fallback (no AF_UNIX, or
+  ``MARKDOWN_MEMORY_SERVICE_TRANSPORT=tcp``): the loopback port and the secret every client
+  sends (both 0600).
+
+Imports only the standard library and :mod:`markdown_memory.errors` (the clients' path must stay
+light).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+from ..errors import ConfigError
+
+#: the longest path an AF_UNIX socket address can hold on Linux (108 bytes with the NUL; macOS: 104)
+MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
+
+#: environment: the runtime folder (tests set it), the transport ("unix" or "tcp")
+RUNTIME_DIR_ENV = "MARKDOWN_MEMORY_RUNTIME_DIR"
+TRANSPORT_ENV = "MARKDOWN_MEMORY_SERVICE_TRANSPORT"
+
+
+def _uid() -> int | None:
+    """This process's uid, or None where there are no uids (Windows)."""
+    getuid = getattr(os, "getuid", None)
+    return int(getuid()) if getuid is not None else None
+
+
+def runtime_dir(*, create: bool = True) -> Path:
+    """The per-user runtime folder (see the module docstring), created 0700 when ``create``.
+
+    Raises ConfigError when the folder cannot be created, is not a folder (a symlink included),
+    or belongs to another user. A folder of ours with looser permissions is tightened to 0700.
+    """
+    explicit = os.environ.get(RUNTIME_DIR_ENV, "").strip()
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    uid = _uid()
+    if explicit:
+        folder = Path(explicit)
+    elif xdg:
+        folder = Path(xdg) / "markdown-memory"
+    else:
+        folder = Path(tempfile.gettempdir()) / f"markdown-memory-{uid if uid is not None else 'user'}"
+    if create:
+        try:
+            folder.mkdir(mode=0o700, parents=bool(explicit or xdg), exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the service's runtime folder {folder}: {exc.strerror or exc}") from exc
+    _check_owner(folder)
+    return folder
+
+
+def _check_owner(folder: Path) -> None:
+    """Refuse ``folder`` unless it is a real folder owned by this user; tighten it to 0700."""
+    try:
+        info = folder.lstat()
+    except FileNotFoundError:
+        return  # not created (create=False): nothing to trust or refuse yet
+    except OSError as exc:
+        raise ConfigError(f"cannot read the service's runtime folder {folder}: {exc.strerror or exc}") from exc
+    if not stat.S_ISDIR(info.st_mode):
+        raise ConfigError(f"the service's runtime folder {folder} is not a folder (a link or a file); remove it "
+                          f"or set {RUNTIME_DIR_ENV} to another folder")
+    uid = _uid()
+    if uid is None:
+        return
+    if info.st_uid != uid:
+        raise ConfigError(f"the service's runtime folder {folder} belongs to another user (uid {info.st_uid}); "
+                          f"set {RUNTIME_DIR_ENV} to a folder of your own")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(folder, 0o700)
+
+
+def socket_path() -> Path:
+    """``runtime_dir()/service.sock``: the Unix socket."""
+    return runtime_dir() / "service.sock"
+
+
+def lock_path() -> Path:
+    """``runtime_dir()/service.lock``: held by the running service."""
+    return runtime_dir() / "service.lock"
+
+
+def log_path() -> Path:
+    """``runtime_dir()/service.log``: stderr of a service a client started."""
+    return runtime_dir() / "service.log"
+
+
+def port_path() -> Path:
+    """``runtime_dir()/service.port``: the loopback port of the TCP transport (decimal text)."""
+    return runtime_dir() / "service.port"
+
+
+def token_path() -> Path:
+    """``runtime_dir()/service.token``: the TCP transport's secret (0600)."""
+    return runtime_dir() / "service.token"
+
+
+def transport() -> str:
+    """``"unix"`` or ``"tcp"``: TCP where there is no AF_UNIX, when
+    ``MARKDOWN_MEMORY_SERVICE_TRANSPORT=tcp``, or when the socket's path is too long for an AF_UNIX
+    address (a deep runtime folder). Raises ConfigError as :func:`runtime_dir`."""
+    wanted = os.environ.get(TRANSPORT_ENV, "").strip().lower()
+    if wanted == "tcp" or not hasattr(socket, "AF_UNIX"):
+        return "tcp"
+    if len(os.fsencode(socket_path())) > MAX_SOCKET_PATH:
+        return "tcp"
+    return "unix"

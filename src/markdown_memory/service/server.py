@@ -1,0 +1,437 @@
+"""The resident service process (``markdown-memory serve``): one per user, listening on a Unix
+socket in the runtime folder (or loopback TCP with a token), a thread per connection, one engine
+per docs root kept in :mod:`.pool`.
+
+Start-up order matters for the clients waiting on it: take the lock, bind the socket, and only
+then (on the first request that needs it) import the engine, numpy and the model, so a client
+that spawned the service connects within a few hundred milliseconds.
+
+* One per user: an exclusive non-blocking ``flock`` on ``service.lock`` held for the process's
+  life. A second ``serve`` finds it taken and exits 0 saying "already running (pid N)". With the
+  lock held, a socket file left behind (its process died) is stale: it is unlinked and re-bound.
+* Each connection: the peer's uid is checked (``SO_PEERCRED`` on Linux; the folder's 0700 and the
+  socket's 0600 refuse other users first), over TCP the token, then one request line and one
+  reply line (:mod:`.protocol`, ops in :mod:`.ops`).
+* Idle exit: no open connection, no request for ``idle_timeout`` seconds and no index run going.
+* ``stop`` op, SIGTERM, SIGINT: clean exit (listener closed, socket removed, engines stopped).
+
+Logs go to stderr (a service started by a client has ``service.log`` as its stderr).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import logging
+import os
+import secrets
+import selectors
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from .. import __version__
+from ..errors import ConfigError, MarkdownMemoryError, describe_error
+from . import paths
+from .ops import OPS, Session
+from .protocol import PROTOCOL_VERSION, ProtocolError, encode, read_message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import Settings
+    from ..engine import Engine
+    from .pool import Pool
+
+log = logging.getLogger("markdown_memory.service")
+
+#: environment: default idle timeout in seconds (0 = never exit when idle)
+IDLE_ENV = "MARKDOWN_MEMORY_SERVICE_IDLE"
+DEFAULT_IDLE_SECONDS = 900.0
+
+#: seconds a connection may take to send its request line
+REQUEST_READ_TIMEOUT = 30.0
+
+#: seconds the shutdown waits for requests being answered (sessions are cut at once)
+SHUTDOWN_WAIT_SECONDS = 5.0
+
+
+def default_idle_timeout() -> float:
+    """``$MARKDOWN_MEMORY_SERVICE_IDLE`` seconds, else 900. Raises ConfigError for a bad value."""
+    raw = os.environ.get(IDLE_ENV, "").strip()
+    if not raw:
+        return DEFAULT_IDLE_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{IDLE_ENV}={raw!r} is not a number of seconds") from None
+    if value < 0:
+        raise ConfigError(f"{IDLE_ENV}={raw!r} is negative; use 0 for never")
+    return value
+
+
+class AlreadyRunning(Exception):
+    """Another service holds the lock; ``pid`` is the one written in the lock file (or None)."""
+
+    def __init__(self, pid: int | None) -> None:
+        super().__init__(f"already running (pid {pid if pid is not None else 'unknown'})")
+        self.pid = pid
+
+
+class Service:
+    """The running service's state shared by the connection threads: start time, the engine
+    pool, activity (for the idle exit) and the stop request."""
+
+    def __init__(self, idle_timeout: float, token: str | None) -> None:
+        self.started = time.monotonic()
+        self.idle_timeout = idle_timeout
+        #: the TCP transport's secret (None over a Unix socket)
+        self.token = token
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._open = 0  # connections being served
+        self._last_activity = time.monotonic()
+        self._pool: Pool | None = None
+        self._sessions: set[socket.socket] = set()
+        self._wake_r, self._wake_w = socket.socketpair()
+
+    # -- what handlers use ------------------------------------------------------------------
+    @property
+    def pool(self) -> Pool:
+        """The engine pool, created (and :mod:`.pool` imported) on first use."""
+        with self._lock:
+            if self._pool is None:
+                from .pool import Pool
+
+                self._pool = Pool()
+            return self._pool
+
+    def engine(self, settings: Settings) -> Engine:
+        """The shared engine for ``settings``' docs root database (created on first use)."""
+        return self.pool.engine(settings)
+
+    def roots(self) -> list[str]:
+        """The docs roots served so far (sorted)."""
+        return self._pool.roots() if self._pool is not None else []
+
+    def request_stop(self) -> None:
+        """Ask the main loop to shut down (thread- and signal-safe)."""
+        self._stopping.set()
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"x")
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    # -- activity ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def connection(self, conn: socket.socket) -> Iterator[None]:
+        """Count ``conn`` as open while the block runs (the service is not idle)."""
+        with self._lock:
+            self._open += 1
+            self._last_activity = time.monotonic()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._open -= 1
+                self._sessions.discard(conn)
+                self._last_activity = time.monotonic()
+
+    def add_session(self, conn: socket.socket) -> None:
+        """``conn`` carries a session: the shutdown cuts it instead of waiting for it."""
+        with self._lock:
+            self._sessions.add(conn)
+
+    def idle_for(self) -> float | None:
+        """Seconds since the last connection closed, or None while one is open or an index run
+        is going (never idle then)."""
+        with self._lock:
+            if self._open:
+                return None
+            since = time.monotonic() - self._last_activity
+        if self._pool is not None and self._pool.busy():
+            return None
+        return since
+
+    def open_requests(self) -> int:
+        """Connections open that are not sessions (requests being answered)."""
+        with self._lock:
+            return self._open - len(self._sessions)
+
+    def cut_sessions(self) -> None:
+        """Shut down every session's socket (their MCP loops see EOF and end)."""
+        with self._lock:
+            sessions = list(self._sessions)
+        for conn in sessions:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+    def close(self, timeout: float) -> None:
+        """Stop the pool's engines (background work gets ``timeout`` seconds)."""
+        if self._pool is not None:
+            self._pool.shutdown(timeout)
+        self._wake_r.close()
+        self._wake_w.close()
+
+
+# -- the lock and the listener ---------------------------------------------------------------
+
+def take_lock(path: Path) -> IO[str]:
+    """Open ``path`` and take the exclusive non-blocking lock, writing this pid into it. Returns
+    the open file (the lock lives as long as it). Raises AlreadyRunning when another process
+    holds it."""
+    handle = open(path, "a+", encoding="ascii")  # noqa: SIM115 - held for the process's life
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o600)
+    try:
+        _lock_file(handle)
+    except OSError:
+        handle.seek(0)
+        text = handle.read().strip()
+        handle.close()
+        raise AlreadyRunning(int(text) if text.isdigit() else None) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+def _lock_file(handle: IO[str]) -> None:
+    """flock (POSIX) or msvcrt.locking (Windows), exclusive and non-blocking; OSError when taken."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined,unused-ignore]
+        return
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def bind_unix(path: Path) -> socket.socket:
+    """A listening Unix socket at ``path`` (0600 from the start: bound under umask 0177). A file
+    already there is stale (the caller holds the lock): it is removed first."""
+    if path.exists() or path.is_symlink():
+        log.warning("stale socket taken over: %s (its service is gone)", path)
+        path.unlink()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        listener.bind(str(path))
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    listener.listen(64)
+    return listener
+
+
+def bind_tcp(port_file: Path, token_file: Path) -> tuple[socket.socket, str]:
+    """A listening socket on 127.0.0.1 (ephemeral port) and its secret: the token is written to
+    ``token_file`` (0600) before the port to ``port_file``, each by an atomic rename, so a client
+    that sees the port can read the token."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    token = secrets.token_hex(32)
+    _write_private(token_file, token)
+    _write_private(port_file, str(listener.getsockname()[1]))
+    return listener, token
+
+
+def _write_private(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(text + "\n")
+    os.replace(tmp, path)
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The connected peer's uid (``SO_PEERCRED``, Linux), or None where it cannot be read
+    (other systems rely on the 0700 folder and 0600 socket, TCP on the token)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None or conn.family != getattr(socket, "AF_UNIX", None):
+        return None
+    try:
+        raw = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    except OSError:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    return int(uid)
+
+
+# -- one connection --------------------------------------------------------------------------
+
+def _reply(ok: bool, payload: Any) -> dict[str, Any]:
+    key = "result" if ok else "error"
+    return {"ok": ok, "version": __version__, "pid": os.getpid(), key: payload}
+
+
+def _error(message: str, kind: str) -> dict[str, Any]:
+    return _reply(False, {"message": message, "kind": kind})
+
+
+def _refusal(service: Service, conn: socket.socket, request: dict[str, Any]) -> dict[str, Any] | None:
+    """The error reply refusing ``request`` (another uid, a wrong token, another protocol or
+    version, an unknown op), or None to serve it."""
+    uid = peer_uid(conn)
+    getuid = getattr(os, "getuid", None)
+    if uid is not None and getuid is not None and uid != getuid():
+        log.warning("refused a connection from uid %d", uid)
+        return _error("the service serves only the user who started it", "forbidden")
+    if service.token is not None and not hmac.compare_digest(str(request.get("token", "")), service.token):
+        log.warning("refused a connection with a wrong or missing token")
+        return _error("wrong or missing token", "forbidden")
+    if request.get("v") != PROTOCOL_VERSION:
+        return _error(f"protocol {request.get('v')!r} is not {PROTOCOL_VERSION}", "protocol")
+    op = request.get("op")
+    if not isinstance(op, str) or op not in OPS:
+        return _error(f"unknown op {op!r}; the ops are {', '.join(sorted(OPS))}", "unknown_op")
+    if request.get("version") != __version__ and op not in ("ping", "stop"):
+        return _error(f"this service is version {__version__}, the client {request.get('version')}; "
+                      "stop the service and retry", "version_mismatch")
+    return None
+
+
+def _answer(service: Service, request: dict[str, Any]) -> tuple[dict[str, Any], Session | None]:
+    """Run the request's op: the reply, and the session to run after it (or None)."""
+    op = str(request["op"])
+    fields = {k: v for k, v in request.items() if k not in ("v", "op", "version", "token")}
+    try:
+        result = OPS[op](service, fields)
+    except MarkdownMemoryError as exc:
+        report = describe_error(exc)
+        return _error(report.message, report.kind), None
+    except Exception as exc:  # noqa: BLE001 - the client gets one sentence, the log the traceback
+        log.error("op %s failed", op, exc_info=exc)
+        return _error(f"internal error in the service's {op} ({type(exc).__name__}: {exc}); see its log",
+                      "internal"), None
+    if isinstance(result, Session):
+        return _reply(True, result.result), result
+    return _reply(True, result), None
+
+
+def handle_connection(service: Service, conn: socket.socket) -> None:
+    """Serve one connection (its own thread): one request line, one reply line, then the op's
+    session if it has one. Never raises."""
+    with service.connection(conn), conn:
+        try:
+            conn.settimeout(REQUEST_READ_TIMEOUT)
+            wire_in = conn.makefile("rb")
+            wire_out = conn.makefile("wb")
+            try:
+                request = read_message(wire_in)
+            except ProtocolError as exc:
+                log.info("bad request line: %s", exc)
+                wire_out.write(encode(_error(f"bad request line: {exc}", "protocol")))
+                wire_out.flush()
+                return
+            refusal = _refusal(service, conn, request)
+            reply, session = (refusal, None) if refusal is not None else _answer(service, request)
+            conn.settimeout(None)
+            if session is not None:
+                service.add_session(conn)
+            wire_out.write(encode(reply))
+            wire_out.flush()
+            if session is not None and not service.stopping:
+                session.run(wire_in, wire_out)
+        except OSError as exc:
+            log.info("connection ended: %s", exc)
+        except Exception as exc:  # noqa: BLE001 - a bad session must not take the service down
+            log.error("connection failed", exc_info=exc)
+
+
+# -- the main loop ---------------------------------------------------------------------------
+
+def _on_signals(service: Service) -> None:
+    def stop(signum: int, _frame: object) -> None:
+        log.warning("stopping on %s", signal.Signals(signum).name)
+        service.request_stop()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            signal.signal(sig, stop)
+
+
+def _loop(service: Service, listener: socket.socket) -> None:
+    """Accept connections until a stop request or the idle timeout."""
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    selector.register(service._wake_r, selectors.EVENT_READ)
+    listener.setblocking(False)
+    while not service.stopping:
+        idle = service.idle_for()
+        wait = 1.0
+        if service.idle_timeout > 0 and idle is not None:
+            if idle >= service.idle_timeout:
+                log.warning("idle for %.0f s: exiting", idle)
+                break
+            wait = min(wait, service.idle_timeout - idle)
+        for key, _events in selector.select(max(wait, 0.01)):
+            if key.fileobj is listener:
+                _accept(service, listener)
+    selector.close()
+
+
+def _accept(service: Service, listener: socket.socket) -> None:
+    try:
+        conn, _addr = listener.accept()
+    except (BlockingIOError, InterruptedError):
+        return
+    except OSError as exc:  # e.g. too many open files: keep serving the others
+        log.error("accept failed: %s", exc)
+        time.sleep(0.05)
+        return
+    conn.setblocking(True)
+    threading.Thread(target=handle_connection, args=(service, conn), name="service-conn", daemon=True).start()
+
+
+def serve(idle_timeout: float | None = None) -> int:
+    """Run the service until stopped or idle. Returns the exit status: 0 (also when another
+    service already runs: said on stderr). Raises ConfigError (runtime folder refused, bad idle
+    value)."""
+    folder = paths.runtime_dir()
+    try:
+        lock = take_lock(paths.lock_path())
+    except AlreadyRunning as exc:
+        sys.stderr.write(f"markdown-memory: the service is {exc}\n")
+        return 0
+    transport = paths.transport()
+    timeout = default_idle_timeout() if idle_timeout is None else idle_timeout
+    token: str | None = None
+    if transport == "unix":
+        address = paths.socket_path()
+        listener = bind_unix(address)
+        cleanup = [address]
+    else:
+        listener, token = bind_tcp(paths.port_path(), paths.token_path())
+        cleanup = [paths.port_path(), paths.token_path()]
+        address = Path(f"127.0.0.1:{listener.getsockname()[1]}")
+    service = Service(timeout, token)
+    _on_signals(service)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the stdio server (mcp/server.py): before numpy
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    log.warning("service %s (pid %d) listening on %s (runtime folder %s, idle exit %s)", __version__, os.getpid(),
+                address, folder, f"after {timeout:g} s" if timeout > 0 else "never")
+    try:
+        _loop(service, listener)
+    finally:
+        listener.close()
+        for path in cleanup:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        service.cut_sessions()
+        deadline = time.monotonic() + SHUTDOWN_WAIT_SECONDS
+        while service.open_requests() > 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        service.close(timeout=SHUTDOWN_WAIT_SECONDS)
+        log.warning("service (pid %d) stopped", os.getpid())
+        lock.close()
+    return 0
