@@ -175,8 +175,10 @@ def _decode_arguments(args: argparse.Namespace) -> None:
             setattr(args, name, [decode_outside(v) for v in value])
 
 
-def _serve(args: argparse.Namespace) -> int:
-    """No command: run the MCP server on stdio until the client goes away."""
+def _serve(args: argparse.Namespace, argv: list[str]) -> int:
+    """No command: run the MCP server on stdio until the client goes away: a relay to the
+    resident service when it can be had (``mcp/relay.py``; ``argv`` is what its fallback child
+    runs), else the server in this process."""
     from ..mcp import run_server
 
     try:
@@ -190,6 +192,16 @@ def _serve(args: argparse.Namespace) -> int:
         log.error("%s", exc)
         settings = Settings(docs_root=Path.cwd(), db_path=Path(os.devnull), auto_index=False)
         startup_error = exc
+    if startup_error is None:
+        from ..service.client import ServiceError, ServiceUnavailable, mode
+
+        if mode() != "off":
+            from ..mcp.relay import run_relay
+
+            try:
+                return run_relay(settings.to_wire(), argv)
+            except (ServiceUnavailable, ServiceError) as exc:
+                log.info("the resident service is not available (%s); serving in this process", exc)
     run_server(settings, startup_error=startup_error)
     return 0
 
@@ -235,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             print(download_model(name))
             return 0
         if args.command is None:
-            return _serve(args)
+            return _serve(args, argv)
         with _sigterm_interrupts():
             return int(args.handler(args))
     except MarkdownMemoryError as exc:
