@@ -1,0 +1,116 @@
+"""The ``markdown-memory`` console script: the prompt hook and the stdio MCP server start here
+without importing the CLI (its parser and command modules cost ~80 ms and ~5 MB).
+
+Two fast paths, taken only for a command line made of the options they know (anything else,
+``--help`` and ``--log-level`` included, goes to :func:`markdown_memory.cli.main`, which then
+behaves exactly as before):
+
+* ``hook`` (global ``--docs-dir`` and ``--db``; its own ``--docs-dir`` and ``--max-tokens``): the hook command's body
+  (``hook/command.py``): payload and gate first, the resident service or the in-process
+  keyword search only for a prompt that asks the docs;
+* no command (global ``--docs-dir``, ``--db``, ``--embedder``, ``--no-auto-index``,
+  ``--max-file-mb``, ``--verbose``): with the service switch not ``off`` and the settings
+  resolved, the relay to the service (``mcp/relay.py``), a process of ~12 MB; the in-process
+  server when no service can be had.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+#: options that take a value, by where they may appear
+_GLOBAL_VALUED = frozenset({"--docs-dir", "--db", "--embedder", "--max-file-mb"})
+_GLOBAL_FLAGS = frozenset({"--no-auto-index", "--verbose"})
+_HOOK_VALUED = frozenset({"--docs-dir", "--max-tokens"})
+
+
+def _scan(argv: list[str]) -> tuple[str | None, dict[str, str], dict[str, str]] | None:
+    """(command or None, global options, the command's options) when every word of ``argv``
+    is one the fast paths know (values as given, the last of a repeated option wins); None
+    otherwise (the full CLI parses it)."""
+    command: str | None = None
+    globals_: dict[str, str] = {}
+    own: dict[str, str] = {}
+    words = iter(argv)
+    for word in words:
+        if not word.startswith("--") or word == "--":
+            if command is not None or word != "hook":
+                return None
+            command = word
+            continue
+        name, eq, value = word.partition("=")
+        valued = _HOOK_VALUED if command else _GLOBAL_VALUED
+        if name in valued:
+            if not eq:
+                value = next(words, "")
+                if not value or value.startswith("-"):
+                    return None
+            (own if command else globals_)[name] = value
+        elif command is None and name in _GLOBAL_FLAGS and not eq:
+            globals_[name] = "1"
+        else:
+            return None
+    return command, globals_, own
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``markdown-memory`` console script. Returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    scanned = _scan(argv) if not os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "").strip() else None
+    if scanned is not None:
+        command, globals_, own = scanned
+        if command == "hook" and own.get("--max-tokens", "0").isdigit():
+            return _hook(globals_, own)
+        if command is None:
+            status = _serve(globals_, argv)
+            if status is not None:
+                return status
+    from .cli import main as cli_main
+
+    return cli_main(argv)
+
+
+def _hook(globals_: dict[str, str], own: dict[str, str]) -> int:
+    """``markdown-memory hook``: always 0 (see ``hook/command.py``)."""
+    from .hook.command import run
+
+    raw = own.get("--max-tokens")
+    return run(docs_dir=own.get("--docs-dir") or globals_.get("--docs-dir"), db=globals_.get("--db"),
+               max_tokens=None if raw is None else int(raw))
+
+
+def _serve(globals_: dict[str, str], argv: list[str]) -> int | None:
+    """No command: the relay to the resident service, else the in-process server; None when
+    the full CLI must decide (the settings do not resolve: it answers the handshake with the
+    reason; the service switch is off; a flag value it must word an error for)."""
+    from .service.client import ServiceError, ServiceUnavailable, mode
+
+    if mode() == "off":
+        return None
+    from .config import EMBEDDER_CHOICES, Settings
+    from .errors import ConfigError
+
+    embedder = globals_.get("--embedder")
+    if embedder is not None and embedder not in EMBEDDER_CHOICES:
+        return None
+    try:
+        max_file = float(globals_["--max-file-mb"]) if "--max-file-mb" in globals_ else None
+        settings = Settings.load(globals_.get("--docs-dir"), globals_.get("--db"), embedder,
+                                 auto_index=False if "--no-auto-index" in globals_ else None, max_file=max_file)
+    except (ConfigError, ValueError):
+        return None
+    import logging
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="markdown-memory: %(message)s")
+    from .mcp.relay import run_relay
+
+    try:
+        return run_relay(settings.to_wire(), argv)
+    except (ServiceUnavailable, ServiceError) as exc:
+        logging.getLogger("markdown_memory").info("the resident service is not available (%s); serving in "
+                                                  "this process", exc)
+    from .mcp import run_server
+
+    run_server(settings)
+    return 0
