@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import indexed_engine
 
 MM = [sys.executable, "-m", "markdown_memory"]
@@ -296,7 +297,7 @@ def test_two_relays_and_the_hook_share_one_service(runtime: Path, indexed: Path)
 
 
 def _children(pid: int) -> list[str]:
-    """The command lines of ``pid``'s child processes other than a service it started (a
+    """The command lines of ``pid``'s live child processes other than a service it started (a
     relay that starts the service is its parent)."""
     try:
         kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
@@ -306,7 +307,7 @@ def _children(pid: int) -> list[str]:
     for kid in kids:
         with contextlib.suppress(OSError):
             argv = Path(f"/proc/{kid}/cmdline").read_bytes().split(b"\0")
-            if b"serve" not in argv:
+            if argv != [b""] and b"serve" not in argv:  # a zombie has no command line
                 lines.append(b" ".join(argv).decode(errors="replace"))
     return lines
 
