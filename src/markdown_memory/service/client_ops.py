@@ -83,7 +83,9 @@ def _cli_engine(settings: Settings) -> Engine:
     with _cli_lock:
         engine = _cli_engines.get(key)
         if engine is None:
-            engine = _cli_engines[key] = Engine(settings)
+            # the passage vectors in memory, as the pooled engines keep them: the same neighbours and
+            # distances as the CLI's vec0 scan (store/vectors.knn re-scores its shortlist exactly), faster
+            engine = _cli_engines[key] = Engine(settings, vectors_in_memory=True)
         return engine
 
 
