@@ -44,7 +44,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parents[1]
-SHARED = HERE.parent / "shared"
+#: the workplace's shared material beside the checkout (a worktree sits one folder deeper)
+SHARED = Path(os.environ.get("MARKDOWN_MEMORY_SHARED_DIR") or next(
+    (p / "shared" for p in (HERE.parent, HERE.parent.parent) if (p / "shared").is_dir()), HERE.parent / "shared"))
 TARGETS = {"hook_docs": 100.0, "hook_quiet": 50.0, "search": 150.0}
 
 

@@ -1,9 +1,13 @@
 """The ``markdown-memory`` console script: the prompt hook and the stdio MCP server start here
 without importing the CLI (its parser and command modules cost ~80 ms and ~5 MB).
 
-Two fast paths, taken only for a command line made of the options they know (anything else,
+Three fast paths, taken only for a command line made of the options they know (anything else,
 ``--help`` and ``--log-level`` included, goes to :func:`markdown_memory.cli.main`, which then
 behaves exactly as before):
+
+* ``search`` with the service switch not ``off``: parsed by the CLI's own parser with only
+  ``search`` registered (``cli.search_client``) and answered by the service; the full CLI runs
+  it in process when no service answers;
 
 * ``hook`` (global ``--docs-dir`` and ``--db``; its own ``--docs-dir`` and ``--max-tokens``): the hook command's body
   (``hook/command.py``): payload and gate first, the resident service or the in-process
@@ -66,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
             status = _serve(globals_, argv)
             if status is not None:
                 return status
+    elif "search" in argv:
+        status = _search(argv)
+        if status is not None:
+            return status
     from .cli import main as cli_main
 
     return cli_main(argv)
@@ -78,6 +86,18 @@ def _hook(globals_: dict[str, str], own: dict[str, str]) -> int:
     raw = own.get("--max-tokens")
     return run(docs_dir=own.get("--docs-dir") or globals_.get("--docs-dir"), db=globals_.get("--db"),
                max_tokens=None if raw is None else int(raw))
+
+
+def _search(argv: list[str]) -> int | None:
+    """``search`` through the resident service, parsed without the other commands; None when the
+    full CLI must run it (the switch is off, no service, not a plain search line)."""
+    from .service.client import mode
+
+    if mode() == "off":
+        return None
+    from .cli import search_client
+
+    return search_client(argv)
 
 
 def _serve(globals_: dict[str, str], argv: list[str]) -> int | None:

@@ -21,6 +21,10 @@ log = logging.getLogger("markdown_memory")
 #: before this process gives up on it and searches itself
 SEARCH_TIMEOUT_SECONDS = 600.0
 
+#: this process already found no service (the console script's fast path tried before ``main``):
+#: the in-process search does not wait for another start
+_unavailable = False
+
 
 def search_via_service(settings: Settings, params: SearchParams) -> int | None:
     """Run the search in the resident service (starting it when the switch is ``auto``) and
@@ -29,7 +33,8 @@ def search_via_service(settings: Settings, params: SearchParams) -> int | None:
     from ..messages import program
     from ..service import client
 
-    if client.mode() == "off":
+    global _unavailable
+    if client.mode() == "off" or _unavailable:
         return None
     fields: dict[str, Any] = {"settings": settings.to_wire(), **params.to_wire(), "program": program(),
                               "cwd": os.getcwd()}
@@ -37,6 +42,7 @@ def search_via_service(settings: Settings, params: SearchParams) -> int | None:
         result = client.request("search", fields, timeout=SEARCH_TIMEOUT_SECONDS)
     except (client.ServiceUnavailable, client.ServiceError) as exc:
         log.debug("searching in process: %s", exc)
+        _unavailable = True
         return None
     if not isinstance(result, dict) or not isinstance(result.get("exit"), int):
         return None
