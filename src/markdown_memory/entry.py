@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     scanned = _scan(argv) if not os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "").strip() else None
     if scanned is not None:
         command, globals_, own = scanned
-        if command == "hook" and own.get("--max-tokens", "0").isdigit():
+        if command == "hook" and own.get("--max-tokens", "0").isdigit() and set(globals_) <= {"--docs-dir", "--db"}:
             return _hook(globals_, own)
         if command is None:
             status = _serve(globals_, argv)
