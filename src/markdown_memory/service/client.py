@@ -2,7 +2,7 @@
 one request line, read one reply line.
 
 Imports only the standard library, :mod:`.paths`, :mod:`.protocol` and
-``markdown_memory.__version__`` (plus :mod:`markdown_memory.errors`, which is stdlib-only): never
+``markdown_memory.__version__`` (``subprocess`` only to start a service): never
 numpy, onnxruntime, markdown-it, sqlite-vec, mcp, anyio, pydantic or the engine, so the prompt
 hook and the CLI pay only for the interpreter and a socket round trip.
 
@@ -18,17 +18,18 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..errors import ConfigError
 from . import paths
 from .protocol import PROTOCOL_VERSION, ProtocolError, encode, recv_message_exact
+
+if TYPE_CHECKING:  # pragma: no cover
+    import subprocess
 
 #: environment: the switch (see module docstring)
 MODE_ENV = "MARKDOWN_MEMORY_SERVICE"
@@ -80,7 +81,7 @@ def _connect() -> tuple[socket.socket, str | None]:
             token = paths.token_path().read_text(encoding="ascii").strip()
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             address = ("127.0.0.1", port)
-    except (OSError, ValueError, ConfigError) as exc:
+    except Exception as exc:  # noqa: BLE001 - OSError, ValueError, ConfigError (folder refused)
         raise ServiceUnavailable(f"no service: {exc}") from exc
     sock.settimeout(CONNECT_TIMEOUT)
     try:
@@ -164,11 +165,46 @@ def open_session(op: str, fields: dict[str, Any], *, start: bool = True) -> sock
     return sock
 
 
+def status() -> dict[str, Any] | None:
+    """The running service's ``ping`` result whatever the switch says (a person's
+    ``serve --status``), or None when none answers. Raises ServiceError for an error reply."""
+    try:
+        sock, reply = _exchange("ping", {}, 10.0)
+    except ServiceUnavailable:
+        return None
+    sock.close()
+    if not reply.get("ok"):
+        raw = reply.get("error")
+        error: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        raise ServiceError(str(error.get("message") or "the service refused the request"),
+                           str(error.get("kind") or "error"))
+    result = reply.get("result")
+    return result if isinstance(result, dict) else {}
+
+
+def stop_service(wait: float = STOP_WAIT_SECONDS) -> int | None:
+    """Ask the running service to stop whatever the switch says (a person's ``serve --stop``),
+    and wait up to ``wait`` seconds for its address to go. Returns its pid, or None when none
+    was running. Raises ServiceUnavailable when it did not go in time."""
+    try:
+        sock, reply = _exchange("stop", {}, 10.0)
+    except ServiceUnavailable:
+        return None
+    sock.close()
+    deadline = time.monotonic() + wait
+    while service_address_exists():
+        if time.monotonic() > deadline:
+            raise ServiceUnavailable(f"the service (pid {reply.get('pid')}) did not stop within {wait:g} s")
+        time.sleep(0.02)
+    pid = reply.get("pid")
+    return pid if isinstance(pid, int) else None
+
+
 def service_address_exists() -> bool:
     """Whether the service's socket (or TCP port file) exists: it may still be stale."""
     try:
         target = paths.socket_path() if paths.transport() == "unix" else paths.port_path()
-    except ConfigError:
+    except Exception:  # noqa: BLE001 - ConfigError: the folder is refused, so no service is there
         return False
     return target.exists()
 
@@ -176,24 +212,19 @@ def service_address_exists() -> bool:
 def _replace_service() -> None:
     """Ask the running service (another version) to stop, wait for its address to go, and start
     one of this version. Raises ServiceUnavailable when it does not go or the new one fails."""
-    with contextlib.suppress(ServiceUnavailable):
-        _exchange("stop", {}, 10.0)[0].close()
-    deadline = time.monotonic() + STOP_WAIT_SECONDS
-    while service_address_exists():
-        if time.monotonic() > deadline:
-            raise ServiceUnavailable("the service of another version did not stop")
-        time.sleep(0.02)
+    stop_service()
     start_service()
 
 
 def start_service() -> None:
-    """Spawn ``python -m markdown_memory serve`` detached (its own session, stdin/stdout to the null
-    device, stderr appended to ``log_path()``) and wait up to :data:`START_WAIT_SECONDS` for it to
-    accept a connection. A spawned process that exits because another service already runs is
-    fine: that one is waited for. Raises ServiceUnavailable when nothing answers in time."""
+    """Spawn ``python -m markdown_memory serve`` detached (its own session, in the runtime folder,
+    this process's environment, stdin/stdout to the null device, stderr appended to
+    ``log_path()``) and wait up to :data:`START_WAIT_SECONDS` for it to accept a connection. A
+    spawned process that exits because another service already runs is fine: that one is waited
+    for. Raises ServiceUnavailable when nothing answers in time."""
     try:
         log = paths.log_path()
-    except ConfigError as exc:
+    except Exception as exc:  # noqa: BLE001 - ConfigError: the runtime folder is refused
         raise ServiceUnavailable(str(exc)) from exc
     deadline = time.monotonic() + START_WAIT_SECONDS
     child = _spawn(log)
@@ -214,11 +245,13 @@ def start_service() -> None:
 
 
 def _spawn(log: Path) -> subprocess.Popen[bytes]:
+    import subprocess
+
     with _log_file(log) as stderr:
         try:
             return subprocess.Popen([sys.executable, "-m", "markdown_memory", "serve"], stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
-                                    close_fds=True)
+                                    close_fds=True, cwd=log.parent)  # holds no user folder open
         except OSError as exc:
             raise ServiceUnavailable(f"could not start the service: {exc}") from exc
 

@@ -61,7 +61,7 @@ def ping(service: Service, fields: dict[str, Any]) -> dict[str, Any]:
 
 def stop(service: Service, fields: dict[str, Any]) -> dict[str, Any]:
     """``{}``; the service then shuts down (listener closed, socket removed, engines stopped)."""
-    log.warning("stop requested by a client")
+    log.info("stop requested by a client")
     service.request_stop()
     return {}
 

@@ -12,8 +12,8 @@ clients). It holds:
   ``MARKDOWN_MEMORY_SERVICE_TRANSPORT=tcp``): the loopback port and the secret every client
   sends (both 0600).
 
-Imports only the standard library and :mod:`markdown_memory.errors` (the clients' path must stay
-light).
+Imports only the standard library at module level (the clients' path must stay light: the
+``ConfigError`` raised here is imported when raised).
 """
 
 from __future__ import annotations
@@ -22,10 +22,8 @@ import os
 import socket
 import stat
 import sys
-import tempfile
 from pathlib import Path
-
-from ..errors import ConfigError
+from typing import NoReturn
 
 #: the longest path an AF_UNIX socket address can hold on Linux (108 bytes with the NUL; macOS: 104)
 MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
@@ -33,6 +31,13 @@ MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
 #: environment: the runtime folder (tests set it), the transport ("unix" or "tcp")
 RUNTIME_DIR_ENV = "MARKDOWN_MEMORY_RUNTIME_DIR"
 TRANSPORT_ENV = "MARKDOWN_MEMORY_SERVICE_TRANSPORT"
+
+
+def _refuse(message: str) -> NoReturn:
+    """Raise ConfigError(message) (imported here: the clients' imports stay light)."""
+    from ..errors import ConfigError
+
+    raise ConfigError(message)
 
 
 def _uid() -> int | None:
@@ -55,12 +60,14 @@ def runtime_dir(*, create: bool = True) -> Path:
     elif xdg:
         folder = Path(xdg) / "markdown-memory"
     else:
+        import tempfile  # only here: its imports cost a few milliseconds on every client start
+
         folder = Path(tempfile.gettempdir()) / f"markdown-memory-{uid if uid is not None else 'user'}"
     if create:
         try:
             folder.mkdir(mode=0o700, parents=bool(explicit or xdg), exist_ok=True)
         except OSError as exc:
-            raise ConfigError(f"cannot create the service's runtime folder {folder}: {exc.strerror or exc}") from exc
+            _refuse(f"cannot create the service's runtime folder {folder}: {exc.strerror or exc}")
     _check_owner(folder)
     return folder
 
@@ -72,15 +79,15 @@ def _check_owner(folder: Path) -> None:
     except FileNotFoundError:
         return  # not created (create=False): nothing to trust or refuse yet
     except OSError as exc:
-        raise ConfigError(f"cannot read the service's runtime folder {folder}: {exc.strerror or exc}") from exc
+        _refuse(f"cannot read the service's runtime folder {folder}: {exc.strerror or exc}")
     if not stat.S_ISDIR(info.st_mode):
-        raise ConfigError(f"the service's runtime folder {folder} is not a folder (a link or a file); remove it "
+        _refuse(f"the service's runtime folder {folder} is not a folder (a link or a file); remove it "
                           f"or set {RUNTIME_DIR_ENV} to another folder")
     uid = _uid()
     if uid is None:
         return
     if info.st_uid != uid:
-        raise ConfigError(f"the service's runtime folder {folder} belongs to another user (uid {info.st_uid}); "
+        _refuse(f"the service's runtime folder {folder} belongs to another user (uid {info.st_uid}); "
                           f"set {RUNTIME_DIR_ENV} to a folder of your own")
     if stat.S_IMODE(info.st_mode) & 0o077:
         os.chmod(folder, 0o700)

@@ -24,8 +24,9 @@ from ..engine import Engine
 
 log = logging.getLogger("markdown_memory.service")
 
-#: called with each new engine (the watcher hooks in here); returns a stop callable or None
-EngineHook = Callable[[Engine], Callable[[], None] | None]
+#: called with each new engine (the watcher hooks in here); returns a callable that stops what it
+#: started (called at shutdown), or None
+EngineHook = Callable[[Engine], Callable[[], object] | None]
 
 
 class Pool:
@@ -36,7 +37,7 @@ class Pool:
         self._lock = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
         self._engines: dict[str, Engine] = {}
-        self._stoppers: list[Callable[[], None]] = []
+        self._stoppers: list[Callable[[], object]] = []
         self._on_new_engine = on_new_engine
 
     @staticmethod
@@ -59,7 +60,7 @@ class Pool:
             if engine is not None:
                 return engine
             engine = Engine(settings, background=True)
-            log.warning("serving %s (database %s, embedder %s)", settings.docs_root, settings.db_path,
+            log.info("serving %s (database %s, embedder %s)", settings.docs_root, settings.db_path,
                         engine.settings.embedder)
             stopper = self._on_new_engine(engine) if self._on_new_engine is not None else None
             with self._lock:

@@ -32,7 +32,7 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -45,7 +45,7 @@ from .protocol import PROTOCOL_VERSION, ProtocolError, encode, read_message
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
     from ..engine import Engine
-    from .pool import Pool
+    from .pool import EngineHook, Pool
 
 log = logging.getLogger("markdown_memory.service")
 
@@ -86,8 +86,9 @@ class Service:
     """The running service's state shared by the connection threads: start time, the engine
     pool, activity (for the idle exit) and the stop request."""
 
-    def __init__(self, idle_timeout: float, token: str | None) -> None:
+    def __init__(self, idle_timeout: float, token: str | None, on_new_engine: EngineHook | None = None) -> None:
         self.started = time.monotonic()
+        self._on_new_engine = on_new_engine
         self.idle_timeout = idle_timeout
         #: the TCP transport's secret (None over a Unix socket)
         self.token = token
@@ -107,7 +108,7 @@ class Service:
             if self._pool is None:
                 from .pool import Pool
 
-                self._pool = Pool()
+                self._pool = Pool(self._on_new_engine)
             return self._pool
 
     def engine(self, settings: Settings) -> Engine:
@@ -129,9 +130,15 @@ class Service:
         return self._stopping.is_set()
 
     # -- activity ---------------------------------------------------------------------------
+    def touch(self) -> None:
+        """Note a request served outside the socket (an extra such as the HTTP endpoint): the
+        idle time starts again."""
+        with self._lock:
+            self._last_activity = time.monotonic()
+
     @contextlib.contextmanager
-    def connection(self, conn: socket.socket) -> Iterator[None]:
-        """Count ``conn`` as open while the block runs (the service is not idle)."""
+    def active(self) -> Iterator[None]:
+        """The service is not idle while the block runs (a connection, an HTTP request)."""
         with self._lock:
             self._open += 1
             self._last_activity = time.monotonic()
@@ -140,8 +147,17 @@ class Service:
         finally:
             with self._lock:
                 self._open -= 1
-                self._sessions.discard(conn)
                 self._last_activity = time.monotonic()
+
+    @contextlib.contextmanager
+    def connection(self, conn: socket.socket) -> Iterator[None]:
+        """Count ``conn`` as open while the block runs (see :meth:`active`)."""
+        try:
+            with self.active():
+                yield
+        finally:
+            with self._lock:
+                self._sessions.discard(conn)
 
     def add_session(self, conn: socket.socket) -> None:
         """``conn`` carries a session: the shutdown cuts it instead of waiting for it."""
@@ -172,30 +188,41 @@ class Service:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
 
-    def close(self, timeout: float) -> None:
-        """Stop the pool's engines (background work gets ``timeout`` seconds)."""
-        if self._pool is not None:
-            self._pool.shutdown(timeout)
+    def close(self, timeout: float) -> bool:
+        """Stop the pool's engines (background work gets ``timeout`` seconds); True when all
+        background work stopped."""
+        stopped = self._pool.shutdown(timeout) if self._pool is not None else True
         self._wake_r.close()
         self._wake_w.close()
+        return stopped
 
 
 # -- the lock and the listener ---------------------------------------------------------------
 
-def take_lock(path: Path) -> IO[str]:
-    """Open ``path`` and take the exclusive non-blocking lock, writing this pid into it. Returns
-    the open file (the lock lives as long as it). Raises AlreadyRunning when another process
-    holds it."""
+#: seconds a new service waits for the lock of one that is going away (its address already gone)
+LOCK_WAIT_SECONDS = 10.0
+
+
+def take_lock(path: Path, address: Path | None = None) -> IO[str]:
+    """Open ``path`` and take the exclusive lock, writing this pid into it. Returns the open file
+    (the lock lives as long as it). While the holder's ``address`` (socket or port file) is absent
+    it is taken to be shutting down (a ``stop`` just went through), and the lock is waited for
+    up to :data:`LOCK_WAIT_SECONDS`. Raises AlreadyRunning when another process holds it."""
     handle = open(path, "a+", encoding="ascii")  # noqa: SIM115 - held for the process's life
     with contextlib.suppress(OSError):
         os.chmod(path, 0o600)
-    try:
-        _lock_file(handle)
-    except OSError:
-        handle.seek(0)
-        text = handle.read().strip()
-        handle.close()
-        raise AlreadyRunning(int(text) if text.isdigit() else None) from None
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            _lock_file(handle)
+            break
+        except OSError:
+            if address is None or address.exists() or time.monotonic() > deadline:
+                handle.seek(0)
+                text = handle.read().strip()
+                handle.close()
+                raise AlreadyRunning(int(text) if text.isdigit() else None) from None
+            time.sleep(0.02)
     handle.seek(0)
     handle.truncate()
     handle.write(f"{os.getpid()}\n")
@@ -352,7 +379,7 @@ def handle_connection(service: Service, conn: socket.socket) -> None:
 
 def _on_signals(service: Service) -> None:
     def stop(signum: int, _frame: object) -> None:
-        log.warning("stopping on %s", signal.Signals(signum).name)
+        log.info("stopping on %s", signal.Signals(signum).name)
         service.request_stop()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -371,7 +398,7 @@ def _loop(service: Service, listener: socket.socket) -> None:
         wait = 1.0
         if service.idle_timeout > 0 and idle is not None:
             if idle >= service.idle_timeout:
-                log.warning("idle for %.0f s: exiting", idle)
+                log.info("idle for %.0f s: exiting", idle)
                 break
             wait = min(wait, service.idle_timeout - idle)
         for key, _events in selector.select(max(wait, 0.01)):
@@ -393,18 +420,26 @@ def _accept(service: Service, listener: socket.socket) -> None:
     threading.Thread(target=handle_connection, args=(service, conn), name="service-conn", daemon=True).start()
 
 
-def serve(idle_timeout: float | None = None) -> int:
+#: started beside the socket listener once it is bound (an HTTP endpoint): called with the service,
+#: returns a callable that stops it (called at shutdown)
+Extra = Callable[[Service], Callable[[], object]]
+
+
+def serve(idle_timeout: float | None = None, *, on_new_engine: EngineHook | None = None,
+          extras: Sequence[Extra] = ()) -> int:
     """Run the service until stopped or idle. Returns the exit status: 0 (also when another
-    service already runs: said on stderr). Raises ConfigError (runtime folder refused, bad idle
-    value)."""
+    service already runs: said on stderr). ``on_new_engine``: called with each engine the pool
+    makes (the file watcher), returns its stopper. ``extras``: started after the socket is
+    bound, stopped first at shutdown. Raises ConfigError (runtime folder refused, bad idle
+    value) and what an extra's start raises."""
+    timeout = default_idle_timeout() if idle_timeout is None else idle_timeout
     folder = paths.runtime_dir()
+    transport = paths.transport()
     try:
-        lock = take_lock(paths.lock_path())
+        lock = take_lock(paths.lock_path(), paths.socket_path() if transport == "unix" else paths.port_path())
     except AlreadyRunning as exc:
         sys.stderr.write(f"markdown-memory: the service is {exc}\n")
         return 0
-    transport = paths.transport()
-    timeout = default_idle_timeout() if idle_timeout is None else idle_timeout
     token: str | None = None
     if transport == "unix":
         address = paths.socket_path()
@@ -414,15 +449,25 @@ def serve(idle_timeout: float | None = None) -> int:
         listener, token = bind_tcp(paths.port_path(), paths.token_path())
         cleanup = [paths.port_path(), paths.token_path()]
         address = Path(f"127.0.0.1:{listener.getsockname()[1]}")
-    service = Service(timeout, token)
+    service = Service(timeout, token, on_new_engine)
     _on_signals(service)
+    if log.getEffectiveLevel() > logging.INFO:  # the service's own log says when it starts and stops
+        log.setLevel(logging.INFO)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the stdio server (mcp/server.py): before numpy
     os.environ.setdefault("MKL_NUM_THREADS", "1")
-    log.warning("service %s (pid %d) listening on %s (runtime folder %s, idle exit %s)", __version__, os.getpid(),
-                address, folder, f"after {timeout:g} s" if timeout > 0 else "never")
+    log.info("service %s (pid %d) listening on %s (runtime folder %s, idle exit %s)", __version__, os.getpid(),
+             address, folder, f"after {timeout:g} s" if timeout > 0 else "never")
+    stoppers: list[Callable[[], object]] = []
     try:
+        for extra in extras:
+            stoppers.append(extra(service))
         _loop(service, listener)
     finally:
+        for stop_extra in reversed(stoppers):
+            try:
+                stop_extra()
+            except Exception as exc:  # noqa: BLE001 - the socket and engines still get closed
+                log.warning("could not stop %s cleanly: %s", stop_extra, exc)
         listener.close()
         for path in cleanup:
             with contextlib.suppress(OSError):
@@ -431,7 +476,11 @@ def serve(idle_timeout: float | None = None) -> int:
         deadline = time.monotonic() + SHUTDOWN_WAIT_SECONDS
         while service.open_requests() > 0 and time.monotonic() < deadline:
             time.sleep(0.02)
-        service.close(timeout=SHUTDOWN_WAIT_SECONDS)
-        log.warning("service (pid %d) stopped", os.getpid())
+        stopped = service.close(timeout=SHUTDOWN_WAIT_SECONDS)
+        log.info("service (pid %d) stopped", os.getpid())
         lock.close()
+    if not stopped:  # a model still loading cannot be interrupted: do not wait for it at exit
+        log.warning("background work did not stop in time; exiting without waiting for it")
+        sys.stderr.flush()
+        os._exit(0)
     return 0
