@@ -104,7 +104,7 @@ def _serve(globals_: dict[str, str], argv: list[str]) -> int | None:
     """No command: the relay to the resident service, else the in-process server; None when
     the full CLI must decide (the settings do not resolve: it answers the handshake with the
     reason; the service switch is off; a flag value it must word an error for)."""
-    from .service.client import ServiceError, ServiceUnavailable, mode
+    from .service.client import mode
 
     if mode() == "off":
         return None
@@ -120,17 +120,9 @@ def _serve(globals_: dict[str, str], argv: list[str]) -> int | None:
                                  auto_index=False if "--no-auto-index" in globals_ else None, max_file=max_file)
     except (ConfigError, ValueError):
         return None
-    import logging
+    import json
 
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="markdown-memory: %(message)s")
-    from .mcp.relay import run_relay
-
-    try:
-        return run_relay(settings.to_wire(), argv)
-    except (ServiceUnavailable, ServiceError) as exc:
-        logging.getLogger("markdown_memory").info("the resident service is not available (%s); serving in "
-                                                  "this process", exc)
-    from .mcp import run_server
-
-    run_server(settings)
-    return 0
+    # the relay in a fresh interpreter: this one holds the settings' imports (~5 MB) for nothing
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "markdown_memory.mcp.relay", json.dumps(settings.to_wire()), *argv])
+    return 1  # pragma: no cover - execv does not return

@@ -26,13 +26,15 @@ import json
 import logging
 import os
 import socket
-import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..service import client
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
 
 log = logging.getLogger("markdown_memory.relay")
 
@@ -96,6 +98,8 @@ class ChildLink(Link):
     name = "in-process server"
 
     def __init__(self, argv: list[str]) -> None:
+        import subprocess
+
         env = {**os.environ, client.MODE_ENV: "off"}
         self.proc = subprocess.Popen([sys.executable, "-m", "markdown_memory", *argv], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env)
@@ -117,6 +121,8 @@ class ChildLink(Link):
             pass
 
     def close(self) -> None:
+        import subprocess
+
         self.end_input()
         try:
             self.proc.wait(timeout=DRAIN_SECONDS)
@@ -295,3 +301,24 @@ def run_relay(settings_wire: dict[str, Any], argv: list[str]) -> int:
         relay.forward(line)
     relay.end()
     return 0
+
+
+def main(argv: list[str]) -> int:
+    """``python -m markdown_memory.mcp.relay SETTINGS_JSON ARGS...``: the relay in a fresh
+    interpreter holding nothing but what relaying needs (the console script resolves the
+    settings, then replaces itself with this: ~5 MB less per agent window). When no session can
+    be opened at start, it becomes the in-process server (``python -m markdown_memory ARGS``
+    with the service switched off)."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="markdown-memory: %(message)s")
+    settings_wire, rest = json.loads(argv[0]), argv[1:]
+    try:
+        return run_relay(settings_wire, rest)
+    except (client.ServiceUnavailable, client.ServiceError) as exc:
+        log.info("the resident service is not available (%s); serving in this process", exc)
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "markdown_memory", *rest], {**os.environ, client.MODE_ENV: "off"})
+    return 1  # pragma: no cover - execve does not return
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
