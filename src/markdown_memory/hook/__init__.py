@@ -22,20 +22,27 @@ one line for stderr or None. It never raises and never indexes; the steps, cheap
 
 from __future__ import annotations
 
-import logging
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import gate
 from .payload import Payload, PayloadError, answer, parse
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     from ..config import Settings
     from ..engine import Engine
     from ..models import Hit
 
-log = logging.getLogger("markdown_memory.hook")
+
+
+def _debug(message: str, *args: object) -> None:
+    """A debug log line (``logging`` is imported only once a prompt gets this far: a prompt the
+    gate turns away costs no more than the interpreter and the gate)."""
+    import logging
+
+    logging.getLogger("markdown_memory.hook").debug(message, *args)
 
 DEFAULT_MAX_TOKENS = 800
 #: hits asked of the search: the gate and the session memory choose among them
@@ -54,7 +61,7 @@ def respond(stdin: str, *, docs_dir: str | None = None, db: str | None = None,
     except PayloadError as exc:
         return None, str(exc)
     if not gate.asks_docs(payload.prompt):
-        log.debug("hook skipped the prompt: it is a command, a reply or a task, not a question the docs answer")
+        _debug("hook skipped the prompt: it is a command, a reply or a task, not a question the docs answer")
         return None, None
     try:
         return _search(payload, stdin, docs_dir, db, max_tokens, embedder)
@@ -108,14 +115,14 @@ def inject(engine: Engine, payload: Payload, max_tokens: int) -> tuple[str | Non
                           freshness=Freshness.FLAG)
     picked = gate.select(payload.prompt, found.results, found.confidence)
     if not picked:
-        log.debug("hook added nothing: %s", gate.why_not(payload.prompt, found.results, found.confidence))
+        _debug("hook added nothing: %s", gate.why_not(payload.prompt, found.results, found.confidence))
         return None, None
     memory = SessionMemory(settings.db_path, payload.session_id)
     seen = memory.seen()
     fresh = [h for h in picked if (h.file_path, h.heading_path) not in seen]
     text, used = render(settings.docs_root, fresh, max_tokens)
     if not used:
-        log.debug("hook added nothing: the %d section(s) that pass were already added in this session", len(picked))
+        _debug("hook added nothing: the %d section(s) that pass were already added in this session", len(picked))
         return None, None
     memory.add((h.file_path, h.heading_path) for h in used)
     return answer(text), None
