@@ -31,7 +31,8 @@ def run(*, docs_dir: str | None, db: str | None, max_tokens: int | None, embedde
 
         sys.stderr.write(hook_stdin(exc) + "\n")
         return 0
-    if _turned_away(stdin):  # most prompts: nothing more is imported or done
+    logs = log_level is not None or bool(os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "").strip())
+    if not logs and _turned_away(stdin):  # most prompts: nothing more is imported or done (no log asked why)
         return 0
     out, err = _respond(stdin, docs_dir, db, budget, embedder, log_level)
     if err:
