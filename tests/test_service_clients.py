@@ -346,3 +346,27 @@ def test_relay_falls_back_to_an_in_process_server_when_no_service_can_start(runt
         assert hits(relay.search(2, "install on linux")) == expected
         assert _children(relay.proc.pid)  # the in-process server
     assert relay.proc.returncode == 0
+
+
+HEAVY = ("numpy", "onnxruntime", "markdown_it", "sqlite_vec", "mcp", "anyio", "pydantic", "markdown_memory.engine")
+
+
+def imported(stderr: str) -> set[str]:
+    """The modules a ``python -X importtime`` run imported (from its stderr)."""
+    return {line.rsplit("|", 1)[1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_client_paths_import_nothing_heavy(runtime: Path, indexed: Path) -> None:
+    from markdown_memory.service import client
+
+    client.request("ping", {})
+    hook = subprocess.run([sys.executable, "-X", "importtime", "-m", "markdown_memory", "hook"], capture_output=True,
+                          text=True, input=hook_stdin(DOCS_PROMPT, indexed, "light"), timeout=120)
+    assert "Installation Guide > Linux" in hook.stdout
+    search = subprocess.run([sys.executable, "-X", "importtime", "-m", "markdown_memory", "search", "install on linux",
+                             "--docs-dir", str(indexed)], capture_output=True, text=True, timeout=120)
+    assert "keyword+vector" in search.stdout
+    for run in (hook, search):
+        modules = imported(run.stderr)
+        assert "markdown_memory.service.client" in modules
+        assert not {m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY}
