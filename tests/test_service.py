@@ -585,15 +585,19 @@ def test_a_service_dying_mid_call_is_unavailable(runtime: Path) -> None:
     listener.listen(1)
 
     def die_mid_call() -> None:
-        conn, _ = listener.accept()
-        conn.makefile("rb").readline()  # the request arrived; no reply
-        conn.close()
+        for _ in range(2):
+            conn, _ = listener.accept()
+            conn.makefile("rb").readline()  # the request arrived; no reply
+            conn.close()
 
     thread = threading.Thread(target=die_mid_call)
     thread.start()
     try:
         with pytest.raises(client.ServiceUnavailable, match="did not answer"):
             client.request("ping", {}, start=False)
+        with pytest.raises(client.ServiceUnavailable, match="did not answer"):
+            client.request("ping", {}, start=True)  # not retried on a new service: the caller falls back now
+        assert not (runtime / "service.log").exists()  # no service was started
     finally:
         thread.join(10)
         listener.close()

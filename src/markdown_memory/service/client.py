@@ -60,6 +60,10 @@ class ServiceError(Exception):
         self.kind = kind
 
 
+class _NotRunning(ServiceUnavailable):
+    """No service to connect to (as opposed to one that failed mid-call): one may be started."""
+
+
 def mode() -> str:
     """``$MARKDOWN_MEMORY_SERVICE`` as "auto" | "off" | "attach" (unset, empty or unknown: "auto")."""
     value = os.environ.get(MODE_ENV, "").strip().lower()
@@ -68,7 +72,8 @@ def mode() -> str:
 
 def _connect() -> tuple[socket.socket, str | None]:
     """A socket connected to the running service and the TCP token (None over a Unix socket).
-    Raises ServiceUnavailable when there is none (no socket file, refused, no port file)."""
+    Raises _NotRunning when there is none (no socket file, refused, no port file), and
+    ServiceUnavailable when the runtime folder is refused."""
     try:
         kind = paths.transport()
         if kind == "unix":
@@ -81,14 +86,16 @@ def _connect() -> tuple[socket.socket, str | None]:
             token = paths.token_path().read_text(encoding="ascii").strip()
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             address = ("127.0.0.1", port)
-    except Exception as exc:  # noqa: BLE001 - OSError, ValueError, ConfigError (folder refused)
+    except (OSError, ValueError) as exc:
+        raise _NotRunning(f"no service: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - ConfigError: the runtime folder is refused (none can start)
         raise ServiceUnavailable(f"no service: {exc}") from exc
     sock.settimeout(CONNECT_TIMEOUT)
     try:
         sock.connect(address)
     except OSError as exc:
         sock.close()
-        raise ServiceUnavailable(f"no service at {address}: {exc.strerror or exc}") from exc
+        raise _NotRunning(f"no service at {address}: {exc.strerror or exc}") from exc
     return sock, token
 
 
@@ -119,7 +126,7 @@ def _open(op: str, fields: dict[str, Any], start: bool, timeout: float | None) -
     start = start and current == "auto"
     try:
         sock, reply = _exchange(op, fields, timeout)
-    except ServiceUnavailable:
+    except _NotRunning:  # (one that fails mid-call is not restarted here: the caller falls back)
         if not start:
             raise
         start_service()
@@ -136,11 +143,15 @@ def _open(op: str, fields: dict[str, Any], start: bool, timeout: float | None) -
             raise ServiceUnavailable(f"the service is still version {reply.get('version')} after a restart")
     if not reply.get("ok"):
         sock.close()
-        raw = reply.get("error")
-        error: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        raise ServiceError(str(error.get("message") or "the service refused the request"),
-                           str(error.get("kind") or "error"))
+        raise _error_of(reply)
     return sock, reply.get("result")
+
+
+def _error_of(reply: dict[str, Any]) -> ServiceError:
+    """The ServiceError an error reply carries."""
+    raw = reply.get("error")
+    error: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    return ServiceError(str(error.get("message") or "the service refused the request"), str(error.get("kind") or "error"))
 
 
 def request(op: str, fields: dict[str, Any], *, start: bool = True, timeout: float = 60.0) -> Any:
@@ -174,10 +185,7 @@ def status() -> dict[str, Any] | None:
         return None
     sock.close()
     if not reply.get("ok"):
-        raw = reply.get("error")
-        error: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        raise ServiceError(str(error.get("message") or "the service refused the request"),
-                           str(error.get("kind") or "error"))
+        raise _error_of(reply)
     result = reply.get("result")
     return result if isinstance(result, dict) else {}
 
@@ -231,7 +239,7 @@ def start_service() -> None:
     while time.monotonic() < deadline:
         try:
             sock, _token = _connect()
-        except ServiceUnavailable:
+        except _NotRunning:
             code = child.poll()
             if code is not None and code != 0:
                 raise ServiceUnavailable(f"the service exited with status {code} at start; see {log}") from None

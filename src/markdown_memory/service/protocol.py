@@ -27,6 +27,10 @@ class ProtocolError(Exception):
     """A line that is not one JSON object, is too long, or the peer closed before a full line."""
 
 
+class ConnectionClosed(ProtocolError):
+    """The peer closed without sending a byte (a client probing whether the service is up)."""
+
+
 def encode(message: dict[str, Any]) -> bytes:
     """``message`` as one line: compact JSON, UTF-8, ``\\n``-terminated (JSON escapes any
     newline inside strings, so the line has exactly one)."""
@@ -47,10 +51,12 @@ def decode(line: bytes) -> dict[str, Any]:
 
 
 def read_message(stream: BinaryIO) -> dict[str, Any]:
-    """The next line of a buffered binary stream as a JSON object. Raises ProtocolError on EOF
-    before a complete line, a line over :data:`MAX_LINE`, or bad JSON; OSError (timeouts
-    included) as the stream raises it."""
+    """The next line of a buffered binary stream as a JSON object. Raises ConnectionClosed on EOF
+    before any byte, ProtocolError on EOF before a complete line, a line over :data:`MAX_LINE`,
+    or bad JSON; OSError (timeouts included) as the stream raises it."""
     line = stream.readline(MAX_LINE + 1)
+    if not line:
+        raise ConnectionClosed("the connection closed before a request")
     if not line.endswith(b"\n"):
         if len(line) > MAX_LINE:
             raise ProtocolError(f"a line of more than {MAX_LINE} bytes")

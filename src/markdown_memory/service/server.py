@@ -40,7 +40,7 @@ from .. import __version__
 from ..errors import ConfigError, MarkdownMemoryError, describe_error
 from . import paths
 from .ops import OPS, Session
-from .protocol import PROTOCOL_VERSION, ProtocolError, encode, read_message
+from .protocol import PROTOCOL_VERSION, ConnectionClosed, ProtocolError, encode, read_message
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
@@ -355,6 +355,8 @@ def handle_connection(service: Service, conn: socket.socket) -> None:
             wire_out = conn.makefile("wb")
             try:
                 request = read_message(wire_in)
+            except ConnectionClosed:
+                return  # a client checking that the service is up
             except ProtocolError as exc:
                 log.info("bad request line: %s", exc)
                 wire_out.write(encode(_error(f"bad request line: {exc}", "protocol")))
