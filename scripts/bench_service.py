@@ -12,7 +12,8 @@ with the machine as it is ("quiet") and once with two CPU-bound processes runnin
 * ``hook_quiet``: the hook on a prompt of eval/hook-quiet-prompts.jsonl (turned away by the
   gate before any search); target <= 50 ms;
 * ``search``: ``markdown-memory search QUERY --docs-dir CORPUS``; target <= 150 ms;
-* and the median CPU time (user + system) of those client processes.
+* and the median CPU time (user + system) of those client processes, and the floor under all
+  of them: ``python -c pass`` (the interpreter starting and exiting), under the same load.
 
 Then memory: four stdio MCP servers (relays to the service) each answer the same
 ``--mcp-searches`` search_docs calls; the RSS (and PSS) of the four relays plus the service's is
@@ -84,6 +85,8 @@ def measure(corpus: Path, docs: list[str], quiet: list[str], runs: int) -> dict[
     """hook_docs, hook_quiet, search: one median each over ``runs`` runs, spread over the prompts."""
     mm = script()
     out: dict[str, Any] = {}
+    # the floor under every figure: this interpreter starting and exiting, importing nothing
+    out["python_start"] = summary([timed([sys.executable, "-c", "pass"]) for _ in range(runs)])
     docs_runs = [timed([*mm, "hook"], payload(docs[i % len(docs)], corpus, f"bench-{time.time_ns()}"))
                  for i in range(runs)]
     out["hook_docs"] = summary(docs_runs)
@@ -237,6 +240,8 @@ def print_table(results: dict[str, Any]) -> None:
         print(f"{name + ' p50 (ms)':<34}{row[0]:>12.1f}{row[1]:>12.1f}{'<= ' + format(target, '.0f'):>10}")
         cpu = [results[cond][name]["cpu_ms"] for cond in ("quiet", "loaded")]
         print(f"{name + ' client CPU (ms)':<34}{cpu[0]:>12.1f}{cpu[1]:>12.1f}")
+    start = [results[cond]["python_start"]["p50_ms"] for cond in ("quiet", "loaded")]
+    print(f"{'python -c pass p50 (ms)':<34}{start[0]:>12.1f}{start[1]:>12.1f}{'(floor)':>10}")
     mem = results["memory"]
     print(f"\nfour relays + service: RSS {mem['shared_total_rss_mb']:.0f} MB (relays {mem['relay_rss_mb']}, service "
           f"{mem['service_rss_mb']:.0f}); PSS {mem['shared_total_pss_mb']:.0f} MB")
