@@ -311,6 +311,10 @@ def main(argv: list[str]) -> int:
     with the service switched off)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="markdown-memory: %(message)s")
     settings_wire, rest = json.loads(argv[0]), argv[1:]
+    if sys.stdin.isatty():  # a person started it by hand: say what it is waiting for (as the server does)
+        log.warning("markdown-memory MCP server for %s: waiting for JSON-RPC on stdin (an MCP client starts "
+                    "this command); press Ctrl-C to stop, or see `markdown-memory --help` for the CLI",
+                    settings_wire.get("docs_root"))
     try:
         return run_relay(settings_wire, rest)
     except (client.ServiceUnavailable, client.ServiceError) as exc:
