@@ -74,14 +74,14 @@ def read_command(settings: Settings, embedder_chosen: bool, db_chosen: bool) -> 
     ``markdown-memory ... read FILE HEADING --docs-dir ROOT`` that works pasted from any
     directory. It names the absolute docs root the search used, and the index (``--db``) and
     the embedder when they were chosen (flag or environment) rather than defaulted; the program
-    is :func:`~markdown_memory.messages.program` (an absolute path when not on PATH)."""
+    is :func:`~markdown_memory.reader.program` (an absolute path when not on PATH)."""
     flags: list[str] = []
     if embedder_chosen:
         flags += ["--embedder", settings.embedder]
     if db_chosen:
         flags += ["--db", str(settings.db_path)]
 
-    from .messages import program
+    from .reader import program
 
     head = program()  # already shell-quoted
 

@@ -30,7 +30,7 @@ def search_via_service(settings: Settings, params: SearchParams) -> int | None:
     """Run the search in the resident service (starting it when the switch is ``auto``) and
     print its output here; returns the exit status, or None when the caller must search in
     process (no service, a refused request, the service died mid-call)."""
-    from ..messages import program
+    from ..reader import program
     from ..service import client
 
     global _unavailable

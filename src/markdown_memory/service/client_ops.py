@@ -123,8 +123,8 @@ def search(service: Service, fields: dict[str, Any]) -> dict[str, Any]:
     root) is the output the CLI prints for it (exit 2), not an error reply; ConfigError for
     unreadable settings or parameters."""
     from ..errors import MarkdownMemoryError
-    from ..messages import reader_view
     from ..progress import Progress
+    from ..reader import reader_view
     from ..search_text import SearchParams, error_output, run_search
 
     settings = _settings(fields)
