@@ -322,7 +322,7 @@ def test_relay_resumes_on_a_new_service_after_a_kill(runtime: Path, indexed: Pat
         # the next call is answered (the relay replays initialize and initialized to a new service)
         assert hits(relay.search(2, "configure the server")) == expected
         second = ping()
-        assert second is not None and second["pid"] != pid
+        assert second is not None and second["pid"] != pid, b"".join(relay.stderr).decode()[-3000:]
         # killed while a call is unanswered: the call is replayed, its answer arrives once
         relay.call_search(3, "install on linux")
         os.kill(second["pid"], signal.SIGKILL)

@@ -281,6 +281,27 @@ class Relay:
         self._reader(link)
 
 
+#: attempts, and seconds between them, to open a session on a new service after the old one died
+RECONNECT_ATTEMPTS, RECONNECT_PAUSE_SECONDS = 4, 0.25
+
+
+def _reconnect(connect: Callable[[], Link]) -> Link:
+    """A new session after the service died. A service killed a moment ago may still hold its
+    listening socket while it exits (a connection then is reset, which the client does not take
+    for "no service"): a few attempts apart let it go, and the next attempt starts a new one.
+    Raises ServiceUnavailable / ServiceError as the last attempt did."""
+    import time
+
+    for attempt in range(RECONNECT_ATTEMPTS):
+        try:
+            return connect()
+        except client.ServiceUnavailable:
+            if attempt == RECONNECT_ATTEMPTS - 1:
+                raise
+            time.sleep(RECONNECT_PAUSE_SECONDS)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def run_relay(settings_wire: dict[str, Any], argv: list[str]) -> int:
     """Relay this process's stdio to an ``mcp`` session on the service until stdin closes.
     ``argv``: this command's arguments (the in-process child gets the same). Raises
@@ -292,7 +313,7 @@ def run_relay(settings_wire: dict[str, Any], argv: list[str]) -> int:
 
     first = connect()
     stdin = sys.stdin.buffer
-    relay = Relay(connect, lambda: ChildLink(argv), sys.stdout.buffer)
+    relay = Relay(lambda: _reconnect(connect), lambda: ChildLink(argv), sys.stdout.buffer)
     relay.start(first)
     while True:
         line = stdin.readline()
