@@ -62,6 +62,10 @@ def pytest_configure(config: pytest.Config) -> None:
     tmp.mkdir(mode=0o755)
     os.environ["TMPDIR"] = str(tmp)
     tempfile.tempdir = None  # tempfile reads TMPDIR again
+    # no resident service for the whole run, module- and session-scoped fixtures included (they
+    # are set up before the per-test ``_isolated_env``); tests that want one switch it on
+    os.environ["MARKDOWN_MEMORY_SERVICE"] = "off"
+    os.environ["MARKDOWN_MEMORY_RUNTIME_DIR"] = str(RUN_ROOT / "run")
 
 
 def _remove_later(folder: Path) -> None:

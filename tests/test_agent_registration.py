@@ -71,7 +71,9 @@ def world(tmp_path: Path, agent_bin: Path) -> dict:
                                       encoding="utf-8")
     wrapper = tools / "markdown-memory"
     path = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
-    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={path!r} exec {sys.executable!r} -m markdown_memory.cli \"$@\"\n",
+    # the in-process server (these tests check registration; no resident service outlives them)
+    wrapper.write_text(f"#!/bin/sh\nMARKDOWN_MEMORY_SERVICE=off PYTHONPATH={path!r} exec {sys.executable!r} "
+                       "-m markdown_memory.cli \"$@\"\n",
                        encoding="utf-8")
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MARKDOWN_MEMORY_", "CLAUDE", "CODEX", "ANTHROPIC",

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from markdown_memory.text import decode_outside
 
-ENV = {**os.environ, "MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_AUTO_INDEX": "0"}
+# read at import, before conftest's per-test environment: the resident service is switched off here
+ENV = {**os.environ, "MARKDOWN_MEMORY_EMBEDDER": "none", "MARKDOWN_MEMORY_AUTO_INDEX": "0", "MARKDOWN_MEMORY_SERVICE": "off"}
 
 
 def cli(*args: str | bytes, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:

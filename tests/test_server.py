@@ -35,6 +35,10 @@ def server_env(root: Path, db: Path, home: Path, embedder: str, **extra: str) ->
         # a model cache of its own that shares the session's derived int8 graph
         "MARKDOWN_MEMORY_MODEL_CACHE": str(link_derived(home / "models")),
         "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+        # the in-process server, never a relay to a resident service (conftest switches it off for
+        # this process; the SDK client does not pass the environment on)
+        "MARKDOWN_MEMORY_SERVICE": os.environ.get("MARKDOWN_MEMORY_SERVICE", "off"),
+        "MARKDOWN_MEMORY_RUNTIME_DIR": os.environ.get("MARKDOWN_MEMORY_RUNTIME_DIR", ""),
     }
     env.update(extra)
     return env

@@ -34,8 +34,11 @@ class RawServer:
 
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
         self.started = time.monotonic()
+        # the in-process server unless the test says otherwise (a module-scoped fixture starts one
+        # before conftest switches the resident service off for the test)
         self.proc = subprocess.Popen([*SERVER, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env={**os.environ, **env})
+                                     stderr=subprocess.PIPE,
+                                     env={"MARKDOWN_MEMORY_SERVICE": "off", **os.environ, **env})
         self.lines: queue.Queue[bytes] = queue.Queue()
         self.stdout: list[bytes] = []
         self.stderr: list[bytes] = []

@@ -2,23 +2,22 @@
 
 One place for each wording, so the CLI and the MCP server say the same thing. Each function
 is pure: it gets the facts and returns one sentence (or None when there is nothing to say).
-This module sits low: it imports only ``config``, ``models`` and ``text``; the facts that live
+This module sits low: it imports only ``config``, ``models``, ``reader`` and ``text``; the facts that live
 above it (which preset can load, which made some vectors, which file names are Markdown) come
 as arguments. ``setup``'s sentences are in ``messages_setup``.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .config import DEFAULT_EMBEDDER
 from .models import IndexCounts, IndexProgress
+from .reader import program as program  # re-exported: every sentence that names the command uses it
+from .reader import working_folder
 from .text import short_cause
 
 
@@ -36,24 +35,6 @@ class Context:
     agent: bool = False
     chosen: str | None = None
     by_env: bool = False
-
-
-def program() -> str:
-    """The command that runs markdown-memory, as its reader can type it: ``markdown-memory`` when
-    that name on PATH is the running executable (or nothing tells otherwise: ``python -m``, a
-    library), else the running executable's absolute path, shell-quoted (a checkout's
-    ``.venv/bin/markdown-memory``, not on PATH after ``scripts/setup.sh``)."""
-    name = "markdown-memory"
-    running = sys.argv[0] if sys.argv else ""
-    if os.path.basename(running) != name or not os.path.isfile(running):
-        return name
-    found = shutil.which(name)
-    try:
-        if found and os.path.samefile(found, running):
-            return name
-    except OSError:
-        pass
-    return shlex.quote(os.path.abspath(running))
 
 
 def dashed_query_hint() -> str:
@@ -75,7 +56,7 @@ def _root_argument(root: Path) -> str:
     """`` <root>`` (shell-quoted) unless the docs root is the working directory: a command
     pasted from another folder must index this root, not the folder it is pasted in."""
     try:
-        if Path.cwd().resolve() == Path(root).resolve():
+        if working_folder().resolve() == Path(root).resolve():
             return ""
     except OSError:
         pass

@@ -14,19 +14,34 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from importlib import import_module
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from .. import __version__
 from ..config import EMBEDDER_CHOICES, Settings
 from ..errors import ConfigError, MarkdownMemoryError, UsageError, describe_error
-from . import drift, eval, hook, index, links, listing, map, outline, read, roots, search, serve, setup, status
 from .options import Parser, add_docs_dir_option, emit
 
-#: the subcommands, in the order ``--help`` lists them; each module's ``register(sub)`` adds its
-#: parser and sets ``handler`` (``handler(args) -> exit status``). A new command: a module here.
-COMMANDS = (index, search, outline, read, status, listing, eval, setup, map, hook, links, drift, roots, serve)
+#: the subcommands' modules, in the order ``--help`` lists them; each module's ``register(sub)``
+#: adds its parser and sets ``handler`` (``handler(args) -> exit status``). A new command: a
+#: module here. Imported when a parser is built (:data:`COMMANDS`), not with this package: the
+#: ``search`` client path builds the parser of its one command.
+COMMAND_MODULES = ("index", "search", "outline", "read", "status", "listing", "eval", "setup", "map", "hook", "links",
+                   "drift", "roots", "serve")
+
+
+def _commands(names: Sequence[str] = COMMAND_MODULES) -> tuple[ModuleType, ...]:
+    return tuple(import_module(f".{name}", __name__) for name in names)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "COMMANDS":  # the command modules, imported on first use
+        return _commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 log = logging.getLogger("markdown_memory")
 
@@ -59,8 +74,8 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of the global flags and every command of :data:`COMMANDS`."""
+def build_parser(commands: Sequence[ModuleType] | None = None) -> argparse.ArgumentParser:
+    """The parser of the global flags and every command of :data:`COMMANDS` (or of ``commands``)."""
     parser = Parser(
         prog="markdown-memory",
         description="Heading-addressed hybrid search over Markdown docs. Without a command, "
@@ -85,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: $MARKDOWN_MEMORY_LOG_LEVEL or WARNING)")
     add_docs_dir_option(parser, help=argparse.SUPPRESS, dest="server_docs_dir")  # the server's docs root
     sub = parser.add_subparsers(dest="command")
-    for command in COMMANDS:
+    for command in _commands() if commands is None else commands:
         command.register(sub)
     return parser
 
@@ -146,6 +161,8 @@ def _options_after_query(argv: list[str]) -> list[str]:
 def _parse(argv: list[str]) -> argparse.Namespace | None:
     """The command line parsed; None when the prompt hook's line could not be parsed (said on
     stderr). Raises UsageError for any other command's usage mistake."""
+    from . import hook
+
     parser = build_parser()
     if "hook" not in argv:
         return parser.parse_args(argv)
@@ -175,8 +192,10 @@ def _decode_arguments(args: argparse.Namespace) -> None:
             setattr(args, name, [decode_outside(v) for v in value])
 
 
-def _serve(args: argparse.Namespace) -> int:
-    """No command: run the MCP server on stdio until the client goes away."""
+def _serve(args: argparse.Namespace, argv: list[str]) -> int:
+    """No command: run the MCP server on stdio until the client goes away: a relay to the
+    resident service when it can be had (``mcp/relay.py``; ``argv`` is what its fallback child
+    runs), else the server in this process."""
     from ..mcp import run_server
 
     try:
@@ -190,8 +209,53 @@ def _serve(args: argparse.Namespace) -> int:
         log.error("%s", exc)
         settings = Settings(docs_root=Path.cwd(), db_path=Path(os.devnull), auto_index=False)
         startup_error = exc
+    if startup_error is None:
+        from ..service.client import ServiceError, ServiceUnavailable, mode
+
+        if mode() != "off":
+            from ..mcp.relay import run_relay
+
+            try:
+                return run_relay(settings.to_wire(), argv)
+            except (ServiceUnavailable, ServiceError) as exc:
+                log.info("the resident service is not available (%s); serving in this process", exc)
     run_server(settings, startup_error=startup_error)
     return 0
+
+
+def search_client(argv: list[str]) -> int | None:
+    """``search`` answered by the resident service (``cli/remote.py``) without importing the other
+    commands: the line is parsed by the same global parser with only ``search`` registered.
+    Returns the exit status, or None when :func:`main` must run the line (another command,
+    ``--help``, a usage mistake, settings that do not resolve, no service): nothing was printed."""
+    if any(a in ("-h", "--help", "--version") for a in argv[: argv.index("--") if "--" in argv else None]):
+        return None
+    from . import search
+    from .options import settings_of
+    from .remote import search_via_service
+
+    try:
+        args = build_parser([search]).parse_args(_options_after_query(argv))
+        if args.command != "search" or args.download_model:
+            return None
+        _decode_arguments(args)
+        _apply_global_docs_dir(args)
+        level, problem = _log_level(args.log_level)
+        if problem:
+            return None
+        _configure_logging(level)
+        settings, params = settings_of(args), search.params(args)
+    except MarkdownMemoryError:
+        return None
+    try:
+        return search_via_service(settings, params)
+    except KeyboardInterrupt:
+        sys.stderr.write("markdown-memory: interrupted\n")
+        return 130
+    except BrokenPipeError:  # the reader went away (`| head`)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 def _apply_global_docs_dir(args: argparse.Namespace) -> None:
@@ -235,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             print(download_model(name))
             return 0
         if args.command is None:
-            return _serve(args)
+            return _serve(args, argv)
         with _sigterm_interrupts():
             return int(args.handler(args))
     except MarkdownMemoryError as exc:

@@ -12,15 +12,12 @@ searched) is imported when the command runs.
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import sys
 from typing import Any, NoReturn
 
+from ..hook.command import MAX_TOKENS as MAX_TOKENS  # re-exported: the bounds of --max-tokens
+from ..hook.command import MIN_TOKENS as MIN_TOKENS
 from .options import add_docs_dir
-
-#: ``--max-tokens`` bounds (docs/prompt-hook.md); a value outside is clamped and said on stderr
-MIN_TOKENS, MAX_TOKENS = 100, 20000
 
 
 def register(sub: Any) -> None:
@@ -71,36 +68,7 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
 
 def run(args: argparse.Namespace) -> int:
     """Answer one hook call: read stdin, write the answer (if any) to stdout; always 0."""
-    from ..hook import DEFAULT_MAX_TOKENS, respond
+    from ..hook.command import run as run_hook
 
-    logger = logging.getLogger("markdown_memory")
-    level = logger.level
-    if args.log_level is None and not os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "").strip():
-        logger.setLevel(logging.CRITICAL)  # stderr: our one line at most (restored: cli.main runs in tests)
-    budget = DEFAULT_MAX_TOKENS if args.max_tokens is None else max(MIN_TOKENS, min(int(args.max_tokens), MAX_TOKENS))
-    if args.max_tokens is not None and budget != args.max_tokens:  # clamped, never refused: exit 2 blocks the prompt
-        from ..messages import hook_budget_clamped
-
-        sys.stderr.write(hook_budget_clamped(args.max_tokens, budget, MIN_TOKENS, MAX_TOKENS) + "\n")
-    try:
-        try:
-            stdin = sys.stdin.read() if sys.stdin is not None else ""
-        except (OSError, UnicodeDecodeError) as exc:
-            from ..messages import hook_stdin
-
-            sys.stderr.write(hook_stdin(exc) + "\n")
-            return 0
-        try:
-            out, err = respond(stdin, docs_dir=args.docs_dir, db=args.db, max_tokens=budget)
-        except Exception as exc:  # the promise of docs/prompt-hook.md: exit 0, one stderr line, never a traceback
-            from ..messages import hook_failed
-
-            out, err = None, hook_failed(f"{type(exc).__name__}: {exc}")
-    finally:
-        logger.setLevel(level)
-    if err:
-        sys.stderr.write(err.replace("\n", " ") + "\n")
-    if out:
-        sys.stdout.write(out + "\n")
-        sys.stdout.flush()
-    return 0
+    return run_hook(docs_dir=args.docs_dir, db=args.db, max_tokens=args.max_tokens, embedder=args.embedder,
+                    log_level=args.log_level)

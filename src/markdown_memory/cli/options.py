@@ -87,14 +87,17 @@ def emit(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
 
 
-def clip(line: str, width: int = 300) -> str:
-    """One displayed line, cut at ``width`` characters (``read`` prints the section whole)."""
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
 def printable(path: str) -> str:
     """A path as one line: control characters (a newline in a file name) are escaped."""
     return path if path.isprintable() else json.dumps(path, ensure_ascii=False)[1:-1]
+
+
+def settings_of(args: argparse.Namespace, docs_root: str | None = None) -> Settings:
+    """The command's settings (``docs_root``, else ``args.docs_dir``; the global ``--db``,
+    ``--embedder``, ``--max-file-mb``). Raises ConfigError."""
+    # ``index`` has no ``docs_dir`` (its root is DOCS_ROOT or its own flag): None is the default root
+    root = docs_root if docs_root is not None else getattr(args, "docs_dir", None)
+    return Settings.load(root, args.db, args.embedder, max_file=args.max_file_mb)
 
 
 @contextmanager
@@ -103,9 +106,7 @@ def open_engine(args: argparse.Namespace, docs_root: str | None = None) -> Itera
     ``--db``, ``--embedder``, ``--max-file-mb``), closed afterwards. Raises ConfigError."""
     from ..engine import Engine
 
-    # ``index`` has no ``docs_dir`` (its root is DOCS_ROOT or its own flag): None is the default root
-    root = docs_root if docs_root is not None else getattr(args, "docs_dir", None)
-    engine = Engine(Settings.load(root, args.db, args.embedder, max_file=args.max_file_mb))
+    engine = Engine(settings_of(args, docs_root))
     try:
         yield engine
     finally:

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import search_text
 from ..models import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K, MAX_MAX_TOKENS, MAX_TOP_K, MIN_MAX_TOKENS
-from .options import add_docs_dir, add_json, bounded, clip, emit, open_engine
+from ..search_text import render_search as render_search  # re-exported: the CLI's rendering
+from .options import add_docs_dir, add_json, bounded, open_engine, settings_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
-    from ..models import SearchAnswer
 
 
 def register(sub: Any) -> None:
@@ -39,76 +40,36 @@ def register(sub: Any) -> None:
 
 
 def read_command(settings: Settings, args: argparse.Namespace) -> Callable[[str, str], str]:
-    """How ``search`` text output names the command that reads a hit: a shell-quoted
-    ``markdown-memory ... read FILE HEADING --docs-dir ROOT`` that works pasted from any
-    directory. It names the absolute docs root the search used, and the index (``--db``) and
-    the embedder when they were chosen (flag or environment) rather than defaulted; the program
-    is :func:`~markdown_memory.messages.program` (an absolute path when not on PATH)."""
-    flags: list[str] = []
-    if args.embedder or os.environ.get("MARKDOWN_MEMORY_EMBEDDER", "").strip():
-        flags += ["--embedder", settings.embedder]
-    if args.db or os.environ.get("MARKDOWN_MEMORY_DB", "").strip():
-        flags += ["--db", str(settings.db_path)]
-
-    from ..messages import program
-
-    head = program()  # already shell-quoted
-
-    def command(file_path: str, heading_path: str) -> str:
-        return " ".join([head, shlex.join([*flags, "read", file_path, heading_path,
-                                           "--docs-dir", str(settings.docs_root)])])
-
-    return command
+    """How ``search`` text output names the command that reads a hit (``search_text.read_command``):
+    the index and the embedder are repeated when a flag or the environment chose them."""
+    return search_text.read_command(settings, *_chosen(args))
 
 
-def render_search(answer: SearchAnswer, read_command: Callable[[str, str], str] | None = None, *,
-                  verbose: bool = False) -> str:
-    """``search`` for a person: per hit a header line, the first lines of its text (or the
-    preview of a pointer hit) and, when text is left out, the command that reads the section;
-    the ``embedder:`` line only when the preset changed, or with ``verbose``."""
-    from ..embed.choice import worth_saying
+def _chosen(args: argparse.Namespace) -> tuple[bool, bool]:
+    """(embedder chosen, index chosen): by a flag or the environment, not defaulted."""
+    return (bool(args.embedder or os.environ.get("MARKDOWN_MEMORY_EMBEDDER", "").strip()),
+            bool(args.db or os.environ.get("MARKDOWN_MEMORY_DB", "").strip()))
 
-    read = read_command or (lambda f, h: shlex.join(["markdown-memory", "read", f, h]))
-    out = []
-    for i, hit in enumerate(answer.results, start=1):
-        notes = [f"score {hit.score}", f"{hit.tokens} tokens", "+".join(hit.matched_by),
-                 f"stale: file {hit.stale} since indexed" if hit.stale else ""]
-        out.append(f"{i}. {hit.file_path}:{hit.start_line}-{hit.end_line}  {hit.heading_path}  "
-                   f"({', '.join(n for n in notes if n)})")
-        if hit.content is None:
-            out.append(f"   {hit.preview}")
-            out.append(f"   … (not shown, {hit.tokens} tokens: {read(hit.file_path, hit.heading_path)})")
-        else:
-            text_lines = hit.content.split("\n")
-            shown = text_lines[:12]
-            out.extend("   " + clip(line) for line in shown)
-            if len(text_lines) > len(shown):
-                out.append(f"   … ({len(text_lines) - len(shown)} more lines: "
-                           f"{read(hit.file_path, hit.heading_path)})")
-        out.append("")
-    if not answer.results:
-        out.append("no results")
-    if answer.message:
-        out.append(f"note: {answer.message}")
-    emb = answer.index_status.embedder if answer.index_status is not None else None
-    if emb is not None and worth_saying(emb.name, emb.chosen, verbose=verbose):  # nobody named it: which and why
-        out.append(f"embedder: {emb.name} ({emb.chosen})")
-    return "\n".join(out).rstrip()
+
+def params(args: argparse.Namespace) -> search_text.SearchParams:
+    """The parsed command line as the search's parameters (what the service is sent)."""
+    embedder_chosen, db_chosen = _chosen(args)
+    return search_text.SearchParams(args.query, top_k=args.top_k, max_tokens=args.max_tokens,
+                                    path_prefix=args.path_prefix, tags=args.tags, tags_mode=args.tags_mode,
+                                    kind=args.kind, lang=args.lang, no_refresh=args.no_refresh, json=args.json,
+                                    verbose=bool(args.verbose), embedder_chosen=embedder_chosen, db_chosen=db_chosen)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Search (re-indexing changed files first unless ``--no-refresh``) and print the hits."""
-    from ..models import Freshness, SearchRequest
+    """Search (re-indexing changed files first unless ``--no-refresh``) and print the hits: through
+    the resident service when there is one (``cli/remote.py``: the same output), else here."""
     from ..progress import Progress
+    from .remote import search_via_service
 
+    settings = settings_of(args)
+    status = search_via_service(settings, params(args))
+    if status is not None:
+        return status
     with open_engine(args) as engine:
-        progress = Progress()
-        request = SearchRequest(args.query, top_k=args.top_k, max_tokens=args.max_tokens,
-                                path_prefix=args.path_prefix, tags=args.tags, tags_mode=args.tags_mode,
-                                kind=args.kind, lang=args.lang)
-        answer = engine.search(request, progress=progress,
-                               freshness=Freshness.FLAG if args.no_refresh else Freshness.INDEX)
-        progress.finish()
-        emit(answer.to_dict()) if args.json else print(render_search(answer, read_command(engine.settings, args),
-                                                                   verbose=args.verbose))
+        sys.stdout.write(search_text.run_search(engine, params(args), Progress()))
     return 0

@@ -12,82 +12,117 @@ one line for stderr or None. It never raises and never indexes; the steps, cheap
    its database as for every command (``--db``, ``MARKDOWN_MEMORY_DB``, the per-root default);
    no database file there means nothing to say, and a detached index run of the root is
    started (:mod:`.autoindex`; one stderr line says so);
-3. one keyword search through the engine façade (``Freshness.FLAG``: the index as it stands;
-   the hook searches keywords only, since loading an embedding model takes longer than a
-   prompt may wait: docs/prompt-hook.md has the figures);
+3. one search through the engine façade (``Freshness.FLAG``: the index as it stands): by the
+   resident service when one is running (:mod:`.remote`; it has the model loaded, so the
+   search uses vectors too), else in this process keyword-only, since loading an embedding
+   model takes longer than a prompt may wait (docs/prompt-hook.md has the figures);
 4. :func:`.gate.select` keeps the hits that answer the prompt, :mod:`.seen` drops those
    already injected in this session, and :func:`render` fits them into ``max_tokens``.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import messages
 from . import gate
 from .payload import Payload, PayloadError, answer, parse
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
+    from ..config import Settings
+    from ..engine import Engine
     from ..models import Hit
 
-log = logging.getLogger("markdown_memory.hook")
+
+
+def _debug(message: str, *args: object) -> None:
+    """A debug log line (``logging`` is imported only once a prompt gets this far: a prompt the
+    gate turns away costs no more than the interpreter and the gate)."""
+    import logging
+
+    logging.getLogger("markdown_memory.hook").debug(message, *args)
 
 DEFAULT_MAX_TOKENS = 800
 #: hits asked of the search: the gate and the session memory choose among them
 TOP_K = 5
 
-__all__ = ["DEFAULT_MAX_TOKENS", "Payload", "PayloadError", "answer", "parse", "render", "respond"]
+__all__ = ["DEFAULT_MAX_TOKENS", "Payload", "PayloadError", "answer", "inject", "parse", "render", "respond"]
 
 
 def respond(stdin: str, *, docs_dir: str | None = None, db: str | None = None,
-            max_tokens: int = DEFAULT_MAX_TOKENS) -> tuple[str | None, str | None]:
-    """(stdout line or None, stderr line or None) for one hook call (see module docstring)."""
+            max_tokens: int = DEFAULT_MAX_TOKENS, embedder: str | None = None) -> tuple[str | None, str | None]:
+    """(stdout line or None, stderr line or None) for one hook call (see module docstring).
+    ``embedder``: the hook's ``--embedder`` (the service's search uses it; in process the hook
+    is keyword-only)."""
     try:
         payload = parse(stdin)
     except PayloadError as exc:
         return None, str(exc)
     if not gate.asks_docs(payload.prompt):
-        log.debug("hook skipped the prompt: it is a command, a reply or a task, not a question the docs answer")
+        _debug("hook skipped the prompt: it is a command, a reply or a task, not a question the docs answer")
         return None, None
     try:
-        return _search(payload, docs_dir, db, max_tokens)
+        return _search(payload, stdin, docs_dir, db, max_tokens, embedder)
     except Exception as exc:  # a locked, damaged or foreign database: the prompt goes on without us
+        from .. import messages
+
         return None, messages.hook_failed(str(exc) or type(exc).__name__)
 
 
-def _search(payload: Payload, docs_dir: str | None, db: str | None, max_tokens: int) -> tuple[str | None, str | None]:
+def _search(payload: Payload, stdin: str, docs_dir: str | None, db: str | None, max_tokens: int,
+            embedder: str | None) -> tuple[str | None, str | None]:
+    from dataclasses import replace
+
     from ..config import Settings
-    from ..engine import Engine
-    from ..models import Freshness, SearchRequest
-    from .seen import SessionMemory
+    from ..errors import ConfigError
+    from .remote import via_service
 
     root = (docs_dir or os.environ.get("MARKDOWN_MEMORY_DOCS_DIR") or os.environ.get("CLAUDE_PROJECT_DIR")
             or payload.cwd)
-    settings = Settings.load(root, db, "none")
+    try:  # the service's settings: the embedder chosen as for any command
+        settings = Settings.load(root, db, embedder)
+    except ConfigError:  # a bad MARKDOWN_MEMORY_EMBEDDER: the keyword search here does not need it
+        settings = Settings.load(root, db, "none")
     if not settings.db_path.is_file():
+        from .. import messages
         from .autoindex import start_index
 
         started = start_index(settings, db_named=bool(db or os.environ.get("MARKDOWN_MEMORY_DB", "").strip()))
         return None, messages.hook_no_index(settings.docs_root, settings.db_path, started=started)
-    engine = Engine(settings)
+    remote = via_service(settings, stdin, max_tokens)
+    if remote is not None:
+        return remote
+    from ..engine import Engine
+
+    engine = Engine(replace(settings, embedder="none", embedder_named=True, embedder_by_env=False))
     try:
-        found = engine.search(SearchRequest(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000)),
-                              freshness=Freshness.FLAG)
+        return inject(engine, payload, max_tokens)
     finally:
         engine.close()
+
+
+def inject(engine: Engine, payload: Payload, max_tokens: int) -> tuple[str | None, str | None]:
+    """(stdout line or None, None): the sections of ``engine``'s docs root that answer
+    ``payload``'s prompt, not yet injected in its session, within ``max_tokens``. The caller
+    closes the engine (this thread's connection). Raises what ``Engine.search`` raises."""
+    from ..models import Freshness, SearchRequest
+    from .seen import SessionMemory
+
+    settings: Settings = engine.settings
+    found = engine.search(SearchRequest(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000)),
+                          freshness=Freshness.FLAG)
     picked = gate.select(payload.prompt, found.results, found.confidence)
     if not picked:
-        log.debug("hook added nothing: %s", gate.why_not(payload.prompt, found.results, found.confidence))
+        _debug("hook added nothing: %s", gate.why_not(payload.prompt, found.results, found.confidence))
         return None, None
     memory = SessionMemory(settings.db_path, payload.session_id)
     seen = memory.seen()
     fresh = [h for h in picked if (h.file_path, h.heading_path) not in seen]
     text, used = render(settings.docs_root, fresh, max_tokens)
     if not used:
-        log.debug("hook added nothing: the %d section(s) that pass were already added in this session", len(picked))
+        _debug("hook added nothing: the %d section(s) that pass were already added in this session", len(picked))
         return None, None
     memory.add((h.file_path, h.heading_path) for h in used)
     return answer(text), None
@@ -98,6 +133,7 @@ def render(root: Path, hits: list[Hit], max_tokens: int) -> tuple[str, list[Hit]
     breadcrumb, lines) and its text, in order while the whole stays within ``max_tokens``
     (``text.count_tokens``); the first hit is cut by lines to fit when it alone is too long.
     Returns (text, the hits it holds); ("", []) when none fits."""
+    from .. import messages
     from ..text import count_tokens
 
     parts = [messages.hook_lead(root)]

@@ -13,9 +13,8 @@ the hook never uses it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from .. import messages
 from ..text import decode_outside
 
 EVENT = "UserPromptSubmit"
@@ -23,8 +22,7 @@ EVENT = "UserPromptSubmit"
 MAX_PROMPT_CHARS = 4_000
 
 
-@dataclass(frozen=True)
-class Payload:
+class Payload(NamedTuple):  # not a dataclass: ``dataclasses`` costs the quiet hook a few ms
     """One prompt: ``prompt`` (cut to MAX_PROMPT_CHARS), ``session_id`` ("" when absent),
     ``cwd`` (None when absent), ``client`` ``"codex"`` (the payload carries Codex's
     ``turn_id``) or ``"claude-code"``."""
@@ -39,6 +37,13 @@ class PayloadError(ValueError):
     """The hook input is not a UserPromptSubmit payload; the message is one sentence."""
 
 
+def _bad(reason: str) -> PayloadError:
+    """The error for a payload that cannot be read because of ``reason``."""
+    from .. import messages  # only to word the error: the hook's client path stays light
+
+    return PayloadError(messages.hook_bad_payload(reason))
+
+
 def parse(text: str) -> Payload:
     """The payload in ``text`` (the hook's whole stdin). Raises PayloadError for text that is
     not a JSON object (nested too deeply for the parser included), another hook event, or a
@@ -47,17 +52,17 @@ def parse(text: str) -> Payload:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise PayloadError(messages.hook_bad_payload("it is not JSON")) from exc
+        raise _bad("it is not JSON") from exc
     except RecursionError as exc:  # '[' * 100000: the parser's recursion limit, not a traceback
-        raise PayloadError(messages.hook_bad_payload("it is JSON nested too deeply to read")) from exc
+        raise _bad("it is JSON nested too deeply to read") from exc
     if not isinstance(data, dict):
-        raise PayloadError(messages.hook_bad_payload("it is not a JSON object"))
+        raise _bad("it is not a JSON object")
     event = data.get("hook_event_name", EVENT)
     if event != EVENT:
-        raise PayloadError(messages.hook_bad_payload(f"it is a {str(event)[:40]!r} event, not {EVENT}"))
+        raise _bad(f"it is a {str(event)[:40]!r} event, not {EVENT}")
     prompt = data.get("prompt")
     if not isinstance(prompt, str):
-        raise PayloadError(messages.hook_bad_payload('it has no "prompt" string'))
+        raise _bad('it has no "prompt" string')
     session = data.get("session_id")
     cwd = data.get("cwd")
     return Payload(

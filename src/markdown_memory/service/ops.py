@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .. import __version__
 from ..errors import ConfigError
+from . import client_ops
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
@@ -81,9 +82,11 @@ def mcp(service: Service, fields: dict[str, Any]) -> Session:
     return Session(run)
 
 
-#: op name -> handler (the ``search`` and ``hook`` ops are added by their modules' owners)
+#: op name -> handler (``hook`` and ``search``: the thin clients' ops, :mod:`.client_ops`)
 OPS: dict[str, Handler] = {
     "ping": ping,
     "stop": stop,
     "mcp": mcp,
+    "hook": client_ops.hook,
+    "search": client_ops.search,
 }

@@ -1,0 +1,55 @@
+"""The hook's client path: ask a RUNNING resident service (op ``hook``) for the answer.
+
+A prompt never waits for a service to start: when none is running (and the switch is
+``auto``), one is spawned detached for the next prompt and the caller answers in process,
+keyword-only. Imports only the service's light client (no engine, numpy or model).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import Settings
+
+log = logging.getLogger("markdown_memory.hook")
+
+#: seconds the hook waits for the service's answer (the first prompt after a start may wait for
+#: the model to load there); past it the prompt is answered in process
+SERVICE_TIMEOUT_SECONDS = 15.0
+
+
+def via_service(settings: Settings, stdin: str, max_tokens: int) -> tuple[str | None, str | None] | None:
+    """(stdout line or None, stderr line or None) from the running service for the hook call
+    with this ``stdin``; None when there is no service (or it failed mid-call: the caller
+    answers in process). Never raises."""
+    from ..service import client
+
+    if client.mode() == "off":
+        return None
+    fields: dict[str, Any] = {"settings": settings.to_wire(), "stdin": stdin, "max_tokens": max_tokens}
+    try:
+        result = client.request("hook", fields, start=False, timeout=SERVICE_TIMEOUT_SECONDS)
+    except client.ServiceUnavailable as exc:
+        log.debug("hook answers in process: %s", exc)
+        if client.mode() == "auto":  # a live service's lock makes a second one exit at once
+            spawn_detached()
+        return None
+    except client.ServiceError as exc:
+        log.debug("the service refused the hook call (%s): answering in process", exc)
+        return None
+    if not isinstance(result, dict):
+        return None
+    out, err = result.get("stdout"), result.get("stderr")
+    return (out if isinstance(out, str) else None), (err if isinstance(err, str) else None)
+
+
+def spawn_detached() -> None:
+    """Start the resident service for the next prompt without waiting for it. Never raises."""
+    from ..service import client, paths
+
+    try:
+        client._spawn(paths.log_path())
+    except Exception as exc:  # noqa: BLE001 - the prompt goes on in process either way
+        log.debug("could not start the service: %s", exc)
