@@ -29,7 +29,9 @@ class FakeLink(Link):
         self.sent.append(json.loads(line))
 
     def readline(self) -> bytes:
-        return self._out.get(timeout=10)
+        # blocks until the test sends something: a session the test leaves open keeps its
+        # (daemon) pump waiting, instead of failing a later test with a stray thread error
+        return self._out.get()
 
     def answer(self, request_id: Any) -> None:
         self._out.put((json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {"n": request_id}}) + "\n").encode())

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..engine import Engine
     from ..service.server import Service
 
 log = logging.getLogger("markdown_memory.service")
@@ -67,13 +68,20 @@ def run(args: argparse.Namespace) -> int:
     if not args.foreground and sys.stdin is not None and sys.stdin.isatty():
         return _start_detached(port)
     from ..service.server import serve
-    from ..service.watch import watch_engine  # each docs root served is watched (auto-index on)
 
     if port is None:
-        return serve(args.idle_timeout, on_new_engine=watch_engine)
+        return serve(args.idle_timeout, on_new_engine=_watch)
     # an agent holding the URL cannot start the service again: no idle exit unless asked for
-    return serve(0.0 if args.idle_timeout is None else args.idle_timeout, on_new_engine=watch_engine,
+    return serve(0.0 if args.idle_timeout is None else args.idle_timeout, on_new_engine=_watch,
                  extras=[_http_extra(port)])
+
+
+def _watch(engine: Engine) -> Callable[[], object] | None:
+    """Each docs root served is watched (auto-index on): ``service.watch.watch_engine``, imported
+    with the first engine, not before the socket is bound (its imports are not light)."""
+    from ..service.watch import watch_engine
+
+    return watch_engine(engine)
 
 
 def _http_extra(port: int) -> Callable[[Service], Callable[[], object]]:
