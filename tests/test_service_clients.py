@@ -226,6 +226,7 @@ def test_cli_search_through_the_service_prints_what_the_process_prints(runtime: 
     assert "keyword+vector" in run_cli("search", "install on linux", "--docs-dir", str(indexed), env=broken)[0]
     after = ping()
     assert after is not None and after["pid"] == ping_before["pid"]
+    assert after["roots"] == [str(indexed)]  # `serve --status` names the root the CLI searched
 
 
 @pytest.mark.slow  # kills the service and starts another

@@ -7,7 +7,7 @@ process would print, so a client that falls back prints the same thing.
   mode, its model loaded once, so the hook searches with vectors).
 * ``search`` fields ``{"settings", ...search_text.SearchParams fields, "program", "cwd"}`` ->
   ``{"stdout": str, "stderr": str, "exit": int}``: ``search_text.run_search`` on a
-  foreground engine of ``settings`` kept by this module (the CLI's semantics: index changed
+  foreground engine of ``settings`` in the service's pool (the CLI's semantics: index changed
   files first, a person's wording of every message; the model is the process's shared one).
   The client's ``program`` and ``cwd`` word the messages as its own process would; the
   warnings its process would log are collected from this thread's records into ``stderr``.
@@ -34,9 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger("markdown_memory.service")
 
-#: foreground engines of the ``search`` op, by settings (wire form as canonical JSON)
-_cli_engines: dict[str, Engine] = {}
-_cli_lock = threading.Lock()
 
 
 def _settings(fields: dict[str, Any]) -> Settings:
@@ -71,22 +68,6 @@ def hook(service: Service, fields: dict[str, Any]) -> dict[str, str | None]:
     except Exception as exc:  # a locked, damaged or foreign database: as the hook says it in process
         out, err = None, messages.hook_failed(str(exc) or type(exc).__name__)
     return {"stdout": out, "stderr": err}
-
-
-def _cli_engine(settings: Settings) -> Engine:
-    """The foreground engine of the ``search`` op for ``settings`` (made on first use)."""
-    import json
-
-    from ..engine import Engine
-
-    key = json.dumps(settings.to_wire(), sort_keys=True)
-    with _cli_lock:
-        engine = _cli_engines.get(key)
-        if engine is None:
-            # the passage vectors in memory, as the pooled engines keep them: the same neighbours and
-            # distances as the CLI's vec0 scan (store/vectors.knn re-scores its shortlist exactly), faster
-            engine = _cli_engines[key] = Engine(settings, vectors_in_memory=True)
-        return engine
 
 
 class _ThisThread(logging.Handler):
@@ -136,7 +117,7 @@ def search(service: Service, fields: dict[str, Any]) -> dict[str, Any]:
                                                         str(fields.get("cwd") or "/")):
         engine: Engine | None = None
         try:
-            engine = _cli_engine(settings)
+            engine = service.engine(settings, foreground=True)
             out, status = run_search(engine, params, Progress(stderr)), 0
         except MarkdownMemoryError as exc:
             out, err, status = error_output(exc, params.json)

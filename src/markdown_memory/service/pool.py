@@ -45,10 +45,13 @@ class Pool:
         """The pool key of ``settings``: its wire form as canonical JSON."""
         return json.dumps(settings.to_wire(), sort_keys=True)
 
-    def engine(self, settings: Settings) -> Engine:
+    def engine(self, settings: Settings, *, foreground: bool = False) -> Engine:
         """The engine for ``settings`` (created on first use; concurrent first calls for one key
-        wait for one creation, other keys are not held up). Raises what ``Engine`` raises."""
-        key = self.key(settings)
+        wait for one creation, other keys are not held up). ``foreground``: the CLI's kind (its
+        ``search`` indexes changed files before answering and says so, as in process; no watcher
+        of its own), kept beside the background engine of the MCP sessions and the hook. Raises
+        what ``Engine`` raises."""
+        key = ("cli " if foreground else "") + self.key(settings)
         with self._lock:
             engine = self._engines.get(key)
             if engine is not None:
@@ -59,10 +62,13 @@ class Pool:
                 engine = self._engines.get(key)
             if engine is not None:
                 return engine
-            engine = Engine(settings, background=True)
+            # a foreground engine keeps the passage vectors in memory too: the same neighbours and
+            # distances as the CLI's vec0 scan (store/vectors.knn re-scores its shortlist exactly)
+            engine = Engine(settings, vectors_in_memory=True) if foreground else Engine(settings, background=True)
             log.info("serving %s (database %s, embedder %s)", settings.docs_root, settings.db_path,
-                        engine.settings.embedder)
-            stopper = self._on_new_engine(engine) if self._on_new_engine is not None else None
+                     engine.settings.embedder)
+            hook = None if foreground else self._on_new_engine
+            stopper = hook(engine) if hook is not None else None
             with self._lock:
                 self._engines[key] = engine
                 if stopper is not None:

@@ -113,9 +113,10 @@ class Service:
                 self._pool = Pool(self._on_new_engine)
             return self._pool
 
-    def engine(self, settings: Settings) -> Engine:
-        """The shared engine for ``settings``' docs root database (created on first use)."""
-        return self.pool.engine(settings)
+    def engine(self, settings: Settings, *, foreground: bool = False) -> Engine:
+        """The shared engine for ``settings``' docs root database (created on first use;
+        ``foreground``: the CLI's kind, see ``Pool.engine``)."""
+        return self.pool.engine(settings, foreground=foreground)
 
     def roots(self) -> list[str]:
         """The docs roots served so far (sorted)."""
