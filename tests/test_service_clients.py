@@ -371,3 +371,5 @@ def test_client_paths_import_nothing_heavy(runtime: Path, indexed: Path) -> None
         modules = imported(run.stderr)
         assert "markdown_memory.service.client" in modules
         assert not {m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY}
+    # the search's client path reads its bounds from limits.py, not the models (~20 ms of imports)
+    assert "markdown_memory.models" not in imported(search.stderr)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import search_text
-from ..models import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K, MAX_MAX_TOKENS, MAX_TOP_K, MIN_MAX_TOKENS
+from ..limits import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K, MAX_MAX_TOKENS, MAX_TOP_K, MIN_MAX_TOKENS
 from ..search_text import render_search as render_search  # re-exported: the CLI's rendering
 from .options import add_docs_dir, add_json, bounded, open_engine, settings_of
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def register(sub: Any) -> None:
-    """Add ``search`` to the subcommand parsers ``sub`` (bounds from ``models``: the request's)."""
+    """Add ``search`` to the subcommand parsers ``sub`` (bounds from ``limits``: the request's)."""
     p = sub.add_parser("search", help="search the docs root")
     p.add_argument("query")
     add_docs_dir(p)

@@ -18,6 +18,11 @@ from enum import StrEnum
 from typing import Any
 
 from ..errors import InvalidRequestError, QueryError
+from ..limits import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS  # the bounds live in limits.py
+from ..limits import DEFAULT_TOP_K as DEFAULT_TOP_K
+from ..limits import MAX_MAX_TOKENS as MAX_MAX_TOKENS
+from ..limits import MAX_TOP_K as MAX_TOP_K
+from ..limits import MIN_MAX_TOKENS as MIN_MAX_TOKENS
 from .status import (
     INDEXING_NOTE as INDEXING_NOTE,
 )
@@ -96,9 +101,8 @@ class Freshness(StrEnum):
 # -- search ---------------------------------------------------------------------------------
 #: The bounds the adapters share (MCP schema, CLI flags, ``SearchRequest``): one limit each, so the
 #: same request is valid through every adapter (the answer's token budget keeps a large ``top_k`` small).
-DEFAULT_TOP_K, MAX_TOP_K = 5, 50
-#: MIN_MAX_TOKENS: what the smallest whole answer needs (a pointer, index_status, the message).
-DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS = 2000, 500, 20_000
+# (DEFAULT_TOP_K, MAX_TOP_K, DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, MAX_MAX_TOKENS: imported from
+# limits.py above, re-exported here)
 LIST_PAGE_SIZE = 200
 
 
