@@ -624,3 +624,24 @@ def test_runtime_folder_and_transport_choice(tmp_path: Path, monkeypatch: pytest
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(deep))
     assert paths.transport() == "tcp" and paths.runtime_dir().is_dir()
+
+
+def _on_a_terminal(*args: str) -> subprocess.CompletedProcess[str]:
+    """``markdown-memory serve ARGS`` with a terminal as stdin (the detached start a person gets)."""
+    import pty
+
+    parent, child = pty.openpty()
+    try:
+        return subprocess.run([*SERVE, *args], stdin=child, capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(child)
+        os.close(parent)
+
+
+def test_detached_start_passes_the_idle_timeout_on(runtime: Path) -> None:
+    """``serve --idle-timeout 1`` on a terminal: the service it starts in the background exits
+    after 1 s idle (not the default)."""
+    done = _on_a_terminal("--idle-timeout", "1")
+    assert done.returncode == 0 and "the service is running" in done.stdout, done.stderr
+    wait_until(lambda: _lock_free(runtime / "service.lock"), 15, "the idle service to exit")
+    assert "idle exit after 1 s" in (runtime / "service.log").read_text()

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     port = http_port(args.http_port, default=None)
     if not args.foreground and sys.stdin is not None and sys.stdin.isatty():
-        return _start_detached(port)
+        return _start_detached(port, args.idle_timeout)
     from ..service.server import serve
     from ..service.watch import watch_engine  # each docs root served is watched (auto-index on)
 
@@ -130,20 +130,21 @@ def _stop() -> int:
     return 0
 
 
-def _start_detached(http_port: int | None) -> int:
-    """Start the service in the background (``http_port``: passed on through the environment the
-    spawned service inherits) and say so; a service already running without that HTTP port is
-    reported (it must be stopped first)."""
-    import os
-
+def _start_detached(http_port: int | None, idle_timeout: float | None) -> int:
+    """Start the service in the background with this command's flags (``http_port``,
+    ``idle_timeout``: passed on as ``serve``'s flags) and say so; a service already running
+    without that HTTP port is reported (it must be stopped first)."""
     from ..service import client, paths
 
     if client.mode() == "off":
         raise ConfigError("MARKDOWN_MEMORY_SERVICE=off: unset it (or use --foreground) to start the service")
+    flags: list[str] = []
     if http_port is not None:
-        os.environ["MARKDOWN_MEMORY_HTTP_PORT"] = str(http_port)
+        flags += ["--http-port", str(http_port)]
+    if idle_timeout is not None:
+        flags += ["--idle-timeout", repr(idle_timeout)]
     try:
-        client.start_service()
+        client.start_service(flags)
         info = client.request("ping", {}, start=False)
     except (client.ServiceUnavailable, client.ServiceError) as exc:
         raise ConfigError(f"the service did not start: {exc}") from exc
