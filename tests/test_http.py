@@ -323,13 +323,17 @@ def test_serve_with_an_http_port_answers_the_registered_url(config_dir, tmp_path
 
 
 @pytest.mark.usefixtures("runtime")
-def test_a_taken_http_port_leaves_the_service_running_without_http(config_dir, tmp_path, free_tcp_port):
+def test_a_taken_http_port_leaves_the_service_running_without_http(config_dir, tmp_path, free_tcp_port,
+                                                                    monkeypatch):
+    """The socket's clients keep their service, which says why HTTP is off (``serve --status``)
+    and still exits when idle (not never, as a service with HTTP does)."""
     import socket
     import sys
 
     from markdown_memory.service import client
-    from test_service import wait_until
+    from test_service import SERVE, wait_until
 
+    monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE_IDLE", "2")
     log_path = tmp_path / "service.log"
     with socket.socket() as taken, log_path.open("w") as log:
         taken.bind(("127.0.0.1", free_tcp_port))
@@ -346,8 +350,10 @@ def test_a_taken_http_port_leaves_the_service_running_without_http(config_dir, t
             wait_until(up, 60, "the service")
             assert client.request("ping", {}, start=False)["http_port"] is None
             assert f"MCP over HTTP is off: cannot listen on 127.0.0.1:{free_tcp_port}" in log_path.read_text()
-            client.request("stop", {}, start=False)
-            assert proc.wait(timeout=30) == 0
+            status = subprocess.run([*SERVE, "--status"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                    timeout=60).stdout
+            assert f"MCP over HTTP: off, it could not start: cannot listen on 127.0.0.1:{free_tcp_port}" in status
+            assert proc.wait(timeout=30) == 0  # its idle exit, with no stop asked for
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -392,3 +398,22 @@ def test_mcp_inspector_cli_lists_the_tools_with_the_token(served):
     refused = subprocess.run(argv[:-1] + ["Authorization: Bearer wrong-token-wrong-token"], capture_output=True,
                              text=True, timeout=600, env=env, stdin=subprocess.DEVNULL)
     assert refused.returncode != 0
+
+
+@pytest.mark.usefixtures("runtime", "config_dir")
+def test_a_taken_http_port_on_a_terminal_says_why_and_leaves_no_service(free_tcp_port):
+    """``serve --http-port P`` on a terminal with P taken: exit 2 with the real reason, and the
+    service it started is not left running."""
+    import socket
+
+    from test_service import _lock_free, _on_a_terminal
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", free_tcp_port))
+        taken.listen(1)
+        done = _on_a_terminal("--http-port", str(free_tcp_port))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert f"MCP over HTTP could not start, so the service was stopped: cannot listen on 127.0.0.1:{free_tcp_port}" \
+        in done.stderr
+    assert _lock_free(Path(os.environ["MARKDOWN_MEMORY_RUNTIME_DIR"]) / "service.lock")
+

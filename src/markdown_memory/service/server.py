@@ -101,6 +101,8 @@ class Service:
         self._wake_r, self._wake_w = socket.socketpair()
         #: the port of the MCP-over-HTTP endpoint (mcp/http.py, started as an extra), None when off
         self.http_port: int | None = None
+        #: why the HTTP endpoint asked for could not start (port taken, token file), None otherwise
+        self.http_error: str | None = None
 
     # -- what handlers use ------------------------------------------------------------------
     @property
