@@ -333,7 +333,7 @@ def test_a_taken_http_port_leaves_the_service_running_without_http(config_dir, t
     from markdown_memory.service import client
     from test_service import SERVE, wait_until
 
-    monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE_IDLE", "2")
+    monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE_IDLE", "6")
     log_path = tmp_path / "service.log"
     with socket.socket() as taken, log_path.open("w") as log:
         taken.bind(("127.0.0.1", free_tcp_port))
@@ -417,3 +417,17 @@ def test_a_taken_http_port_on_a_terminal_says_why_and_leaves_no_service(free_tcp
         in done.stderr
     assert _lock_free(Path(os.environ["MARKDOWN_MEMORY_RUNTIME_DIR"]) / "service.lock")
 
+
+@pytest.mark.usefixtures("runtime", "config_dir")
+def test_serve_with_http_without_a_terminal_fails_when_a_service_without_http_runs(free_tcp_port):
+    """systemd's ``ExecStart=markdown-memory serve --http-port P`` while an agent's service (no
+    HTTP) runs: exit 2 saying so, so the unit shows a failure."""
+    from markdown_memory.service import client
+    from test_service import SERVE
+
+    pid = client.request("ping", {})["pid"]
+    done = subprocess.run([*SERVE, "--http-port", str(free_tcp_port)], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert f"a service already runs (pid {pid}) without HTTP, not on port {free_tcp_port}" in done.stderr
+    assert "serve --stop" in done.stderr

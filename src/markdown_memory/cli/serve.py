@@ -67,14 +67,33 @@ def run(args: argparse.Namespace) -> int:
     port = http_port(args.http_port, default=None)
     if not args.foreground and sys.stdin is not None and sys.stdin.isatty():
         return _start_detached(port, args.idle_timeout)
-    from ..service.server import serve
+    from ..service.server import AlreadyRunning, serve
     from ..service.watch import watch_engine  # each docs root served is watched (auto-index on)
 
     if port is None:
         return serve(args.idle_timeout, on_new_engine=watch_engine)
     # an agent holding the URL cannot start the service again: no idle exit unless asked for
-    return serve(0.0 if args.idle_timeout is None else args.idle_timeout, on_new_engine=watch_engine,
-                 extras=[_http_extra(port, args.idle_timeout)])
+    try:
+        return serve(0.0 if args.idle_timeout is None else args.idle_timeout, on_new_engine=watch_engine,
+                     extras=[_http_extra(port, args.idle_timeout)], raise_if_running=True)
+    except AlreadyRunning as exc:
+        return _already_running(port, exc.pid)
+
+
+def _already_running(port: int, pid: int | None) -> int:
+    """``serve --http-port PORT`` (no terminal: systemd, a script) found a service running: 0 when
+    it serves HTTP on ``port``; otherwise ConfigError (exit 2), since nothing would answer there."""
+    from ..service import client
+
+    try:
+        info = client.request("ping", {}, start=False)
+    except (client.ServiceUnavailable, client.ServiceError):
+        info = {"pid": pid, "http_port": None}
+    if info.get("http_port") == port:
+        sys.stderr.write(f"markdown-memory: the service already runs (pid {info.get('pid')}) "
+                         f"with MCP over HTTP on port {port}\n")
+        return 0
+    raise ConfigError(_other_service(info, port))
 
 
 def _other_service(info: dict[str, Any], port: int) -> str:

@@ -432,18 +432,21 @@ Extra = Callable[[Service], Callable[[], object]]
 
 
 def serve(idle_timeout: float | None = None, *, on_new_engine: EngineHook | None = None,
-          extras: Sequence[Extra] = ()) -> int:
+          extras: Sequence[Extra] = (), raise_if_running: bool = False) -> int:
     """Run the service until stopped or idle. Returns the exit status: 0 (also when another
-    service already runs: said on stderr). ``on_new_engine``: called with each engine the pool
-    makes (the file watcher), returns its stopper. ``extras``: started after the socket is
-    bound, stopped first at shutdown. Raises ConfigError (runtime folder refused, bad idle
-    value) and what an extra's start raises."""
+    service already runs: said on stderr, unless ``raise_if_running``: AlreadyRunning is raised
+    for the caller to judge). ``on_new_engine``: called with each engine the pool makes (the
+    file watcher), returns its stopper. ``extras``: started after the socket is bound, stopped
+    first at shutdown. Raises ConfigError (runtime folder refused, bad idle value) and what an
+    extra's start raises."""
     timeout = default_idle_timeout() if idle_timeout is None else idle_timeout
     folder = paths.runtime_dir()
     transport = paths.transport()
     try:
         lock = take_lock(paths.lock_path(), paths.socket_path() if transport == "unix" else paths.port_path())
     except AlreadyRunning as exc:
+        if raise_if_running:
+            raise
         sys.stderr.write(f"markdown-memory: the service is {exc}\n")
         return 0
     token: str | None = None
