@@ -132,7 +132,9 @@ def test_missing_token_is_refused(served):
     reply = post(served["url"], {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
     assert reply.status == 401
     assert reply.headers["www-authenticate"].startswith("Bearer")
-    assert "bearer token" in reply.messages()[0]["error"]["message"]
+    message = reply.messages()[0]["error"]["message"]
+    assert "bearer token" in message and "markdown-memory setup claude-code --http" in message
+    assert "http-token" not in message and str(served["config"]) not in message  # no path for strangers
 
 
 def test_wrong_token_is_refused(served):

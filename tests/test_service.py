@@ -286,6 +286,12 @@ def test_tcp_transport_needs_the_token(runtime: Path, monkeypatch: pytest.Monkey
             sock.sendall((json.dumps({"v": 1, "op": "ping", "version": __version__, **sent}) + "\n").encode())
             reply = json.loads(sock.makefile("rb").readline())
         assert reply["ok"] is False and reply["error"]["kind"] == "forbidden"
+        assert "pid" not in reply and "version" not in reply  # nothing about the service for a stranger
+    real = token.read_text()
+    token.write_text("0" * 64 + "\n")  # a client with a wrong token is refused, not taken for another version
+    with pytest.raises(client.ServiceError, match="wrong or missing token"):
+        client.request("ping", {}, start=False)
+    token.write_text(real)
     assert client.request("ping", {}, start=False)["pid"] == pid
     client.request("stop", {})
     wait_until(lambda: _lock_free(runtime / "service.lock"), what="the service to exit")

@@ -141,10 +141,10 @@ class McpHttpApp:
             return None, _refuse(404, "not found: the MCP endpoints are /roots/<id>/mcp")
         scheme, _, presented = (headers.get("authorization") or "").partition(" ")
         if scheme.lower() != "bearer" or not http_access.token_matches(presented.strip(), self._token):
-            where = http_access.token_path()
             error = ', error="invalid_token"' if presented else ""
-            return None, _refuse(401, f"missing or wrong bearer token: send `Authorization: Bearer <token>` with "
-                                      f"the token in {where}", {"WWW-Authenticate": f'Bearer realm="markdown-memory"{error}'})
+            return None, _refuse(401, "missing or wrong bearer token: send `Authorization: Bearer <token>`; run "
+                                      "`markdown-memory setup claude-code --http` to get the token and the line that "
+                                      "registers this server", {"WWW-Authenticate": f'Bearer realm="markdown-memory"{error}'})
         return unquote(path[len(_PREFIX):-len(_SUFFIX)]), None
 
     async def _root(self, ident: str) -> _Root | None:

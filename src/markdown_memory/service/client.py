@@ -131,6 +131,10 @@ def _open(op: str, fields: dict[str, Any], start: bool, timeout: float | None) -
             raise
         start_service()
         sock, reply = _exchange(op, fields, timeout)
+    error = reply.get("error")
+    if not reply.get("ok") and isinstance(error, dict) and error.get("kind") == "forbidden":
+        sock.close()  # a refusal carries no version: it is not one to replace
+        raise _error_of(reply)
     if reply.get("version") != __version__:
         sock.close()
         if not start:

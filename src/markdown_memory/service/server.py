@@ -309,6 +309,11 @@ def _error(message: str, kind: str) -> dict[str, Any]:
     return _reply(False, {"message": message, "kind": kind})
 
 
+def _forbidden(message: str) -> dict[str, Any]:
+    """The reply to a peer that is not let in: no pid or version (nothing about the service)."""
+    return {"ok": False, "error": {"message": message, "kind": "forbidden"}}
+
+
 def _refusal(service: Service, conn: socket.socket, request: dict[str, Any]) -> dict[str, Any] | None:
     """The error reply refusing ``request`` (another uid, a wrong token, another protocol or
     version, an unknown op), or None to serve it."""
@@ -316,10 +321,10 @@ def _refusal(service: Service, conn: socket.socket, request: dict[str, Any]) -> 
     getuid = getattr(os, "getuid", None)
     if uid is not None and getuid is not None and uid != getuid():
         log.warning("refused a connection from uid %d", uid)
-        return _error("the service serves only the user who started it", "forbidden")
+        return _forbidden("the service serves only the user who started it")
     if service.token is not None and not hmac.compare_digest(str(request.get("token", "")), service.token):
         log.warning("refused a connection with a wrong or missing token")
-        return _error("wrong or missing token", "forbidden")
+        return _forbidden("wrong or missing token")
     if request.get("v") != PROTOCOL_VERSION:
         return _error(f"protocol {request.get('v')!r} is not {PROTOCOL_VERSION}", "protocol")
     op = request.get("op")
