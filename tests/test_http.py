@@ -433,3 +433,72 @@ def test_serve_with_http_without_a_terminal_fails_when_a_service_without_http_ru
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert f"a service already runs (pid {pid}) without HTTP, not on port {free_tcp_port}" in done.stderr
     assert "serve --stop" in done.stderr
+
+
+@pytest.fixture
+def own_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, minilm) -> Iterator[dict[str, Any]]:
+    """A registered copy of the guide served by its own HTTP server; ``seen``: the settings each
+    engine was asked for."""
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+    from markdown_memory.mcp import http_access
+    from markdown_memory.mcp.http import HttpServer
+
+    root = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "guide", root)
+    monkeypatch.setenv("MARKDOWN_MEMORY_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    settings = Settings.load(root, tmp_path / "index.db", "minilm")
+    engine = Engine(settings, embedder=minilm)
+    assert not engine.index().failed
+    ident = http_access.register(settings)
+    assert http_access.lookup(ident) == http_access.lookup(ident)  # the same settings each time
+    token = http_access.load_token()
+    seen: list[Any] = []
+
+    def factory(wanted: Any) -> Any:
+        seen.append(wanted)
+        return engine
+
+    config = tmp_path / "config"
+    server = HttpServer(0, engine_factory=factory, token=token,
+                        lookup=lambda ident: http_access.lookup(ident, config, tmp_path / "nothing"))
+    server.start()
+    try:
+        yield {"url": http_access.root_url(server.port, ident), "token": token, "root": root, "seen": seen,
+               "settings": settings}
+    finally:
+        server.stop()
+        engine.close()
+
+
+def test_setup_http_again_takes_effect_without_a_restart(own_server):
+    """Re-registering a root with other settings (another embedder): the next session uses them."""
+    import time
+
+    from markdown_memory.mcp import http_access
+    from markdown_memory.mcp.http import RECHECK_SECONDS
+
+    Session(own_server["url"], own_server["token"]).tool("list_documents")
+    assert own_server["seen"][-1].embedder == "minilm"
+    http_access.register(own_server["settings"].__class__.load(own_server["root"], own_server["settings"].db_path, "none"))
+    time.sleep(RECHECK_SECONDS + 0.1)  # the time-based rule: settings are trusted this long
+    Session(own_server["url"], own_server["token"]).tool("list_documents")
+    assert own_server["seen"][-1].embedder == "none"
+
+
+def test_a_deleted_docs_root_gets_the_http_advice_and_no_traceback(own_server, caplog):
+    import logging
+
+    session = Session(own_server["url"], own_server["token"])
+    session.tool("list_documents")
+    shutil.rmtree(own_server["root"])
+    with caplog.at_level(logging.INFO):
+        for _ in range(3):
+            reply = post(own_server["url"], {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                                             "params": {"name": "list_documents", "arguments": {}}}, session.headers)
+            assert reply.status == 404, reply.body
+            message = reply.messages()[0]["error"]["message"]
+            assert "setup claude-code --http" in message and "MARKDOWN_MEMORY_DOCS_DIR" not in message
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
+    assert sum("its folder is gone" in r.getMessage() for r in caplog.records) == 1
