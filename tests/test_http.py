@@ -502,3 +502,17 @@ def test_a_deleted_docs_root_gets_the_http_advice_and_no_traceback(own_server, c
             assert "setup claude-code --http" in message and "MARKDOWN_MEMORY_DOCS_DIR" not in message
     assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
     assert sum("its folder is gone" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_live_sessions_per_root_are_capped(own_server, monkeypatch):
+    """A client that keeps initializing without closing: past the cap a new session is refused
+    (503), so memory stays bounded; closing one makes room."""
+    from markdown_memory.mcp import http
+
+    monkeypatch.setattr(http, "MAX_SESSIONS_PER_ROOT", 3)  # read when the root is first served
+    sessions = [Session(own_server["url"], own_server["token"]) for _ in range(3)]
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "0"}}}
+    assert post(own_server["url"], init, {"Authorization": f"Bearer {own_server['token']}"}).status == 503
+    sessions[0].close()
+    Session(own_server["url"], own_server["token"]).tool("list_documents")

@@ -58,6 +58,11 @@ START_TIMEOUT_SECONDS = 30.0
 _PREFIX, _SUFFIX = "/roots/", "/mcp"
 
 
+#: live sessions per docs root (each holds a server task and its memory; ~200 KB): while that many
+#: are open a new ``initialize`` answers 503 until one ends (DELETE) or idles out
+MAX_SESSIONS_PER_ROOT = 64
+#: seconds without a request after which a session is closed (its client starts a new one)
+SESSION_IDLE_SECONDS = 600.0
 #: seconds a root's settings are trusted before the registry is read again (``setup --http`` run
 #: again, e.g. with another embedder, takes effect within this time, without a restart)
 RECHECK_SECONDS = 1.0
@@ -201,7 +206,9 @@ class McpHttpApp:
         runtime = Runtime(settings, engine_factory=self._engine_factory)
         security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=sorted(self._hosts),
                                              allowed_origins=sorted(self._origins))
-        manager = StreamableHTTPSessionManager(build_server(runtime), security_settings=security)
+        manager = StreamableHTTPSessionManager(build_server(runtime), security_settings=security,
+                                               session_idle_timeout=SESSION_IDLE_SECONDS,
+                                               max_sessions=MAX_SESSIONS_PER_ROOT)
         return _Root(runtime, manager)
 
     def close(self, timeout: float = 5.0) -> None:
