@@ -516,3 +516,31 @@ def test_live_sessions_per_root_are_capped(own_server, monkeypatch):
     assert post(own_server["url"], init, {"Authorization": f"Bearer {own_server['token']}"}).status == 503
     sessions[0].close()
     Session(own_server["url"], own_server["token"]).tool("list_documents")
+
+
+def test_roots_show_the_url_id_and_http_roots_can_be_unregistered(config_dir, tmp_path, cli_main, monkeypatch):
+    """`roots` (text and --json) shows each root's id (the URL's `<id>`); `setup --http --remove`
+    unregisters a root; `roots --prune --yes` drops the registrations of roots that are gone."""
+    from markdown_memory.mcp import http_access
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    kept, gone = tmp_path / "kept", tmp_path / "gone"
+    for root in (kept, gone):
+        shutil.copytree(FIXTURES / "guide", root)
+        assert cli_main("--embedder", "none", "index", str(root)).returncode == 0
+        _setup_line(cli_main, root)
+    ident = http_access.root_id(kept.resolve())
+    assert f"[id {ident}]" in cli_main("roots").stdout
+    assert ident in [e["id"] for e in json.loads(cli_main("roots", "--json").stdout)["indexes"]]
+
+    gone_id = http_access.root_id(gone.resolve())
+    shutil.rmtree(gone)
+    plan = cli_main("roots", "--prune")
+    assert f"would unregister 1 MCP-over-HTTP root(s) whose folder is gone: {gone_id}" in plan.stdout, plan.stdout
+    assert http_access.lookup(gone_id) is None and gone_id in json.loads((config_dir / "http-roots.json").read_text())["roots"]
+    assert cli_main("roots", "--prune", "--yes").returncode == 0
+    assert gone_id not in json.loads((config_dir / "http-roots.json").read_text())["roots"]
+
+    res = cli_main("setup", "claude-code", "--http", "--remove", "--docs-dir", str(kept))
+    assert res.returncode == 0 and f"unregistered {kept.resolve()} (id {ident})" in res.stdout, res.stderr
+    assert json.loads((config_dir / "http-roots.json").read_text())["roots"] == {}
