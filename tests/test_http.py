@@ -132,7 +132,9 @@ def test_missing_token_is_refused(served):
     reply = post(served["url"], {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
     assert reply.status == 401
     assert reply.headers["www-authenticate"].startswith("Bearer")
-    assert "bearer token" in reply.messages()[0]["error"]["message"]
+    message = reply.messages()[0]["error"]["message"]
+    assert "bearer token" in message and "markdown-memory setup claude-code --http" in message
+    assert "http-token" not in message and str(served["config"]) not in message  # no path for strangers
 
 
 def test_wrong_token_is_refused(served):
@@ -323,13 +325,17 @@ def test_serve_with_an_http_port_answers_the_registered_url(config_dir, tmp_path
 
 
 @pytest.mark.usefixtures("runtime")
-def test_a_taken_http_port_leaves_the_service_running_without_http(config_dir, tmp_path, free_tcp_port):
+def test_a_taken_http_port_leaves_the_service_running_without_http(config_dir, tmp_path, free_tcp_port,
+                                                                    monkeypatch):
+    """The socket's clients keep their service, which says why HTTP is off (``serve --status``)
+    and still exits when idle (not never, as a service with HTTP does)."""
     import socket
     import sys
 
     from markdown_memory.service import client
-    from test_service import wait_until
+    from test_service import SERVE, wait_until
 
+    monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE_IDLE", "6")
     log_path = tmp_path / "service.log"
     with socket.socket() as taken, log_path.open("w") as log:
         taken.bind(("127.0.0.1", free_tcp_port))
@@ -346,8 +352,10 @@ def test_a_taken_http_port_leaves_the_service_running_without_http(config_dir, t
             wait_until(up, 60, "the service")
             assert client.request("ping", {}, start=False)["http_port"] is None
             assert f"MCP over HTTP is off: cannot listen on 127.0.0.1:{free_tcp_port}" in log_path.read_text()
-            client.request("stop", {}, start=False)
-            assert proc.wait(timeout=30) == 0
+            status = subprocess.run([*SERVE, "--status"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                    timeout=60).stdout
+            assert f"MCP over HTTP: off, it could not start: cannot listen on 127.0.0.1:{free_tcp_port}" in status
+            assert proc.wait(timeout=30) == 0  # its idle exit, with no stop asked for
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -392,3 +400,147 @@ def test_mcp_inspector_cli_lists_the_tools_with_the_token(served):
     refused = subprocess.run(argv[:-1] + ["Authorization: Bearer wrong-token-wrong-token"], capture_output=True,
                              text=True, timeout=600, env=env, stdin=subprocess.DEVNULL)
     assert refused.returncode != 0
+
+
+@pytest.mark.usefixtures("runtime", "config_dir")
+def test_a_taken_http_port_on_a_terminal_says_why_and_leaves_no_service(free_tcp_port):
+    """``serve --http-port P`` on a terminal with P taken: exit 2 with the real reason, and the
+    service it started is not left running."""
+    import socket
+
+    from test_service import _lock_free, _on_a_terminal
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", free_tcp_port))
+        taken.listen(1)
+        done = _on_a_terminal("--http-port", str(free_tcp_port))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert f"MCP over HTTP could not start, so the service was stopped: cannot listen on 127.0.0.1:{free_tcp_port}" \
+        in done.stderr
+    assert _lock_free(Path(os.environ["MARKDOWN_MEMORY_RUNTIME_DIR"]) / "service.lock")
+
+
+@pytest.mark.usefixtures("runtime", "config_dir")
+def test_serve_with_http_without_a_terminal_fails_when_a_service_without_http_runs(free_tcp_port):
+    """systemd's ``ExecStart=markdown-memory serve --http-port P`` while an agent's service (no
+    HTTP) runs: exit 2 saying so, so the unit shows a failure."""
+    from markdown_memory.service import client
+    from test_service import SERVE
+
+    pid = client.request("ping", {})["pid"]
+    done = subprocess.run([*SERVE, "--http-port", str(free_tcp_port)], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert f"a service already runs (pid {pid}) without HTTP, not on port {free_tcp_port}" in done.stderr
+    assert "serve --stop" in done.stderr
+
+
+@pytest.fixture
+def own_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, minilm) -> Iterator[dict[str, Any]]:
+    """A registered copy of the guide served by its own HTTP server; ``seen``: the settings each
+    engine was asked for."""
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+    from markdown_memory.mcp import http_access
+    from markdown_memory.mcp.http import HttpServer
+
+    root = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "guide", root)
+    monkeypatch.setenv("MARKDOWN_MEMORY_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    settings = Settings.load(root, tmp_path / "index.db", "minilm")
+    engine = Engine(settings, embedder=minilm)
+    assert not engine.index().failed
+    ident = http_access.register(settings)
+    assert http_access.lookup(ident) == http_access.lookup(ident)  # the same settings each time
+    token = http_access.load_token()
+    seen: list[Any] = []
+
+    def factory(wanted: Any) -> Any:
+        seen.append(wanted)
+        return engine
+
+    config = tmp_path / "config"
+    server = HttpServer(0, engine_factory=factory, token=token,
+                        lookup=lambda ident: http_access.lookup(ident, config, tmp_path / "nothing"))
+    server.start()
+    try:
+        yield {"url": http_access.root_url(server.port, ident), "token": token, "root": root, "seen": seen,
+               "settings": settings}
+    finally:
+        server.stop()
+        engine.close()
+
+
+def test_setup_http_again_takes_effect_without_a_restart(own_server):
+    """Re-registering a root with other settings (another embedder): the next session uses them."""
+    import time
+
+    from markdown_memory.mcp import http_access
+    from markdown_memory.mcp.http import RECHECK_SECONDS
+
+    Session(own_server["url"], own_server["token"]).tool("list_documents")
+    assert own_server["seen"][-1].embedder == "minilm"
+    http_access.register(own_server["settings"].__class__.load(own_server["root"], own_server["settings"].db_path, "none"))
+    time.sleep(RECHECK_SECONDS + 0.1)  # the time-based rule: settings are trusted this long
+    Session(own_server["url"], own_server["token"]).tool("list_documents")
+    assert own_server["seen"][-1].embedder == "none"
+
+
+def test_a_deleted_docs_root_gets_the_http_advice_and_no_traceback(own_server, caplog):
+    import logging
+
+    session = Session(own_server["url"], own_server["token"])
+    session.tool("list_documents")
+    shutil.rmtree(own_server["root"])
+    with caplog.at_level(logging.INFO):
+        for _ in range(3):
+            reply = post(own_server["url"], {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                                             "params": {"name": "list_documents", "arguments": {}}}, session.headers)
+            assert reply.status == 404, reply.body
+            message = reply.messages()[0]["error"]["message"]
+            assert "setup claude-code --http" in message and "MARKDOWN_MEMORY_DOCS_DIR" not in message
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
+    assert sum("its folder is gone" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_live_sessions_per_root_are_capped(own_server, monkeypatch):
+    """A client that keeps initializing without closing: past the cap a new session is refused
+    (503), so memory stays bounded; closing one makes room."""
+    from markdown_memory.mcp import http
+
+    monkeypatch.setattr(http, "MAX_SESSIONS_PER_ROOT", 3)  # read when the root is first served
+    sessions = [Session(own_server["url"], own_server["token"]) for _ in range(3)]
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "0"}}}
+    assert post(own_server["url"], init, {"Authorization": f"Bearer {own_server['token']}"}).status == 503
+    sessions[0].close()
+    Session(own_server["url"], own_server["token"]).tool("list_documents")
+
+
+def test_roots_show_the_url_id_and_http_roots_can_be_unregistered(config_dir, tmp_path, cli_main, monkeypatch):
+    """`roots` (text and --json) shows each root's id (the URL's `<id>`); `setup --http --remove`
+    unregisters a root; `roots --prune --yes` drops the registrations of roots that are gone."""
+    from markdown_memory.mcp import http_access
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    kept, gone = tmp_path / "kept", tmp_path / "gone"
+    for root in (kept, gone):
+        shutil.copytree(FIXTURES / "guide", root)
+        assert cli_main("--embedder", "none", "index", str(root)).returncode == 0
+        _setup_line(cli_main, root)
+    ident = http_access.root_id(kept.resolve())
+    assert f"[id {ident}]" in cli_main("roots").stdout
+    assert ident in [e["id"] for e in json.loads(cli_main("roots", "--json").stdout)["indexes"]]
+
+    gone_id = http_access.root_id(gone.resolve())
+    shutil.rmtree(gone)
+    plan = cli_main("roots", "--prune")
+    assert f"would unregister 1 MCP-over-HTTP root(s) whose folder is gone: {gone_id}" in plan.stdout, plan.stdout
+    assert http_access.lookup(gone_id) is None and gone_id in json.loads((config_dir / "http-roots.json").read_text())["roots"]
+    assert cli_main("roots", "--prune", "--yes").returncode == 0
+    assert gone_id not in json.loads((config_dir / "http-roots.json").read_text())["roots"]
+
+    res = cli_main("setup", "claude-code", "--http", "--remove", "--docs-dir", str(kept))
+    assert res.returncode == 0 and f"unregistered {kept.resolve()} (id {ident})" in res.stdout, res.stderr
+    assert json.loads((config_dir / "http-roots.json").read_text())["roots"] == {}

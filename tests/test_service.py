@@ -286,6 +286,12 @@ def test_tcp_transport_needs_the_token(runtime: Path, monkeypatch: pytest.Monkey
             sock.sendall((json.dumps({"v": 1, "op": "ping", "version": __version__, **sent}) + "\n").encode())
             reply = json.loads(sock.makefile("rb").readline())
         assert reply["ok"] is False and reply["error"]["kind"] == "forbidden"
+        assert "pid" not in reply and "version" not in reply  # nothing about the service for a stranger
+    real = token.read_text()
+    token.write_text("0" * 64 + "\n")  # a client with a wrong token is refused, not taken for another version
+    with pytest.raises(client.ServiceError, match="wrong or missing token"):
+        client.request("ping", {}, start=False)
+    token.write_text(real)
     assert client.request("ping", {}, start=False)["pid"] == pid
     client.request("stop", {})
     wait_until(lambda: _lock_free(runtime / "service.lock"), what="the service to exit")
@@ -605,8 +611,8 @@ def test_a_service_dying_mid_call_is_unavailable(runtime: Path) -> None:
 
 
 def test_runtime_folder_and_transport_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The folder is made 0700 (a looser one of ours is tightened); a path too long for an AF_UNIX
-    address, or the switch, picks the TCP transport."""
+    """A folder the user names is used as it is when only they can write it (never chmod-ed); a
+    path too long for an AF_UNIX address, or the switch, picks the TCP transport."""
     from markdown_memory.service import paths
 
     short = Path(tempfile.mkdtemp(prefix="mm", dir="/tmp"))
@@ -615,7 +621,7 @@ def test_runtime_folder_and_transport_choice(tmp_path: Path, monkeypatch: pytest
         monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(short))
         monkeypatch.delenv("MARKDOWN_MEMORY_SERVICE_TRANSPORT", raising=False)
         assert paths.transport() == "unix"
-        assert stat.S_IMODE(short.stat().st_mode) == 0o700
+        assert stat.S_IMODE(short.stat().st_mode) == 0o755
         monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE_TRANSPORT", "tcp")
         assert paths.transport() == "tcp"
     finally:
@@ -624,3 +630,50 @@ def test_runtime_folder_and_transport_choice(tmp_path: Path, monkeypatch: pytest
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(deep))
     assert paths.transport() == "tcp" and paths.runtime_dir().is_dir()
+
+
+def _on_a_terminal(*args: str) -> subprocess.CompletedProcess[str]:
+    """``markdown-memory serve ARGS`` with a terminal as stdin (the detached start a person gets)."""
+    import pty
+
+    parent, child = pty.openpty()
+    try:
+        return subprocess.run([*SERVE, *args], stdin=child, capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(child)
+        os.close(parent)
+
+
+def test_detached_start_passes_the_idle_timeout_on(runtime: Path) -> None:
+    """``serve --idle-timeout 1`` on a terminal: the service it starts in the background exits
+    after 1 s idle (not the default)."""
+    done = _on_a_terminal("--idle-timeout", "1")
+    assert done.returncode == 0 and "the service is running" in done.stdout, done.stderr
+    wait_until(lambda: _lock_free(runtime / "service.lock"), 15, "the idle service to exit")
+    assert "idle exit after 1 s" in (runtime / "service.log").read_text()
+
+
+def test_a_shared_runtime_folder_is_refused_not_chmodded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MARKDOWN_MEMORY_RUNTIME_DIR naming an existing folder others can write (a 1777 shared
+    folder, /tmp): refused with a clear message, its mode untouched, even by ``serve --status``;
+    a folder that does not exist yet is made 0700, and a default one of ours is tightened."""
+    from markdown_memory.errors import ConfigError
+    from markdown_memory.service import paths
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(shared))
+    with pytest.raises(ConfigError, match="can be written by other users"):
+        paths.runtime_dir()
+    status = subprocess.run([*SERVE, "--status"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "MARKDOWN_MEMORY_SERVICE": "auto"})
+    assert status.returncode == 2 and "can be written by other users (mode 1777)" in status.stderr, status.stderr
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    fresh = shared / "mine"
+    monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(fresh))
+    assert paths.runtime_dir() == fresh and stat.S_IMODE(fresh.stat().st_mode) == 0o700
+    monkeypatch.delenv("MARKDOWN_MEMORY_RUNTIME_DIR")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    (tmp_path / "markdown-memory").mkdir(mode=0o755)
+    assert stat.S_IMODE(paths.runtime_dir().stat().st_mode) == 0o700

@@ -223,3 +223,17 @@ def test_scope_check_agrees_with_the_walk(tmp_path):
     judged = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
     assert {rel for rel in judged if check.file(rel)} == walked
     assert "guides/keep.draft.md" in walked and "env-docs/r.md" in walked  # the tree tests something
+
+
+def test_a_deleted_root_is_said_once_without_a_traceback(watched, caplog):
+    """Polling a docs root deleted while served (the HTTP service's case): one log line naming
+    the problem, not a traceback every half second."""
+    import logging
+    import shutil
+
+    engine, watcher, root = watched(mode="poll")
+    with caplog.at_level(logging.INFO, logger="markdown_memory"):
+        shutil.rmtree(root)
+        wait_for(lambda: watcher.stats.errors >= 3, "three probes of the missing root")
+    probes = [r for r in caplog.records if "probing" in r.getMessage()]
+    assert len(probes) == 1 and not probes[0].exc_info and "no longer exists" in probes[0].getMessage()

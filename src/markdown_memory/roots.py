@@ -60,6 +60,7 @@ class IndexEntry:
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` shape: paths as strings, ``last_used`` ISO 8601 UTC (or null)."""
         return {
+            "id": self.folder.name,
             "database": str(self.database),
             "root": self.root,
             "root_exists": self.root is not None and os.path.isdir(self.root),

@@ -1,6 +1,7 @@
 """``markdown-memory roots [--prune [--yes]] [--json]``: the index databases under the user data
-dir, one per docs root, and removing those whose root is gone or empty (the logic is in
-:mod:`markdown_memory.roots`). ``--prune`` prints the plan and removes only with ``--yes``, like
+dir, one per docs root (with its id: the index folder's name, the ``<id>`` of an MCP-over-HTTP
+URL), and removing those whose root is gone or empty (the logic is in
+:mod:`markdown_memory.roots`), and the HTTP registrations of roots that are gone. ``--prune`` prints the plan and removes only with ``--yes``, like
 ``setup``."""
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def register(sub: Any) -> None:
 
 def _line(e: IndexEntry) -> str:
     when = e.last_used.strftime("%Y-%m-%d %H:%M") if e.last_used else "?"
-    return f"  {e.state:<10} {_size(e.size_bytes):>9}  {when}  {e.root or e.folder}  ({e.reason})"
+    return f"  {e.state:<10} {_size(e.size_bytes):>9}  {when}  {e.root or e.folder}  [id {e.folder.name}]  ({e.reason})"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     could not remove one of the planned folders (each says why)."""
     from ..config import projects_dir
     from ..errors import UsageError
+    from ..mcp import http_access
     from ..roots import list_indexes, prune_plan, remove
 
     if args.yes and not args.prune:
@@ -61,11 +63,19 @@ def run(args: argparse.Namespace) -> int:
     plan = prune_plan(entries)
     failed = {e.folder: why for e in plan if (why := remove(e))} if args.yes else {}
     done = [e for e in plan if args.yes and e.folder not in failed]
+    http_gone = http_access.registered_gone()  # MCP-over-HTTP registrations of roots that are gone
+    if args.yes:
+        http_access.unregister(sorted(http_gone))
     if args.json:
         emit({"data_dir": str(base), "applied": bool(args.yes),
               "plan": [{**e.to_dict(), "removed": e in done, "error": failed.get(e.folder)} for e in plan],
-              "freed_bytes": sum(e.size_bytes for e in done)})
+              "freed_bytes": sum(e.size_bytes for e in done),
+              "http_roots": [{"id": ident, "root": root, "unregistered": bool(args.yes)}
+                             for ident, root in sorted(http_gone.items())]})
         return 1 if failed else 0
+    if http_gone:
+        print(f"{'unregistered' if args.yes else 'would unregister'} {len(http_gone)} MCP-over-HTTP root(s) whose "
+              f"folder is gone: {', '.join(sorted(http_gone))}")
     if not plan:
         print(f"nothing to prune: every index under {base} has a docs root with documents")
         return 0

@@ -10,10 +10,11 @@ in this process until stopped (``stop`` request, ``serve --stop``, SIGTERM, Ctrl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 
@@ -66,14 +67,17 @@ def run(args: argparse.Namespace) -> int:
 
     port = http_port(args.http_port, default=None)
     if not args.foreground and sys.stdin is not None and sys.stdin.isatty():
-        return _start_detached(port)
-    from ..service.server import serve
+        return _start_detached(port, args.idle_timeout)
+    from ..service.server import AlreadyRunning, serve
 
     if port is None:
         return serve(args.idle_timeout, on_new_engine=_watch)
     # an agent holding the URL cannot start the service again: no idle exit unless asked for
-    return serve(0.0 if args.idle_timeout is None else args.idle_timeout, on_new_engine=_watch,
-                 extras=[_http_extra(port)])
+    try:
+        return serve(0.0 if args.idle_timeout is None else args.idle_timeout, on_new_engine=_watch,
+                     extras=[_http_extra(port, args.idle_timeout)], raise_if_running=True)
+    except AlreadyRunning as exc:
+        return _already_running(port, exc.pid)
 
 
 def _watch(engine: Engine) -> Callable[[], object] | None:
@@ -84,19 +88,49 @@ def _watch(engine: Engine) -> Callable[[], object] | None:
     return watch_engine(engine)
 
 
-def _http_extra(port: int) -> Callable[[Service], Callable[[], object]]:
+def _already_running(port: int, pid: int | None) -> int:
+    """``serve --http-port PORT`` (no terminal: systemd, a script) found a service running: 0 when
+    it serves HTTP on ``port``; otherwise ConfigError (exit 2), since nothing would answer there."""
+    from ..service import client
+
+    try:
+        info = client.request("ping", {}, start=False)
+    except (client.ServiceUnavailable, client.ServiceError):
+        info = {"pid": pid, "http_port": None}
+    if info.get("http_port") == port:
+        sys.stderr.write(f"markdown-memory: the service already runs (pid {info.get('pid')}) "
+                         f"with MCP over HTTP on port {port}\n")
+        return 0
+    raise ConfigError(_other_service(info, port))
+
+
+def _other_service(info: dict[str, Any], port: int) -> str:
+    """The sentence for a running service (its ``ping``) that does not serve HTTP on ``port``."""
+    from ..service import paths
+
+    serving = f"with HTTP on port {info['http_port']}" if info.get("http_port") else "without HTTP"
+    return (f"a service already runs (pid {info.get('pid')}) {serving}, not on port {port}; stop it with "
+            f"`markdown-memory serve --stop`, then run this again (log: {paths.log_path()})")
+
+
+def _http_extra(port: int, idle_timeout: float | None) -> Callable[[Service], Callable[[], object]]:
     """The service's extra (``service.server.Extra``) running the MCP-over-HTTP endpoint on
     ``port`` with the service's shared engines; each authenticated request counts as use (for
     an idle timeout). When the endpoint cannot start (port taken, unsafe token file) the service
-    runs without it: the log says why and ``ping`` reports ``http_port`` null."""
+    runs without it, with its usual idle exit (``idle_timeout``, else the default): the log says
+    why, ``ping`` reports ``http_port`` null and the reason as ``http_error``."""
     def start(service: Service) -> Callable[[], object]:
         from ..mcp.http import HttpServer
+        from ..service.server import default_idle_timeout
 
         http = HttpServer(port, engine_factory=service.engine, on_request=service.touch)
         try:
             http.start()
-        except ConfigError as exc:  # the socket's clients still get their service
-            log.error("MCP over HTTP is off: %s", exc)
+        except ConfigError as exc:  # the socket's clients still get their service, for its usual time
+            service.http_error = str(exc)
+            if idle_timeout is None:
+                service.idle_timeout = default_idle_timeout()
+            log.error("MCP over HTTP is off: %s (idle exit after %g s; 0 = never)", exc, service.idle_timeout)
             return lambda: None
         service.http_port = http.port
         log.info("MCP over HTTP at http://127.0.0.1:%d/roots/<id>/mcp", http.port)
@@ -120,6 +154,10 @@ def _status() -> int:
                      f"up {float(info.get('uptime_s') or 0):.0f} s, {len(roots)} docs root(s)\n")
     if info.get("http_port"):
         sys.stdout.write(f"MCP over HTTP: http://127.0.0.1:{info['http_port']}/roots/<id>/mcp\n")
+    elif info.get("http_error"):
+        sys.stdout.write(f"MCP over HTTP: off, it could not start: {info['http_error']}\n")
+    else:
+        sys.stdout.write("MCP over HTTP: off (not asked for: `serve --http-port PORT`)\n")
     if client.mode() == "off":
         sys.stdout.write("(MARKDOWN_MEMORY_SERVICE=off: commands in this shell do not use it)\n")
     for root in roots:
@@ -138,26 +176,42 @@ def _stop() -> int:
     return 0
 
 
-def _start_detached(http_port: int | None) -> int:
-    """Start the service in the background (``http_port``: passed on through the environment the
-    spawned service inherits) and say so; a service already running without that HTTP port is
-    reported (it must be stopped first)."""
-    import os
+def _ping() -> dict[str, Any] | None:
+    """The running service's ``ping`` answer, or None when none runs (none is started)."""
+    from ..service import client
 
+    try:
+        answer: dict[str, Any] = client.request("ping", {}, start=False)
+    except client.ServiceUnavailable:
+        return None
+    return answer
+
+
+def _start_detached(http_port: int | None, idle_timeout: float | None) -> int:
+    """Start the service in the background with this command's flags (``http_port``,
+    ``idle_timeout``: passed on as ``serve``'s flags) and say so; a service already running
+    without that HTTP port is reported (it must be stopped first)."""
     from ..service import client, paths
 
     if client.mode() == "off":
         raise ConfigError("MARKDOWN_MEMORY_SERVICE=off: unset it (or use --foreground) to start the service")
+    flags: list[str] = []
     if http_port is not None:
-        os.environ["MARKDOWN_MEMORY_HTTP_PORT"] = str(http_port)
+        flags += ["--http-port", str(http_port)]
+    if idle_timeout is not None:
+        flags += ["--idle-timeout", repr(idle_timeout)]
     try:
-        client.start_service()
+        before = _ping()
+        if before is None:
+            client.start_service(flags)
         info = client.request("ping", {}, start=False)
     except (client.ServiceUnavailable, client.ServiceError) as exc:
         raise ConfigError(f"the service did not start: {exc}") from exc
     if http_port is not None and info.get("http_port") != http_port:
-        serving = f"with HTTP on port {info['http_port']}" if info.get("http_port") else "without HTTP"
-        raise ConfigError(f"a service already runs (pid {info.get('pid')}) {serving}, not on port {http_port}; "
-                          f"stop it with `markdown-memory serve --stop`, then run this again (log: {paths.log_path()})")
+        if before is None and info.get("http_error"):  # the one just started: leave nothing behind
+            with contextlib.suppress(client.ServiceUnavailable):
+                client.stop_service()
+            raise ConfigError(f"MCP over HTTP could not start, so the service was stopped: {info['http_error']}")
+        raise ConfigError(_other_service(info, http_port))
     sys.stdout.write(f"the service is running (pid {info.get('pid')}); log: {paths.log_path()}\n")
     return 0

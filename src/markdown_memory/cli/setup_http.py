@@ -36,10 +36,16 @@ def run_http(args: argparse.Namespace, embedder: str) -> int:
     from ..errors import ConfigError
     from ..mcp import http_access
 
-    if args.remove or args.hook or args.rules:
-        raise ConfigError("--http prints a registration line only; run setup without --http for --hook, --rules "
-                          "or --remove (remove an HTTP registration with `claude mcp remove markdown-memory`)")
+    if args.hook or args.rules:
+        raise ConfigError("--http prints a registration line only; run setup without --http for --hook or --rules")
     settings = Settings.load(docs_root=args.docs_dir, embedder=embedder)
+    if args.remove:  # the service stops serving the root's URL (the agent's own entry is its CLI's)
+        ident = http_access.root_id(settings.docs_root)
+        done = http_access.unregister([ident])
+        remove = "codex mcp remove markdown-memory" if args.agent == "codex" else "claude mcp remove markdown-memory"
+        print(f"{'unregistered' if done else 'not registered:'} {settings.docs_root} (id {ident}) for MCP over HTTP; "
+              f"remove the agent's entry with `{remove}`")
+        return 0
     port = http_access.http_port(args.http_port)
     assert port is not None
     ident = http_access.register(settings)

@@ -58,10 +58,22 @@ START_TIMEOUT_SECONDS = 30.0
 _PREFIX, _SUFFIX = "/roots/", "/mcp"
 
 
+#: live sessions per docs root (each holds a server task and its memory; ~200 KB): while that many
+#: are open a new ``initialize`` answers 503 until one ends (DELETE) or idles out
+MAX_SESSIONS_PER_ROOT = 64
+#: seconds without a request after which a session is closed (its client starts a new one)
+SESSION_IDLE_SECONDS = 600.0
+#: seconds a root's settings are trusted before the registry is read again (``setup --http`` run
+#: again, e.g. with another embedder, takes effect within this time, without a restart)
+RECHECK_SECONDS = 1.0
+
+
 @dataclass
 class _Root:
     runtime: Runtime
     manager: StreamableHTTPSessionManager
+    checked: float = 0.0  # time.monotonic() of the last lookup that confirmed the settings
+    manager_scope: Any = None  # the anyio.CancelScope running the manager (cancel: the root is dropped)
 
 
 class McpHttpApp:
@@ -122,8 +134,9 @@ class McpHttpApp:
             await _refuse(500, str(exc))(scope, receive, send)
             return
         if root is None:
-            await _refuse(404, f"no docs root has the id {ident!r}: run `markdown-memory setup claude-code --http "
-                               f"--docs-dir DIR` for the root to serve and use the URL it prints")(scope, receive, send)
+            await _refuse(404, f"no docs root has the id {ident!r} (was it moved or deleted?): run `markdown-memory "
+                               f"setup claude-code --http` in the docs root's folder (or with --docs-dir DIR) and use "
+                               f"the URL it prints")(scope, receive, send)
             return
         await root.manager.handle_request(scope, receive, send)
 
@@ -141,29 +154,46 @@ class McpHttpApp:
             return None, _refuse(404, "not found: the MCP endpoints are /roots/<id>/mcp")
         scheme, _, presented = (headers.get("authorization") or "").partition(" ")
         if scheme.lower() != "bearer" or not http_access.token_matches(presented.strip(), self._token):
-            where = http_access.token_path()
             error = ', error="invalid_token"' if presented else ""
-            return None, _refuse(401, f"missing or wrong bearer token: send `Authorization: Bearer <token>` with "
-                                      f"the token in {where}", {"WWW-Authenticate": f'Bearer realm="markdown-memory"{error}'})
+            return None, _refuse(401, "missing or wrong bearer token: send `Authorization: Bearer <token>`; run "
+                                      "`markdown-memory setup claude-code --http` to get the token and the line that "
+                                      "registers this server", {"WWW-Authenticate": f'Bearer realm="markdown-memory"{error}'})
         return unquote(path[len(_PREFIX):-len(_SUFFIX)]), None
 
     async def _root(self, ident: str) -> _Root | None:
-        """The runtime and running session manager of root ``ident``, made on first use."""
+        """The runtime and running session manager of root ``ident``, made on first use; None
+        when no root has that id. A root whose folder is gone is dropped at once (the client
+        gets the 404 saying how to register it again, not the stdio server's advice); its
+        settings are looked up again after :data:`RECHECK_SECONDS` and a root whose registered
+        settings changed gets a new runtime (its clients start new sessions)."""
+        import time
+
         import anyio
 
         root = self._roots.get(ident)
-        if root is not None:
+        now = time.monotonic()
+        if root is not None and now - root.checked < RECHECK_SECONDS and root.runtime.settings.docs_root.is_dir():
             return root
         async with self._roots_lock:
             root = self._roots.get(ident)
-            if root is None:
-                settings = await anyio.to_thread.run_sync(self._lookup, ident)
-                if settings is None or self._task_group is None:
-                    return None
-                root = self._make_root(settings)
-                await self._task_group.start(_run_manager, root.manager)
-                self._roots[ident] = root
-                log.info("serving %s at /roots/%s/mcp", settings.docs_root, ident)
+            if root is not None and now - root.checked < RECHECK_SECONDS and root.runtime.settings.docs_root.is_dir():
+                return root
+            settings = await anyio.to_thread.run_sync(self._lookup, ident)
+            if root is not None and settings == root.runtime.settings:
+                root.checked = time.monotonic()
+                return root
+            if root is not None:
+                del self._roots[ident]
+                root.manager_scope.cancel()
+                log.info("stopped serving %s at /roots/%s/mcp: %s", root.runtime.settings.docs_root, ident,
+                         "its folder is gone" if settings is None else "its registered settings changed")
+            if settings is None or self._task_group is None:
+                return None
+            root = self._make_root(settings)
+            root.checked = time.monotonic()
+            await self._task_group.start(_run_manager, root)
+            self._roots[ident] = root
+            log.info("serving %s at /roots/%s/mcp", settings.docs_root, ident)
             return root
 
     def _make_root(self, settings: Settings) -> _Root:
@@ -176,7 +206,9 @@ class McpHttpApp:
         runtime = Runtime(settings, engine_factory=self._engine_factory)
         security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=sorted(self._hosts),
                                              allowed_origins=sorted(self._origins))
-        manager = StreamableHTTPSessionManager(build_server(runtime), security_settings=security)
+        manager = StreamableHTTPSessionManager(build_server(runtime), security_settings=security,
+                                               session_idle_timeout=SESSION_IDLE_SECONDS,
+                                               max_sessions=MAX_SESSIONS_PER_ROOT)
         return _Root(runtime, manager)
 
     def close(self, timeout: float = 5.0) -> None:
@@ -188,12 +220,16 @@ class McpHttpApp:
         self._roots.clear()
 
 
-async def _run_manager(manager: StreamableHTTPSessionManager, *, task_status: TaskStatus[None]) -> None:
+async def _run_manager(root: _Root, *, task_status: TaskStatus[None]) -> None:
+    """Run ``root``'s session manager until the server stops or ``root.manager_scope`` is
+    cancelled (the root is dropped: its sessions end)."""
     import anyio
 
-    async with manager.run():
-        task_status.started()
-        await anyio.sleep_forever()
+    with anyio.CancelScope() as scope:
+        root.manager_scope = scope
+        async with root.manager.run():
+            task_status.started()
+            await anyio.sleep_forever()
 
 
 def _refuse(status: int, message: str, headers: dict[str, str] | None = None) -> Any:

@@ -167,6 +167,30 @@ def register(settings: Settings) -> str:
     return ident
 
 
+def unregister(idents: list[str]) -> list[str]:
+    """Remove ``idents`` from the registry (``setup --http --remove``, ``roots --prune --yes``);
+    the ids that were there. Raises ConfigError for a registry that cannot be read."""
+    roots = _read_registry()
+    gone = [ident for ident in idents if ident in roots]
+    if gone:
+        for ident in gone:
+            del roots[ident]
+        _write_private(_registry_path(), json.dumps({"roots": roots}, indent=2, sort_keys=True) + "\n",
+                       exclusive=False)
+    return gone
+
+
+def registered_gone() -> dict[str, str]:
+    """The registered ids whose docs root is no longer a folder: ``{id: docs root}``. Raises
+    ConfigError for a registry that cannot be read."""
+    found: dict[str, str] = {}
+    for ident, wire in _read_registry().items():
+        root = str(wire.get("docs_root") or "")
+        if not root or not os.path.isdir(root):
+            found[ident] = root
+    return found
+
+
 def lookup(ident: str, folder: Path | None = None, projects: Path | None = None) -> Settings | None:
     """The settings of the docs root ``ident`` names (see the module docstring), or None when no
     registered or indexed root has that id, or its docs root no longer exists. ``folder``: the

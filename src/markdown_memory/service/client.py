@@ -20,7 +20,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -131,6 +131,10 @@ def _open(op: str, fields: dict[str, Any], start: bool, timeout: float | None) -
             raise
         start_service()
         sock, reply = _exchange(op, fields, timeout)
+    error = reply.get("error")
+    if not reply.get("ok") and isinstance(error, dict) and error.get("kind") == "forbidden":
+        sock.close()  # a refusal carries no version: it is not one to replace
+        raise _error_of(reply)
     if reply.get("version") != __version__:
         sock.close()
         if not start:
@@ -224,10 +228,10 @@ def _replace_service() -> None:
     start_service()
 
 
-def start_service() -> None:
-    """Spawn ``python -m markdown_memory serve`` detached (its own session, in the runtime folder,
-    this process's environment, stdin/stdout to the null device, stderr appended to
-    ``log_path()``) and wait up to :data:`START_WAIT_SECONDS` for it to accept a connection. A
+def start_service(args: Sequence[str] = ()) -> None:
+    """Spawn ``python -m markdown_memory serve [args]`` detached (``args``: ``serve``'s flags, e.g.
+    ``--idle-timeout``; its own session, in the runtime folder, this process's environment,
+    stdin/stdout to the null device, stderr appended to ``log_path()``) and wait up to :data:`START_WAIT_SECONDS` for it to accept a connection. A
     spawned process that exits because another service already runs is fine: that one is waited
     for. Raises ServiceUnavailable when nothing answers in time."""
     try:
@@ -235,7 +239,7 @@ def start_service() -> None:
     except Exception as exc:  # noqa: BLE001 - ConfigError: the runtime folder is refused
         raise ServiceUnavailable(str(exc)) from exc
     deadline = time.monotonic() + START_WAIT_SECONDS
-    child = _spawn(log)
+    child = _spawn(log, args)
     while time.monotonic() < deadline:
         try:
             sock, _token = _connect()
@@ -244,7 +248,7 @@ def start_service() -> None:
             if code is not None and code != 0:
                 raise ServiceUnavailable(f"the service exited with status {code} at start; see {log}") from None
             if code == 0 and not service_address_exists():
-                child = _spawn(log)  # the one it saw was stopping: try again
+                child = _spawn(log, args)  # the one it saw was stopping: try again
             time.sleep(0.01)
             continue
         sock.close()
@@ -252,12 +256,12 @@ def start_service() -> None:
     raise ServiceUnavailable(f"the service did not start within {START_WAIT_SECONDS:.0f} s; see {log}")
 
 
-def _spawn(log: Path) -> subprocess.Popen[bytes]:
+def _spawn(log: Path, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
     import subprocess
 
     with _log_file(log) as stderr:
         try:
-            return subprocess.Popen([sys.executable, "-m", "markdown_memory", "serve"], stdin=subprocess.DEVNULL,
+            return subprocess.Popen([sys.executable, "-m", "markdown_memory", "serve", *args], stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
                                     close_fds=True, cwd=log.parent)  # holds no user folder open
         except OSError as exc:

@@ -54,10 +54,12 @@ def settings_field(fields: dict[str, Any]) -> Settings:
 
 
 def ping(service: Service, fields: dict[str, Any]) -> dict[str, Any]:
-    """``{"pid", "version", "uptime_s", "roots", "http_port"}``: the service is alive, and what it
-    serves (``http_port``: the MCP-over-HTTP endpoint's port, or null when it is off)."""
+    """``{"pid", "version", "uptime_s", "roots", "http_port", "http_error"}``: the service is alive,
+    and what it serves (``http_port``: the MCP-over-HTTP endpoint's port, or null when it is off;
+    ``http_error``: why it is off when it was asked for and could not start, else null)."""
     return {"pid": os.getpid(), "version": __version__, "uptime_s": round(time.monotonic() - service.started, 3),
-            "roots": service.roots(), "http_port": service.http_port}
+            "roots": service.roots(), "http_port": service.http_port,
+            "http_error": service.http_error}
 
 
 def stop(service: Service, fields: dict[str, Any]) -> dict[str, Any]:

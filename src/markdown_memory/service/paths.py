@@ -3,7 +3,9 @@
 The folder is ``$MARKDOWN_MEMORY_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/markdown-memory``, else
 ``<tempdir>/markdown-memory-<uid>``. It is created with mode 0700 and refused when it is not a
 real folder owned by this user (another user could otherwise put a socket there and answer our
-clients). It holds:
+clients). A folder the user names with ``$MARKDOWN_MEMORY_RUNTIME_DIR`` that already exists is
+never chmod-ed: it is refused when others can write to it (``/tmp``, a shared 1777 folder); the
+default folders (named for this tool) of ours are tightened to 0700. It holds:
 
 * ``service.sock`` — the Unix socket (0600) the service listens on;
 * ``service.lock`` — the lock the one service holds for its whole life (one service per user);
@@ -50,7 +52,9 @@ def runtime_dir(*, create: bool = True) -> Path:
     """The per-user runtime folder (see the module docstring), created 0700 when ``create``.
 
     Raises ConfigError when the folder cannot be created, is not a folder (a symlink included),
-    or belongs to another user. A folder of ours with looser permissions is tightened to 0700.
+    belongs to another user, or is an existing ``$MARKDOWN_MEMORY_RUNTIME_DIR`` that group or
+    others can write to. A folder made here, or a default one of ours with looser permissions,
+    is set to 0700; an existing folder the user named is left as it is.
     """
     explicit = os.environ.get(RUNTIME_DIR_ENV, "").strip()
     xdg = os.environ.get("XDG_RUNTIME_DIR", "").strip()
@@ -63,17 +67,23 @@ def runtime_dir(*, create: bool = True) -> Path:
         import tempfile  # only here: its imports cost a few milliseconds on every client start
 
         folder = Path(tempfile.gettempdir()) / f"markdown-memory-{uid if uid is not None else 'user'}"
+    made = False
     if create:
         try:
-            folder.mkdir(mode=0o700, parents=bool(explicit or xdg), exist_ok=True)
+            folder.mkdir(mode=0o700, parents=bool(explicit or xdg))
+            made = True
+        except FileExistsError:
+            pass
         except OSError as exc:
             _refuse(f"cannot create the service's runtime folder {folder}: {exc.strerror or exc}")
-    _check_owner(folder)
+    _check_owner(folder, tighten=made or not explicit)
     return folder
 
 
-def _check_owner(folder: Path) -> None:
-    """Refuse ``folder`` unless it is a real folder owned by this user; tighten it to 0700."""
+def _check_owner(folder: Path, *, tighten: bool) -> None:
+    """Refuse ``folder`` unless it is a real folder owned by this user; with ``tighten`` (a folder
+    made here or a default one of ours) set it to 0700, else refuse it when group or others can
+    write to it (nothing is chmod-ed in a folder the user named)."""
     try:
         info = folder.lstat()
     except FileNotFoundError:
@@ -89,8 +99,13 @@ def _check_owner(folder: Path) -> None:
     if info.st_uid != uid:
         _refuse(f"the service's runtime folder {folder} belongs to another user (uid {info.st_uid}); "
                           f"set {RUNTIME_DIR_ENV} to a folder of your own")
-    if stat.S_IMODE(info.st_mode) & 0o077:
+    mode = stat.S_IMODE(info.st_mode)
+    if tighten and mode & 0o077:
         os.chmod(folder, 0o700)
+    elif not tighten and mode & 0o022:
+        _refuse(f"the service's runtime folder {folder} ({RUNTIME_DIR_ENV}) can be written by other users "
+                f"(mode {mode:o}); set {RUNTIME_DIR_ENV} to a folder only you can write (a new one is made "
+                f"0700, e.g. {folder / f'markdown-memory-{uid}'}), or unset it")
 
 
 def socket_path() -> Path:

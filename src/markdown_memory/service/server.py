@@ -101,6 +101,8 @@ class Service:
         self._wake_r, self._wake_w = socket.socketpair()
         #: the port of the MCP-over-HTTP endpoint (mcp/http.py, started as an extra), None when off
         self.http_port: int | None = None
+        #: why the HTTP endpoint asked for could not start (port taken, token file), None otherwise
+        self.http_error: str | None = None
 
     # -- what handlers use ------------------------------------------------------------------
     @property
@@ -308,6 +310,11 @@ def _error(message: str, kind: str) -> dict[str, Any]:
     return _reply(False, {"message": message, "kind": kind})
 
 
+def _forbidden(message: str) -> dict[str, Any]:
+    """The reply to a peer that is not let in: no pid or version (nothing about the service)."""
+    return {"ok": False, "error": {"message": message, "kind": "forbidden"}}
+
+
 def _refusal(service: Service, conn: socket.socket, request: dict[str, Any]) -> dict[str, Any] | None:
     """The error reply refusing ``request`` (another uid, a wrong token, another protocol or
     version, an unknown op), or None to serve it."""
@@ -315,10 +322,10 @@ def _refusal(service: Service, conn: socket.socket, request: dict[str, Any]) -> 
     getuid = getattr(os, "getuid", None)
     if uid is not None and getuid is not None and uid != getuid():
         log.warning("refused a connection from uid %d", uid)
-        return _error("the service serves only the user who started it", "forbidden")
+        return _forbidden("the service serves only the user who started it")
     if service.token is not None and not hmac.compare_digest(str(request.get("token", "")), service.token):
         log.warning("refused a connection with a wrong or missing token")
-        return _error("wrong or missing token", "forbidden")
+        return _forbidden("wrong or missing token")
     if request.get("v") != PROTOCOL_VERSION:
         return _error(f"protocol {request.get('v')!r} is not {PROTOCOL_VERSION}", "protocol")
     op = request.get("op")
@@ -431,18 +438,21 @@ Extra = Callable[[Service], Callable[[], object]]
 
 
 def serve(idle_timeout: float | None = None, *, on_new_engine: EngineHook | None = None,
-          extras: Sequence[Extra] = ()) -> int:
+          extras: Sequence[Extra] = (), raise_if_running: bool = False) -> int:
     """Run the service until stopped or idle. Returns the exit status: 0 (also when another
-    service already runs: said on stderr). ``on_new_engine``: called with each engine the pool
-    makes (the file watcher), returns its stopper. ``extras``: started after the socket is
-    bound, stopped first at shutdown. Raises ConfigError (runtime folder refused, bad idle
-    value) and what an extra's start raises."""
+    service already runs: said on stderr, unless ``raise_if_running``: AlreadyRunning is raised
+    for the caller to judge). ``on_new_engine``: called with each engine the pool makes (the
+    file watcher), returns its stopper. ``extras``: started after the socket is bound, stopped
+    first at shutdown. Raises ConfigError (runtime folder refused, bad idle value) and what an
+    extra's start raises."""
     timeout = default_idle_timeout() if idle_timeout is None else idle_timeout
     folder = paths.runtime_dir()
     transport = paths.transport()
     try:
         lock = take_lock(paths.lock_path(), paths.socket_path() if transport == "unix" else paths.port_path())
     except AlreadyRunning as exc:
+        if raise_if_running:
+            raise
         sys.stderr.write(f"markdown-memory: the service is {exc}\n")
         return 0
     token: str | None = None

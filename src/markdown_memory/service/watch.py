@@ -251,11 +251,18 @@ class Watcher:
         within the same second would be missed.) A changed ignore file is not seen by polling."""
         self.ready.set()
         interval = POLL_SECONDS
+        problem: str | None = None  # the expected error the last probe met (logged when it changes)
         while not self._stop.wait(interval):
             if not self._full_due:  # a run is due: it covers whatever a probe would find
                 started = time.monotonic()
                 try:
                     found = stale_paths(self.engine.store, self.root, self.engine.settings.exclude)
+                    problem = None
+                except MarkdownMemoryError as exc:  # the root gone, the index locked: said once, no traceback
+                    self.stats.errors += 1
+                    if str(exc) != problem:
+                        log.info("probing %s for changed files failed: %s", self.root, exc)
+                    problem, found = str(exc), []
                 except Exception:  # an unreadable index: the next probe tries again
                     self.stats.errors += 1
                     log.warning("probing %s for changed files failed", self.root, exc_info=True)
