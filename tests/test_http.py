@@ -408,7 +408,7 @@ def test_a_taken_http_port_on_a_terminal_says_why_and_leaves_no_service(free_tcp
     service it started is not left running."""
     import socket
 
-    from test_service import _lock_free, _on_a_terminal
+    from test_service import _lock_free, _on_a_terminal, wait_until
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", free_tcp_port))
@@ -417,7 +417,9 @@ def test_a_taken_http_port_on_a_terminal_says_why_and_leaves_no_service(free_tcp
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert f"MCP over HTTP could not start, so the service was stopped: cannot listen on 127.0.0.1:{free_tcp_port}" \
         in done.stderr
-    assert _lock_free(Path(os.environ["MARKDOWN_MEMORY_RUNTIME_DIR"]) / "service.lock")
+    # stopped: its socket is gone at once, its lock when the process has exited (a moment later)
+    lock = Path(os.environ["MARKDOWN_MEMORY_RUNTIME_DIR"]) / "service.lock"
+    wait_until(lambda: _lock_free(lock), 20, "the stopped service to exit")
 
 
 @pytest.mark.usefixtures("runtime", "config_dir")
