@@ -79,6 +79,7 @@ class Store:
             self.conn.execute("PRAGMA foreign_keys = OFF")
             if create:
                 schema.migrate(self)
+                schema.ensure_exact_table(self)
             if root is not None:
                 bind_root(self, root)
         except BaseException as exc:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import links, pages, passages, sections, tags
+from . import links, pages, passages, schema, sections, tags
 from .common import bound_chunks, delete_rowids, marks, under_clause
 from .scope import Scope, document_clause
 
@@ -202,7 +202,10 @@ def delete_document(store: Store, doc_id: int) -> None:
     vectors). Call inside a transaction."""
     section_ids = sections.section_ids_of(store, doc_id)
     if store.has_vec_tables() and store.vec_available:
-        delete_rowids(store, "vec_passages", passages.embedded_passage_ids(store, doc_id))
+        embedded = passages.embedded_passage_ids(store, doc_id)
+        delete_rowids(store, "vec_passages", embedded)
+        if schema.has_exact_table(store):
+            delete_rowids(store, schema.EXACT_TABLE, embedded)
         delete_rowids(store, "vec_sections", section_ids)
     delete_rowids(store, "sections_fts", section_ids)
     tags.delete_vault(store, doc_id)

@@ -7,7 +7,9 @@ is rebuilt in place from the stored sections, because its text rule changed to
 (``store/tags.py``), and the keyword index rebuilt with front-matter aliases); v4 -> v5: the
 ``links`` and ``block_ids`` tables; v5 -> v6: the keyword index rebuilt because ``fts_text``
 folds optional marks and reads emoji as words (``text.keyword_form``); v6 -> v7: ``pages_fts``, the
-page identity (``pages.py``; the parser version bump re-parses every file, filling it); a newer one
+page identity (``pages.py``; the parser version bump re-parses every file, filling it); v7 -> v8:
+``vec_passages_exact``, a plain rowid table holding each passage vector again (filled once from
+``vec0`` by ``ensure_exact_table``, also on a later open when sqlite-vec was not loaded then); a newer one
 is refused with SchemaError. A change of ``text.fts_text``
 is a schema change: bump the version and rebuild (``fts.rebuild``). The vector tables (``vec_passages``, ``vec_sections``: vec0, cosine distance) are
 not part of the fixed schema: ``create_vector_tables`` makes them when the first embedder
@@ -34,7 +36,11 @@ from . import fts, links, pages, tags
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
+
+#: The plain copy of ``vec_passages`` (rowid = passage id, float32 blob): the exact distances of a
+#: shortlist are read from it by rowid (``vectors.knn``), where vec0 reads a 1,024-vector chunk per row.
+EXACT_TABLE = "vec_passages_exact"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -131,7 +137,33 @@ def migrate(store: Store) -> None:
         tags.create_tables(store)  # v4: the vault tables (store/tags.py), filled as documents are re-parsed
         if 0 < version < 6:  # v3: keyword rows in text.match_form; v4: aliases; v6: text.keyword_form
             fts.rebuild(store)
+        if version < 8:  # v8: the exact-distance copy of vec_passages, filled from vec0 once
+            _fill_exact_table(store)
         store.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def has_exact_table(store: Store) -> bool:
+    """True when ``vec_passages_exact`` exists (it then holds every ``vec_passages`` vector)."""
+    row = store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (EXACT_TABLE,)).fetchone()
+    return row is not None
+
+
+def _fill_exact_table(store: Store) -> None:
+    """Create ``vec_passages_exact`` and copy ``vec_passages`` into it, when the vec0 tables
+    exist, sqlite-vec is loaded and the copy does not exist yet. Call inside a transaction."""
+    if not (store.vec_available and has_vector_tables(store)) or has_exact_table(store):
+        return
+    store.conn.execute(f"CREATE TABLE {EXACT_TABLE}(id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
+    store.conn.execute(f"INSERT INTO {EXACT_TABLE}(id, embedding) SELECT rowid, embedding FROM vec_passages")
+
+
+def ensure_exact_table(store: Store) -> None:
+    """Fill ``vec_passages_exact`` on an open with sqlite-vec loaded when a migration without it
+    left it missing (cheap check; takes the write lock only then)."""
+    if not (store.vec_available and has_vector_tables(store)) or has_exact_table(store):
+        return
+    with store.transaction():
+        _fill_exact_table(store)
 
 
 def has_vector_tables(store: Store) -> bool:
@@ -141,11 +173,13 @@ def has_vector_tables(store: Store) -> bool:
 
 
 def create_vector_tables(store: Store, dimension: int) -> None:
-    """(Re)create ``vec_passages`` and ``vec_sections`` for ``dimension``-float vectors (cosine
+    """(Re)create ``vec_passages``, ``vec_sections`` (and the plain copy ``vec_passages_exact``) for ``dimension``-float vectors (cosine
     distance), dropping any existing ones and their vectors. Requires sqlite-vec; call inside a
     transaction."""
     store.conn.execute("DROP TABLE IF EXISTS vec_passages")
     store.conn.execute("DROP TABLE IF EXISTS vec_sections")
+    store.conn.execute(f"DROP TABLE IF EXISTS {EXACT_TABLE}")
+    store.conn.execute(f"CREATE TABLE {EXACT_TABLE}(id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
     store.conn.execute(
         f"CREATE VIRTUAL TABLE vec_passages USING vec0(embedding float[{dimension}] distance_metric=cosine)"
     )

@@ -77,6 +77,13 @@ def consistency_problems(store: Store) -> list[str]:
             "SELECT (SELECT count(*) FROM vec_passages) != (SELECT count(*) FROM passages WHERE has_vector = 1)")
         checks["vector rows without an embedded passage"] = (
             "SELECT count(*) FROM vec_passages WHERE rowid NOT IN (SELECT id FROM passages WHERE has_vector = 1)")
+        if store.vec_available and not has_exact_copy(store):
+            problems.append("no exact copy of the vectors")
+        elif store.vec_available:
+            checks["exact copy != vector rows"] = (
+                "SELECT (SELECT count(*) FROM vec_passages_exact) != (SELECT count(*) FROM vec_passages)"
+                " OR EXISTS (SELECT 1 FROM vec_passages v LEFT JOIN vec_passages_exact e ON e.id = v.rowid"
+                " WHERE e.embedding IS NOT v.embedding)")
     else:
         checks["embedded passages without vector tables"] = "SELECT count(*) FROM passages WHERE has_vector = 1"
     problems += [name for name, sql in checks.items() if c.execute(sql).fetchone()[0]]
@@ -164,3 +171,15 @@ def vector_rows(store: Store) -> int:
     if not store.has_vec_tables():
         return 0
     return int(store.conn.execute("SELECT count(*) FROM vec_passages").fetchone()[0])
+
+
+def drop_exact_copy(store: Store) -> None:
+    """Make the database look as schema v7 left it: no ``vec_passages_exact`` (migration tests)."""
+    with store.transaction():
+        store.conn.execute("DROP TABLE IF EXISTS vec_passages_exact")
+        store.conn.execute("PRAGMA user_version = 7")
+
+
+def has_exact_copy(store: Store) -> bool:
+    """True when ``vec_passages_exact`` exists."""
+    return store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_passages_exact'").fetchone() is not None

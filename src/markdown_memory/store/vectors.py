@@ -127,6 +127,8 @@ def attach_vectors(store: Store, pairs: Sequence[tuple[int, bytes]]) -> None:
             raise
         delete_rowids(store, "vec_passages", [pid for pid, _ in pairs])
         store.conn.executemany(sql, pairs)
+    if schema.has_exact_table(store):  # the same vectors, for the exact distances of a shortlist
+        store.conn.executemany(f"INSERT OR REPLACE INTO {schema.EXACT_TABLE}(id, embedding) VALUES (?, ?)", pairs)
     store.conn.executemany("UPDATE passages SET has_vector = 1 WHERE id = ?", [(pid,) for pid, _ in pairs])
 
 
@@ -346,6 +348,51 @@ def _allowed_vectors(store: Store, allowed: np.ndarray) -> tuple[np.ndarray, np.
     return np.asarray(ids, dtype=np.int64), np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dim)
 
 
+def _exact_among(store: Store, qvec: np.ndarray, k: int, shortlist: np.ndarray) -> list[tuple[int, float]] | None:
+    """The ``k`` nearest of the passages ``shortlist`` with their exact distances, as
+    ``_vec0_knn_among`` gives them, read from the plain copy ``vec_passages_exact`` by rowid
+    (sqlite-vec's own ``vec_distance_cosine``, the function vec0's KNN uses: the same figures;
+    ~360 B-tree reads of 1.5 KB, where vec0 reads a 1,024-vector chunk per row). None (the
+    caller asks vec0) when the copy is missing or lacks a shortlisted vector. Equal distances
+    (duplicate passages) are ordered as vec0 orders them (``_vec0_places``)."""
+    if not schema.has_exact_table(store):
+        return None
+    ids = [int(i) for i in shortlist]
+    qblob = vector_blob(qvec)
+    found: list[tuple[float, int]] = []
+    for chunk in bound_chunks(ids):
+        found.extend((float(r[1]), int(r[0])) for r in store.conn.execute(
+            f"SELECT id, vec_distance_cosine(embedding, ?) FROM {schema.EXACT_TABLE} WHERE id IN ({marks(len(chunk))})",
+            [qblob, *chunk]))
+    if len(found) != len(set(ids)):
+        return None
+    found.sort()
+    decided = found[:k + 1]  # the k kept, their order, and the first one left out
+    if any(a[0] == b[0] for a, b in zip(decided, decided[1:])):
+        place = _vec0_places(store, ids)
+        if place is None or len(place) != len(found):
+            return None
+        found.sort(key=lambda f: (f[0], *place[f[1]]))
+    return [(pid, dist) for dist, pid in found[:k]]
+
+
+def _vec0_places(store: Store, ids: Sequence[int]) -> dict[int, tuple[int, int]] | None:
+    """``{rowid: (chunk_id, -chunk_offset)}``: vec0's order among equal distances (sqlite-vec
+    0.1.9 scans its chunks by ``chunk_id``; within a chunk its top-k selection takes the
+    highest offset first, ``min_idx``'s ``<=``; merging keeps an earlier chunk's row first), or
+    None when the rowids table does not have that layout (another sqlite-vec version)."""
+    place: dict[int, tuple[int, int]] = {}
+    try:
+        for chunk in bound_chunks(list(ids)):
+            for rowid, chunk_id, offset in store.conn.execute(
+                    f"SELECT rowid, chunk_id, chunk_offset FROM vec_passages_rowids WHERE rowid IN ({marks(len(chunk))})",
+                    list(chunk)):
+                place[int(rowid)] = (int(chunk_id), -int(offset))
+    except store.driver.module.OperationalError:
+        return None
+    return place
+
+
 #: Extra quantized neighbours (at least this many, else ``k`` more) whose exact distances are
 #: computed, so a neighbour the int8 cosines (error ~0.002) put just past ``k`` still competes.
 EXACT_MARGIN_MIN = 32
@@ -367,7 +414,10 @@ def knn(store: Store, qvec: np.ndarray, k: int, cache: VectorCache | None = None
         near = matrix.vectors.search(qvec, k + max(EXACT_MARGIN_MIN, k), mask)
         # One engine, one answer: the quantized cosines only shortlist; the distances (and so
         # the order and the k kept) are vec0's exact ones, as a process without the cache gets.
-        exact = _vec0_knn_among(store, qvec, k, np.asarray([pid for pid, _d in near], dtype=np.int64)) if near else []
+        shortlist = np.asarray([pid for pid, _d in near], dtype=np.int64)
+        exact = _exact_among(store, qvec, k, shortlist) if near else []
+        if exact is None:
+            exact = _vec0_knn_among(store, qvec, k, shortlist)
         return near[:k] if exact is None else exact
     if allowed is None:
         return _vec0_knn(store, qvec, k)
