@@ -46,7 +46,7 @@ def _lock_free(lock: Path) -> bool:
         return True
 
 
-def wait_until(predicate: Any, timeout: float = 20.0, what: str = "condition") -> None:
+def wait_until(predicate: Any, timeout: float = 30.0, what: str = "condition") -> None:
     """Poll ``predicate`` (an event: a lock released, a file gone) until true, or fail."""
     deadline = time.monotonic() + timeout
     while not predicate():

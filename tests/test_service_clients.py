@@ -10,7 +10,6 @@ folder (AF_UNIX paths are limited to 107 bytes) and stops whatever service runs 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import queue
@@ -28,32 +27,11 @@ from typing import Any
 import pytest
 
 from conftest import indexed_engine
+from test_service import _lock_free, wait_until
 
 MM = [sys.executable, "-m", "markdown_memory"]
 DOCS_PROMPT = "how do I install acme on linux with systemd?"
 QUIET_PROMPT = "run the tests and fix what fails"
-
-
-def wait_until(predicate: Any, timeout: float = 30.0, what: str = "condition") -> None:
-    """Poll ``predicate`` (an event: a lock released, a service answering) until true, or fail."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
-def _lock_free(lock: Path) -> bool:
-    """True when no process holds the service lock (the service, if any, has exited)."""
-    if not lock.exists():
-        return True
-    with open(lock, "a+") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-        return True
 
 
 def ping() -> dict[str, Any] | None:
