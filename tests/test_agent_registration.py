@@ -81,7 +81,10 @@ def world(tmp_path: Path, agent_bin: Path) -> dict:
     env.update(HOME=str(home), PATH=os.pathsep.join([str(tools), str(agent_bin), "/usr/local/bin", "/usr/bin", "/bin"]),
                XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local/share"),
                XDG_CACHE_HOME=str(home / ".cache"), DISABLE_AUTOUPDATER="1",
-               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+               # every server an agent CLI starts (the registered console script too, whatever
+               # command `setup` wrote) works in process: no resident service outlives a test
+               MARKDOWN_MEMORY_SERVICE="off")
     return {"home": home, "project": project, "env": env}
 
 
