@@ -77,6 +77,9 @@ def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
     lock = folder / "service.lock"
     monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE", "attach")  # a test may have switched it off
+    if folder.is_file():  # a test blocked the folder with a file
+        folder.unlink()
+        folder.mkdir(mode=0o700)
     # a service spawned late by a racing client may take the lock after the first one stops:
     # stop again until the lock stays free
     for _ in range(3):

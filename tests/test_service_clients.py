@@ -17,7 +17,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -26,8 +25,12 @@ from typing import Any
 
 import pytest
 
+import test_service
 from conftest import indexed_engine
 from test_service import _lock_free, wait_until
+
+#: the service on with a short private runtime folder, stopped at the end (test_service's fixture)
+runtime = test_service.runtime
 
 MM = [sys.executable, "-m", "markdown_memory"]
 DOCS_PROMPT = "how do I install acme on linux with systemd?"
@@ -42,36 +45,6 @@ def ping() -> dict[str, Any] | None:
         return dict(client.request("ping", {}, start=False, timeout=10))
     except (client.ServiceUnavailable, client.ServiceError):
         return None
-
-
-@pytest.fixture
-def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The service switched on with a short private runtime folder; every service seen there is
-    stopped at the end (``stop``, then SIGKILL of the pid in the lock file)."""
-    folder = Path(tempfile.mkdtemp(prefix="mm", dir="/tmp"))
-    folder.chmod(0o700)
-    monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE", "auto")
-    monkeypatch.setenv("MARKDOWN_MEMORY_RUNTIME_DIR", str(folder))
-    monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE_IDLE", "120")  # a leaked service still goes away
-    yield folder
-    from markdown_memory.service import client
-
-    monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE", "attach")
-    if folder.is_file():  # a test blocked the folder with a file
-        folder.unlink()
-        folder.mkdir(mode=0o700)
-    lock = folder / "service.lock"
-    with contextlib.suppress(client.ServiceUnavailable, client.ServiceError):
-        client.request("stop", {}, start=False, timeout=10)
-    try:
-        wait_until(lambda: _lock_free(lock), 10, "the service to stop")
-    except AssertionError:
-        text = lock.read_text().strip() if lock.exists() else ""
-        if text.isdigit():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(text), signal.SIGKILL)
-        wait_until(lambda: _lock_free(lock), 10, "the killed service to go")
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
