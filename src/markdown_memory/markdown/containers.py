@@ -26,9 +26,9 @@ a section (case 011). Fenced code inside a container keeps its language.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.ruler import RuleOptionsType
 from markdown_it.rules_block import StateBlock
 from mdit_py_plugins.admon import admon_plugin
 
@@ -55,7 +55,7 @@ def container_plugin(md: MarkdownIt) -> MarkdownIt:
     """Install the container rules on ``md`` (before fences, so a container's own lines are never
     paragraph text and its body is parsed as blocks). Returns ``md``."""
     admon_plugin(md)
-    alt = {"alt": ["paragraph", "reference", "blockquote", "list"]}
+    alt: RuleOptionsType = {"alt": ["paragraph", "reference", "blockquote", "list"]}
     md.block.ruler.before("fence", "mm_tab", _tab, alt)
     md.block.ruler.before("html_block", "mm_paired", _paired, alt)
     return md
@@ -84,7 +84,7 @@ def _nest(state: StateBlock, start: int, body_end: int, end: int, indent: int, i
     token = state.push("container_open", "div", 1)
     token.info, token.map, token.block = info, [start, end], True
     _push_label(state, start, label)
-    state.parentType, state.lineMax, state.blkIndent = "container", body_end, indent  # type: ignore[assignment]
+    state.parentType, state.lineMax, state.blkIndent = "container", body_end, indent
     state.md.block.tokenize(state, start + 1, body_end)
     state.parentType, state.lineMax, state.blkIndent = old
     state.push("container_close", "div", -1).block = True
