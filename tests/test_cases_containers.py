@@ -97,6 +97,10 @@ DIALECTS = {
     "hugo-tab": (f'{{{{< tabs >}}}}\n{{{{< tab "LABEL" >}}}}\n\n{indent(FENCE, 4)}\n\n    Prose PROSETOKEN here.\n\n'
                  f'{{{{< /tab >}}}}\n{{{{< /tabs >}}}}'),
     "hugo-notice": f'{{{{% notice note "LABEL" %}}}}\n    Prose PROSETOKEN here.\n\n{indent(FENCE, 4)}\n{{{{% /notice %}}}}',
+    "myst-fence": f"```{{note}} LABEL\nProse PROSETOKEN here.\n\n~~~bash\nrun CMDTOKEN --now\n~~~\n```",
+    "myst-admonition-nested": f"````{{admonition}} LABEL\n:class: tip\n\nProse PROSETOKEN here.\n\n{FENCE}\n````",
+    "myst-colon": f":::{{tip}} LABEL\nProse PROSETOKEN here.\n\n{FENCE}\n:::",
+    "pymdown-blocks": f"/// tab | LABEL\n\n{FENCE}\n\nProse PROSETOKEN here.\n///",
     "mdbook-tabs": (f'{{{{#tabs }}}}\n{{{{#tab name="LABEL" }}}}\n\n{indent(FENCE, 4)}\n\n    Prose PROSETOKEN here.\n'
                     f'{{{{#endtab }}}}\n{{{{#endtabs }}}}'),
 }
@@ -146,6 +150,11 @@ def test_a_marker_without_its_closer_swallows_nothing(marker):
     doc = parse_document(page(marker), "page.md")
     assert [s.heading_path for s in doc.sections] == ["Page", "Page > Inside", "Page > After"]
     assert any("Tail words." in p.text for p in doc.passages)
+
+
+def test_a_myst_code_directive_stays_code():
+    doc = parse_document("# Page\n\n```{code-block} python\nprint('mystcodetoken')\n```\n", "page.md")
+    assert [p.kind for p in doc.passages if "mystcodetoken" in p.text] == ["code"]
 
 
 def test_plain_indented_code_outside_containers_is_still_code():

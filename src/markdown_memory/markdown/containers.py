@@ -11,10 +11,12 @@ language, an admonition's prose is classed as code (case 052). Two shapes cover 
   tabs ``=== "Linux"`` / ``===+ "Linux"`` (:func:`_tab`).
 - **Paired markers** (an opener line and its closer line; only when the closer exists, so a stray
   marker never swallows the rest of a file): Docusaurus / VitePress ``:::note`` / ``::: tip`` /
-  ``::: code-group`` ... ``:::`` (colon counts pair), MDX components on their own lines
+  ``::: code-group`` ... ``:::`` (colon counts pair; MyST's ``:::{note}`` too), pymdownx blocks
+  ``/// tab | Linux`` ... ``///``, MDX components on their own lines
   (``<Tabs>``, ``<TabItem value="x">`` ... ``</TabItem>``), Hugo shortcodes
   ``{{< tab "Linux" >}}`` ... ``{{< /tab >}}`` and ``{{% notice %}}`` ... ``{{% /notice %}}``, and
-  mdBook directives ``{{#tabs}}`` ... ``{{#endtabs}}`` (:func:`_paired`). Their bodies are read
+  mdBook directives ``{{#tabs}}`` ... ``{{#endtabs}}`` (:func:`_paired`), and MyST directive
+  fences of prose directives ```` ```{note} ```` ... ```` ``` ```` (:func:`_myst`). Their bodies are read
   as written, indentation removed up to the body's own least indent (authors indent inside
   components for readability; MDX has no indented code at all).
 
@@ -36,7 +38,9 @@ from mdit_py_plugins.admon import admon_plugin
 _TAB = re.compile(r'^===[+!]{0,2}[ \t]+"([^"\n]*)"[ \t]*$')
 #: one regex per paired dialect: (family, opener, closer); ``name`` names the pairing key
 _PAIRED: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
-    ("colon", re.compile(r"^(?P<name>:{3,})[ \t]*(?P<rest>[A-Za-z][\w-]*.*)$"), re.compile(r"^(?P<name>:{3,})[ \t]*$")),
+    ("colon", re.compile(r"^(?P<name>:{3,})[ \t]*(?P<rest>(?:[A-Za-z][\w-]*|\{[\w-]+\}).*)$"),
+     re.compile(r"^(?P<name>:{3,})[ \t]*$")),
+    ("slash", re.compile(r"^(?P<name>/{3,})[ \t]*(?P<rest>[A-Za-z][\w-]*.*)$"), re.compile(r"^(?P<name>/{3,})[ \t]*$")),
     ("jsx", re.compile(r"^<(?P<name>[A-Z][\w.]*)(?P<rest>(?:[ \t][^<>]*)?)(?<!/)>[ \t]*$"),
      re.compile(r"^</(?P<name>[A-Z][\w.]*)[ \t]*>[ \t]*$")),
     ("hugo", re.compile(r"^\{\{(?:<[ \t]*(?P<name>[\w-]+)(?P<rest>[^/<>]*)>|%[ \t]*(?P<pname>[\w-]+)(?P<prest>[^/%]*)%)\}\}[ \t]*$"),
@@ -46,6 +50,14 @@ _PAIRED: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
 )
 #: the attributes that name a tab or callout (``<TabItem value="x" label="Linux">``: "Linux")
 _NAMED = re.compile(r"""\b(?:label|title|name)=["']([^"'\n]*)""")
+#: MyST directive fences whose body is Markdown (```{note}, ```{admonition} Title, ```{tab-item} Linux);
+#: others (```{code-block} python, ```{literalinclude}, ```{math}) stay code
+_MYST = re.compile(r"^(?P<fence>`{3,}|~{3,})\{(?P<name>[\w-]+)\}(?P<rest>[^`]*)$")
+MYST_PROSE = frozenset({
+    "admonition", "note", "tip", "hint", "important", "warning", "caution", "attention", "danger", "error",
+    "seealso", "dropdown", "tab-item", "tab-set", "card", "grid", "grid-item", "grid-item-card", "margin",
+    "sidebar", "topic", "epigraph", "div", "versionadded", "versionchanged", "deprecated", "todo", "tabbed",
+})
 _QUOTED = re.compile(r'"([^"\n]*)"|\'([^\'\n]*)\'')
 _PAIRS = "markdown_memory_container_pairs"
 _MAX_LABEL = 200
@@ -57,6 +69,7 @@ def container_plugin(md: MarkdownIt) -> MarkdownIt:
     admon_plugin(md)
     alt: RuleOptionsType = {"alt": ["paragraph", "reference", "blockquote", "list"]}
     md.block.ruler.before("fence", "mm_tab", _tab, alt)
+    md.block.ruler.before("fence", "mm_myst", _myst, alt)
     md.block.ruler.before("html_block", "mm_paired", _paired, alt)
     return md
 
@@ -112,6 +125,33 @@ def _tab(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     return True
 
 
+def _myst(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    """A MyST directive fence of a prose directive (:data:`MYST_PROSE`) up to its closing fence
+    (same character, at least as long): the body is Markdown; ``:key: value`` option lines are
+    kept as text. Without a closing fence it is not one (the fence rule takes it)."""
+    if state.sCount[start] - state.blkIndent >= 4:
+        return False
+    m = _MYST.match(_line(state, start))
+    if m is None or m.group("name").lower() not in MYST_PROSE:
+        return False
+    fence = m.group("fence")
+    closer = start + 1
+    while closer < end:
+        text = _line(state, closer)
+        if (text.startswith(fence) and not text.strip().strip(fence[0])
+                and state.sCount[closer] - state.blkIndent < 4):
+            break
+        closer += 1
+    else:
+        return False
+    if silent:
+        return True
+    indents = [state.sCount[k] for k in range(start + 1, closer) if not state.isEmpty(k)]
+    indent = max(state.blkIndent, min(indents, default=state.blkIndent))
+    _nest(state, start, closer, closer + 1, indent, "myst", m.group("rest").strip())
+    return True
+
+
 def _pairs(state: StateBlock) -> dict[int, tuple[str, int, str]]:
     """opener line -> (family, closer line, label) for the whole source, paired once per parse
     with a stack per (family, name): linear, whatever the number of unclosed markers."""
@@ -122,7 +162,7 @@ def _pairs(state: StateBlock) -> dict[int, tuple[str, int, str]]:
     stacks: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for number, raw in enumerate(state.src.split("\n")):
         text = raw.lstrip(" \t>")
-        if not text or text[0] not in ":<{":
+        if not text or text[0] not in ":<{/":
             continue
         for family, opener, closer in _PAIRED:
             m = closer.match(text)
@@ -154,6 +194,8 @@ def _label(family: str, m: re.Match[str]) -> str:
     quoted = _NAMED.findall(rest) or [a or b for a, b in _QUOTED.findall(rest)]
     if any(quoted):
         return " ".join(dict.fromkeys(q for q in quoted if q))
+    if family == "slash":  # pymdownx blocks: /// tab | Linux
+        return rest.partition("|")[2].strip()
     if family == "colon":
         return rest.partition(" ")[2].strip() or rest.partition("[")[2].rstrip("] \t")
     return ""
@@ -165,7 +207,7 @@ def _paired(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     if state.sCount[start] - state.blkIndent >= 4:
         return False
     first = state.src[state.bMarks[start] + state.tShift[start]:state.bMarks[start] + state.tShift[start] + 1]
-    if first not in (":", "<", "{"):
+    if first not in (":", "<", "{", "/"):
         return False
     found = _pairs(state).get(start)
     if found is None or found[1] >= end:
