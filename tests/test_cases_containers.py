@@ -97,7 +97,7 @@ DIALECTS = {
     "hugo-tab": (f'{{{{< tabs >}}}}\n{{{{< tab "LABEL" >}}}}\n\n{indent(FENCE, 4)}\n\n    Prose PROSETOKEN here.\n\n'
                  f'{{{{< /tab >}}}}\n{{{{< /tabs >}}}}'),
     "hugo-notice": f'{{{{% notice note "LABEL" %}}}}\n    Prose PROSETOKEN here.\n\n{indent(FENCE, 4)}\n{{{{% /notice %}}}}',
-    "myst-fence": f"```{{note}} LABEL\nProse PROSETOKEN here.\n\n~~~bash\nrun CMDTOKEN --now\n~~~\n```",
+    "myst-fence": "```{note} LABEL\nProse PROSETOKEN here.\n\n~~~bash\nrun CMDTOKEN --now\n~~~\n```",
     "myst-admonition-nested": f"````{{admonition}} LABEL\n:class: tip\n\nProse PROSETOKEN here.\n\n{FENCE}\n````",
     "myst-colon": f":::{{tip}} LABEL\nProse PROSETOKEN here.\n\n{FENCE}\n:::",
     "pymdown-blocks": f"/// tab | LABEL\n\n{FENCE}\n\nProse PROSETOKEN here.\n///",
