@@ -206,8 +206,10 @@ def stop_service(wait: float = STOP_WAIT_SECONDS) -> int | None:
     sock.close()
     pid = reply.get("pid")
     pid = pid if isinstance(pid, int) and pid > 0 else None
+    # a service running in this very process (a thread: tests, embedding) cannot be waited out
+    other = pid if pid != os.getpid() else None
     deadline = time.monotonic() + wait
-    while service_address_exists() or (pid is not None and _process_alive(pid)):
+    while service_address_exists() or (other is not None and _process_alive(other)):
         if time.monotonic() > deadline:
             raise ServiceUnavailable(f"the service (pid {reply.get('pid')}) did not exit within {wait:g} s; "
                                      f"it may still be finishing a write (log: {paths.log_path()})")
