@@ -103,11 +103,10 @@ def test_first_call_starts_a_run_and_answers_at_once(tmp_path, server_engine, mo
     engine = server_engine(root, "minilm")
     auto = engine._scheduler
     assert engine.status().indexing is False and engine.status().counts.documents == 0  # nothing before a call
-    started = time.monotonic()
     assert auto.on_call("search") == "first"
     answer = engine.search("WIDGET_7_QUOTA")
     status = engine.status()
-    assert time.monotonic() - started < 1.5, "the first call must not wait for the catch-up run"
+    # the first call did not wait for the catch-up run: it is still going (no wall-clock bound)
     assert status.indexing is True
     assert status.counts.documents < 120 and status.message and "in progress" in status.message
     assert isinstance(answer.results, tuple)
@@ -238,13 +237,13 @@ def test_shutdown_stops_between_documents_and_the_next_run_resumes(tmp_path, ser
     deadline = time.monotonic() + 20
     while engine.status().counts.documents < 20 and time.monotonic() < deadline:
         time.sleep(0.02)
-    started = time.monotonic()
-    assert auto.shutdown(timeout=5)
-    assert time.monotonic() - started < 1.0, "a run stops between two documents"
+    assert auto.shutdown(timeout=30)
+    # a run stops between two documents: interrupted with most of the 200 (10 ms each) unwritten,
+    # not a wall-clock bound (a loaded machine stretches any duration)
     assert auto.last_report.interrupted
     assert auto.on_call("search") is None, "no new run after shutdown"
     partial = engine.status()
-    assert 20 <= partial.counts.documents < 200
+    assert 20 <= partial.counts.documents < 200, "the run went on to the end"
     assert partial.coverage == "unknown" and partial.indexing is False
     # a new process (new engine, same database) resumes: only the rest is parsed
     monkeypatch.undo()

@@ -576,3 +576,17 @@ def no_markdown_files(suffixes: Sequence[str]) -> str:
             f"({', '.join(suffixes)})")
 
 
+
+
+def answer_cut(field: str, kept: int, omitted: int, *, max_depth: int | None = None,
+               paged: bool = False) -> str:
+    """The note of an MCP answer cut to fit the client's tool-output limit (``mcp/fit.py``):
+    what was left out of ``field`` and how to get it."""
+    if max_depth is not None:
+        return (f"outline cut to max_depth={max_depth} to fit the client's output limit: {omitted} deeper headings "
+                "omitted; call get_document_outline with a smaller max_depth, or read_section with "
+                "include_subsections on one heading for its part")
+    if paged:
+        return (f"{field} cut to {kept} to fit the client's output limit ({omitted} more on this page): "
+                "continue with offset=next_offset")
+    return f"{field} cut to {kept} to fit the client's output limit: {omitted} omitted; narrow the request to see them"

@@ -9,8 +9,10 @@ Nothing heavy is imported: the MCP server's start-up and the prompt hook build t
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,7 +37,27 @@ class Parser(argparse.ArgumentParser):
             from ..messages import dashed_query_hint
 
             message = f"{message}; {dashed_query_hint()}"
+        guess = did_you_mean(message)
+        if guess:
+            message = f"{message}; did you mean {guess!r}?"
         raise UsageError(f"{message} (`{self.prog} --help` shows the usage)")
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: (?P<word>'[^']*'|\S+) \(choose from (?P<choices>.*)\)\s*$")
+
+
+def did_you_mean(message: str) -> str | None:
+    """The closest allowed value to the mistyped one in argparse's "invalid choice" ``message``
+    (a command, an agent, an embedder preset: ``serch`` -> ``search``), or None. argparse's own
+    ``suggest_on_error`` exists only from Python 3.14."""
+    m = _INVALID_CHOICE.search(message)
+    if m is None:
+        return None
+    word = m.group("word").strip("'")
+    choices = [c.strip().strip("'") for c in m.group("choices").split(",")]
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6) or difflib.get_close_matches(
+        word.lower(), choices, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def bounded(low: int, high: int | None = None) -> Callable[[str], int]:

@@ -216,13 +216,16 @@ class Runtime:
 
     # -- plumbing ---------------------------------------------------------------------------
     async def call(self, tool: str, fn: Callable[[], dict[str, Any]]) -> CallToolResult:
-        """Run ``fn`` in a worker thread; its answer, or its exception as an error result."""
+        """Run ``fn`` in a worker thread; its answer (cut to the client's output limit,
+        ``fit.py``), or its exception as an error result."""
         import anyio
         from mcp_types import CallToolResult, TextContent
 
+        from .fit import fit_answer
+
         started = time.monotonic()
         try:
-            data = await anyio.to_thread.run_sync(self._recovering(fn))
+            data = fit_answer(await anyio.to_thread.run_sync(self._recovering(fn)))  # the client's size limit
             is_error = False
         except Exception as exc:  # noqa: BLE001 - every failure becomes one tool error result
             report = describe_error(exc)
