@@ -164,9 +164,9 @@ def test_case_030_a_miss_never_offers_an_identical_looking_breadcrumb(docs_030, 
 def test_case_030_hybrid_search_matches_across_forms(docs_030, make_engine):
     engine = make_engine(docs_030, embedder="minilm")
     engine.index()
-    hit = engine.search("résumé tasting").results[0]
+    hit = engine.search(SearchRequest("résumé tasting")).results[0]
     assert (hit.file_path, hit.heading_path) == (nfd("café-menu.md"), nfd("Café Notes > Résumé"))
-    hit = engine.search(nfd("piñata party")).results[0]
+    hit = engine.search(SearchRequest(nfd("piñata party"))).results[0]
     assert hit.file_path == "nfc-notes.md"
 
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import messages
 from .config import MAX_QUERY_CHARS, Settings
@@ -288,35 +288,31 @@ class Engine:
         return flagged, sum(1 for h in flagged if h.stale)
 
     # -- search ---------------------------------------------------------------------------
-    def search(self, request: SearchRequest | str, *, freshness: Freshness = Freshness.FLAG,
-               progress: Progress | None = None, already_sent: Container[str] | None = None,
-               **fields: Any) -> SearchAnswer:
-        """Hybrid search (BM25 + vector lists fused by RRF, ``search/``) for ``request`` (its fields:
-        ``models.SearchRequest``; a plain query with the fields as keywords is shorthand): at most
-        ``top_k`` hits whose text fits ``max_tokens`` in rank order (later hits are pointers).
+    def search(self, request: SearchRequest, *, freshness: Freshness = Freshness.FLAG,
+               progress: Progress | None = None, already_sent: Container[str] | None = None) -> SearchAnswer:
+        """Hybrid search (BM25 + vector lists fused by RRF, ``search/``) for ``request``
+        (``request.SearchRequest``): at most ``top_k`` hits whose text fits ``max_tokens`` in rank
+        order (later hits are pointers), restricted by its filters before ranking.
         ``message`` says when nothing matched confidently, why search is keyword-only, which hits
         are stale, that another process is indexing, that the query was cut
         (``config.MAX_QUERY_CHARS``), or that the index or a filter matches nothing.
         ``already_sent``: ``search.section_key``s this session already received (ignored when the
         request says ``resend``): those hits come as pointers marked ``already_sent``. Raises
-        QueryError (empty query, bad filter value), InvalidRequestError, QueryNotParsedError,
-        PathOutsideRootError."""
-        if isinstance(request, str):
-            request = SearchRequest(request, **fields)
+        QueryError (bad filter value), PathOutsideRootError."""
         query, top_k, max_tokens = request.query, request.top_k, request.max_tokens
         already_sent = None if request.resend else already_sent
         cut = messages.query_cut(len(query), MAX_QUERY_CHARS) if len(query) > MAX_QUERY_CHARS else None
         query = query[:MAX_QUERY_CHARS]
         prefix = self.subpath(request.path_prefix)
-        scope = make_scope(prefix, request.tags, request.tags_mode, request.kind, request.lang)
+        scope = make_scope(request, prefix)
         indexed_here = self._prepare(freshness, "search_docs", progress=progress)
         self._loader.start()
         nothing = None
         if prefix is not None and not self.store.has_documents_under(prefix):
             nothing = messages.no_documents_under(self._context, prefix)
-        elif (scope.tags or scope.blocks) and not self.store.has_scoped_sections(scope):
-            nothing = messages.no_filter_match(self._context, self.store.empty_filters(scope), scope.tags,
-                                               scope.tags_mode, scope.kind, scope.lang)
+        elif scope.narrows_sections and not self.store.has_scoped_sections(scope):
+            nothing = messages.no_filter_match(self._context, self.store.empty_filters(scope), scope.filters(),
+                                               scope.tags_mode)
         if nothing is not None:
             status = self.status()  # nothing was searched: keyword_only says what a search would be
             return SearchAnswer((), "none", status.keyword_only, self._reporter.empty_index_message() or nothing, status)

@@ -354,34 +354,38 @@ def tool_progress(phase: str, done: int, total: int) -> str:
 
 
 # -- search filters (store/scope.py) ----------------------------------------------------------
-def _filters_text(tags: tuple[str, ...], tags_mode: str, kind: str | None, lang: str | None) -> str:
+def _filters_text(filters: dict[str, object], tags_mode: str) -> str:
     parts = []
-    if tags:
-        joined = (" and " if tags_mode == "all" else " or ").join(repr(t) for t in tags)
-        parts.append(f"tags {joined}")
-    if kind:
-        parts.append(f"kind {kind!r}")
-    if lang:
-        parts.append(f"lang {lang!r}")
+    for name, value in filters.items():
+        if name == "tags" and isinstance(value, tuple):
+            joined = (" and " if tags_mode == "all" else " or ").join(repr(t) for t in value)
+            parts.append(f"tags {joined}")
+        else:
+            parts.append(f"{name} {value!r}")
     return ", ".join(parts)
 
 
-def no_filter_match(ctx: Context, empty: list[str], tags: tuple[str, ...], tags_mode: str,
-                    kind: str | None, lang: str | None) -> str:
-    """A search whose filters leave nothing to search: ``empty`` names the filters that match
-    nothing on their own (``store.scope.empty_filters``); [] means only their combination does."""
+def no_filter_match(ctx: Context, empty: list[str], filters: dict[str, object], tags_mode: str) -> str:
+    """A search whose filters (``filters``: name -> value of each one set, the path prefix
+    aside; ``store.scope.Scope.filters``) leave nothing to search: ``empty`` names those that
+    match nothing on their own (``store.scope.empty_filters``); [] means only their combination
+    does. A filter without a sentence of its own here gets the generic one."""
     lister = "list_documents" if ctx.agent else f"`{program()} list`"
-    if "tags" in empty:
-        mode = "every one of" if tags_mode == "all" and len(tags) > 1 else "any of" if len(tags) > 1 else ""
-        what = f"{mode} the tags {', '.join(repr(t) for t in tags)}" if mode else f"the tag {tags[0]!r}"
+    name = empty[0] if empty else None
+    value = filters.get(name) if name else None
+    if name == "tags" and isinstance(value, tuple):
+        mode = "every one of" if tags_mode == "all" and len(value) > 1 else "any of" if len(value) > 1 else ""
+        what = f"{mode} the tags {', '.join(repr(t) for t in value)}" if mode else f"the tag {value[0]!r}"
         return (f"filter tags matched nothing: no indexed document carries {what} (nested tags included); "
                 f"{lister} shows each document's tags")
-    if "kind" in empty:
-        return f"filter kind matched nothing: no indexed section holds a {kind} block; search without kind"
-    if "lang" in empty:
-        return (f"filter lang matched nothing: no indexed code block is marked {lang!r}; "
+    if name == "kind":
+        return f"filter kind matched nothing: no indexed section holds a {value} block; search without kind"
+    if name == "lang":
+        return (f"filter lang matched nothing: no indexed code block is marked {value!r}; "
                 "search with kind 'code' and no lang, or another language name")
-    return (f"the filters {_filters_text(tags, tags_mode, kind, lang)} match nothing together "
+    if name is not None:
+        return f"filter {name} matched nothing: no indexed section matches {name} {value!r}; search without {name}"
+    return (f"the filters {_filters_text(filters, tags_mode)} match nothing together "
             "(each matches something alone); drop one of them")
 
 
