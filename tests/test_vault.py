@@ -178,9 +178,9 @@ def test_filters_apply_before_ranking_not_to_the_top_list(make_engine, tmp_path:
     for engine in engines:
         engine.index()
     for search in (e.search for e in engines):
-        answer = search("cache eviction policy", tags=["rare"], top_k=3)
+        answer = search(SearchRequest("cache eviction policy", tags=("rare",), top_k=3))
         assert [h.file_path for h in answer.results] == ["tagged.md"]
-        code = search("cache eviction policy", lang="bash", top_k=3)
+        code = search(SearchRequest("cache eviction policy", lang="bash", top_k=3))
         assert [h.file_path for h in code.results] == ["tagged.md"]
 
 

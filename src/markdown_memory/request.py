@@ -13,6 +13,7 @@ CLI's light client path reads this module.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import typing
 from collections.abc import Iterator
@@ -150,7 +151,7 @@ class RequestField:
     spec: Spec
 
     @property
-    def wire_types(self) -> tuple[type, ...]:
+    def wire_types(self) -> tuple[builtins.type, ...]:
         """The JSON values :meth:`SearchRequest.from_wire` accepts for the field."""
         if self.type is tuple:
             return (list, tuple, str)

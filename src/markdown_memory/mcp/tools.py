@@ -61,7 +61,7 @@ def request_model() -> type[Input]:
     fields: dict[str, Any] = {}
     for f in specs():
         spec = f.spec
-        constraints = {k: v for k, v in (("ge", spec.low), ("le", spec.high), ("min_length", spec.min_length),
+        constraints: dict[str, Any] = {k: v for k, v in (("ge", spec.low), ("le", spec.high), ("min_length", spec.min_length),
                                          ("max_length", spec.max_length)) if v is not None}
         kind: Any = f.type
         if f.type is tuple:
