@@ -11,13 +11,27 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from .config import DEFAULT_EMBEDDER
 from .models import IndexCounts, IndexProgress
+from .models.notes import (
+    BusyElsewhere,
+    NoConfidentMatch,
+    NoDocumentsUnder,
+    NoFilterMatch,
+    Note,
+    PartlyKeywordOnly,
+    QueryCut,
+    Said,
+    StaleHits,
+    VectorsPending,
+)
+from .models.notes import OtherVectors as OtherVectors  # re-exported: embed/choice.py builds it
+from .reader import Reader, working_folder
 from .reader import program as program  # re-exported: every sentence that names the command uses it
-from .reader import working_folder
 from .text import short_cause
 
 
@@ -27,7 +41,8 @@ class Context:
     nothing named it, see ``embed/choice.py``), whether a background indexer keeps the index
     current (the MCP server with auto-index), and whether the reader is an agent calling MCP
     tools (``agent``) or a person at the CLI: each is told the commands it can run;
-    ``by_env``: MARKDOWN_MEMORY_EMBEDDER named the preset, not ``--embedder``."""
+    ``by_env``: MARKDOWN_MEMORY_EMBEDDER named the preset, not ``--embedder``; ``reader``: who
+    reads (their program and folder, ``reader.Reader``; None: this process's, at the time)."""
 
     root: Path
     embedder: str
@@ -35,6 +50,16 @@ class Context:
     agent: bool = False
     chosen: str | None = None
     by_env: bool = False
+    reader: Reader | None = None
+
+    def for_reader(self, reader: Reader) -> Context:
+        """This context as ``reader`` reads it (their program, folder and audience)."""
+        return replace(self, reader=reader, agent=reader.agent)
+
+    @property
+    def program(self) -> str:
+        """The command the reader types (shell-quoted)."""
+        return self.reader.program if self.reader is not None else program()
 
 
 def dashed_query_hint() -> str:
@@ -52,15 +77,16 @@ def append_note(message: str | None, note: str) -> str:
     return f"{message}; {note}" if message else note
 
 
-def _root_argument(root: Path) -> str:
-    """`` <root>`` (shell-quoted) unless the docs root is the working directory: a command
-    pasted from another folder must index this root, not the folder it is pasted in."""
+def _root_argument(ctx: Context) -> str:
+    """`` <root>`` (shell-quoted) unless the docs root is the reader's working directory: a
+    command pasted from another folder must index this root, not the folder it is pasted in."""
     try:
-        if working_folder().resolve() == Path(root).resolve():
+        cwd = ctx.reader.cwd if ctx.reader is not None else working_folder()
+        if cwd is not None and cwd.resolve() == Path(ctx.root).resolve():
             return ""
     except OSError:
         pass
-    return " " + shlex.quote(str(root))
+    return " " + shlex.quote(str(ctx.root))
 
 
 def index_hint(ctx: Context) -> str:
@@ -68,7 +94,7 @@ def index_hint(ctx: Context) -> str:
     CLI command), for a person the CLI command (with ``--embedder`` when it is not the default,
     which a bare command would use, and the root unless it is the working directory)."""
     flag = "" if ctx.embedder == DEFAULT_EMBEDDER else f" --embedder {ctx.embedder}"
-    command = f"`{program()}{flag} index{_root_argument(ctx.root)}`"
+    command = f"`{ctx.program}{flag} index{_root_argument(ctx)}`"
     return f"call index_directory (or run {command})" if ctx.agent else f"run {command}"
 
 
@@ -91,8 +117,8 @@ def keyword_only(ctx: Context, *, vec_available: bool, model_error: str | None, 
                      f"MARKDOWN_MEMORY_EMBEDDER={instead} in its registration)"
                      if instead and instead != ctx.embedder else "")
             return (f"keyword-only: the {ctx.embedder} model is not installed; run "
-                    f"`{program()} --download-model`{other}")
-        return f"keyword-only: {short_cause(model_error)} (`{program()} status` shows how to fix it)"
+                    f"`{ctx.program} --download-model`{other}")
+        return f"keyword-only: {short_cause(model_error)} (`{ctx.program} status` shows how to fix it)"
     if loading:
         return (f"keyword-only for now: the {ctx.embedder} model is still loading "
                 "(semantic search warming up); retry in a few seconds for semantic results")
@@ -103,26 +129,12 @@ def vectors_pending() -> str:
     return "keyword-only: vectors are still being computed for this index"
 
 
-def partly_keyword_only(ctx: Context, counts: IndexCounts) -> str:
-    """A hybrid search over an index where some passages have no vector yet (a run was
-    stopped, or new text waits for its embedding): their sections are found by keywords only."""
+def partly_keyword_only(ctx: Context, pending: int, passages: int) -> str:
+    """A hybrid search over an index where ``pending`` of ``passages`` have no vector yet (a run
+    was stopped, or new text waits for its embedding): their sections are found by keywords only."""
     how = ("they are being computed in the background" if ctx.background else
            f"{index_hint(ctx)} to compute them")
-    return (f"search is partly keyword-only: {counts.pending_vectors} of {counts.passages} passages have no "
-            f"vector yet; {how}")
-
-
-@dataclass(frozen=True)
-class OtherVectors:
-    """Stored vectors the configured model did not make: their ``weights_id``, the preset that
-    made them (``maker``, None when no preset writes that id), and whether the configured
-    preset and the maker can load here (``embed/choice.usable``; built by
-    ``embed.choice.other_vectors``)."""
-
-    weights_id: str
-    maker: str | None
-    configured_loads: bool
-    maker_loads: bool
+    return f"search is partly keyword-only: {pending} of {passages} passages have no vector yet; {how}"
 
 
 def other_vectors(ctx: Context, other: OtherVectors) -> str:
@@ -165,7 +177,7 @@ def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool, moved: str 
         return (f"the docs root {root!r} has not been indexed yet, so no document was searched (this says "
                 f"nothing about what the docs cover); {index_hint(ctx)} to index it, then search again")
     return (f"the index of the docs root {root!r} holds no documents: the last index run found no Markdown "
-            f"file it could index there (its failures are in `{program()} status`)")
+            f"file it could index there (its failures are in `{ctx.program} status`)")
 
 
 def query_cut(length: int, limit: int) -> str:
@@ -192,24 +204,24 @@ def no_confident_match(absent: list[str]) -> str:
 
 
 def no_documents_under(ctx: Context, prefix: str) -> str:
-    how = "list_documents" if ctx.agent else f"`{program()} list`"
+    how = "list_documents" if ctx.agent else f"`{ctx.program} list`"
     return f"no indexed documents under {prefix!r}; list the indexed paths with {how}"
 
 
 def stale_hits(ctx: Context, flagged: int) -> str:
     """Hits whose file changed on disk since it was indexed (flagged ``stale``)."""
-    reader = "read_section" if ctx.agent else f"`{program()} read`"
+    reader = "read_section" if ctx.agent else f"`{ctx.program} read`"
     how = ("they are re-indexed automatically; search again shortly" if ctx.background else
            f"{index_hint(ctx)} to refresh the index ({reader} reads a file's current text)")
     return (f"{flagged} hit(s) marked stale: their file changed on disk since it was indexed, so their "
             f"text and lines may be outdated; {how}")
 
 
-def busy_elsewhere(documents: int, vectors: int) -> str:
+def busy_elsewhere(ctx: Context, documents: int, vectors: int) -> str:
     """An answer made while another process is indexing the same docs root."""
     return (f"another index run is in progress for this docs root, so results may be incomplete until it "
             f"finishes ({documents} documents and {vectors} vectors indexed so far); "
-            f"search again when `{program()} status` no longer says indexing")
+            f"search again when `{ctx.program} status` no longer says indexing")
 
 
 def list_busy_elsewhere() -> str:
@@ -228,7 +240,7 @@ def empty_folder(ctx: Context, rel: str, directory: str) -> str:
     if not target.exists():
         return f"{directory!r} does not exist under the docs root {str(ctx.root)!r}"
     if not target.is_dir():
-        return (f"{rel!r} is a file, not a folder; {'list_documents' if ctx.agent else f'`{program()} list`'} "
+        return (f"{rel!r} is a file, not a folder; {'list_documents' if ctx.agent else f'`{ctx.program} list`'} "
                 "takes a folder under the docs root")
     return (f"nothing under {rel!r} is indexed (it holds no Markdown files, they are excluded, or they are not "
             f"indexed yet: {index_hint(ctx)})")
@@ -314,13 +326,6 @@ def invalid_argument(tool: str, name: str, expected: str, got: str) -> str:
     return f"invalid arguments for {tool}: {name} must be {expected} (got {got})"
 
 
-def disk_full(folder: Path) -> str:
-    """The filesystem of the index database is full (``errors.DiskFullError``): where to free
-    space, and that nothing indexed is lost."""
-    return (f"disk full: free space at {folder} (the index database there cannot grow); what is indexed stays "
-            "searchable, and the next index run resumes where this one stopped")
-
-
 def progress_line(phase: str, done: int, total: int, rate: float, seconds_left: float | None) -> str:
     """One line of an index run's progress where no bar can be drawn (stderr is a pipe or a
     file): ``parsed 120 of 703 files (24.0 files/s, about 24 s left)``; ``phase`` is ``parse``
@@ -370,7 +375,7 @@ def no_filter_match(ctx: Context, empty: list[str], filters: dict[str, object], 
     aside; ``store.scope.Scope.filters``) leave nothing to search: ``empty`` names those that
     match nothing on their own (``store.scope.empty_filters``); [] means only their combination
     does. A filter without a sentence of its own here gets the generic one."""
-    lister = "list_documents" if ctx.agent else f"`{program()} list`"
+    lister = "list_documents" if ctx.agent else f"`{ctx.program} list`"
     name = empty[0] if empty else None
     value = filters.get(name) if name else None
     if name == "tags" and isinstance(value, tuple):
@@ -389,9 +394,30 @@ def no_filter_match(ctx: Context, empty: list[str], filters: dict[str, object], 
             "(each matches something alone); drop one of them")
 
 
+#: each note's sentence (``models.notes``): a new note type gets its line here
+NOTE_SENTENCES: dict[type, Any] = {
+    Said: lambda ctx, n: n.text,
+    QueryCut: lambda ctx, n: query_cut(n.length, n.limit),
+    StaleHits: lambda ctx, n: stale_hits(ctx, n.count),
+    PartlyKeywordOnly: lambda ctx, n: partly_keyword_only(ctx, n.pending, n.passages),
+    BusyElsewhere: lambda ctx, n: busy_elsewhere(ctx, n.documents, n.vectors),
+    NoConfidentMatch: lambda ctx, n: no_confident_match(list(n.absent)),
+    VectorsPending: lambda ctx, n: vectors_pending(),
+    OtherVectors: lambda ctx, n: other_vectors(ctx, n),
+    NoDocumentsUnder: lambda ctx, n: no_documents_under(ctx, n.prefix),
+    NoFilterMatch: lambda ctx, n: no_filter_match(ctx, list(n.empty), dict(n.filters), n.tags_mode),
+}
+
+
+def render_notes(ctx: Context, notes: tuple[Note, ...]) -> str | None:
+    """An answer's ``message``: its notes' sentences for the reader of ``ctx``, in order,
+    joined by ``"; "`` (None: no note)."""
+    return "; ".join(NOTE_SENTENCES[type(n)](ctx, n) for n in notes) or None
+
+
 def no_tagged_documents(ctx: Context, tags: tuple[str, ...]) -> str:
     """``list_documents`` with a tag filter no document (under the folder) carries."""
-    lister = "list_documents" if ctx.agent else f"`{program()} list`"
+    lister = "list_documents" if ctx.agent else f"`{ctx.program} list`"
     return (f"filter tags matched nothing: no indexed document here carries {' or '.join(repr(t) for t in tags)} "
             f"(nested tags included); {lister} without tags shows each document's tags")
 

@@ -14,6 +14,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 #: the reader's process facts while the resident service answers a CLI client in this thread
@@ -60,3 +61,24 @@ def program() -> str:
     except OSError:
         pass
     return shlex.quote(os.path.abspath(running))
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Who reads an answer's sentences, as a value passed to whatever words them (``messages``
+    with a ``Context``): the ``program`` they type (shell-quoted), their working folder
+    (``cwd``, None: unknown) and whether they are an agent calling MCP tools (``agent``) or a
+    person at the CLI. :func:`here` is this process's reader."""
+
+    program: str
+    cwd: Path | None
+    agent: bool = False
+
+
+def here(agent: bool = False) -> Reader:
+    """This process's reader (:func:`program`, :func:`working_folder`; None when the folder is gone)."""
+    try:
+        cwd: Path | None = working_folder()
+    except OSError:
+        cwd = None
+    return Reader(program(), cwd, agent)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .engine import Engine
     from .models import SearchAnswer
     from .progress import Progress
+    from .reader import Reader
     from .request import SearchRequest
 
 
@@ -131,13 +132,14 @@ def render_search(answer: SearchAnswer, read_command: Callable[[str, str], str] 
     return "\n".join(out).rstrip()
 
 
-def run_search(engine: Engine, search: CliSearch, progress: Progress) -> str:
+def run_search(engine: Engine, search: CliSearch, progress: Progress, reader: Reader | None = None) -> str:
     """Search (re-indexing changed files first unless ``no_refresh``) and return what stdout
-    gets, newline included. Raises what ``Engine.search`` raises (QueryError, ...)."""
+    gets, newline included; the answer's notes are worded for ``reader`` (default: this
+    process's). Raises what ``Engine.search`` raises (QueryError, ...)."""
     from .models import Freshness
 
     out = search.output
-    answer = engine.search(search.request, progress=progress,
+    answer = engine.search(search.request, progress=progress, reader=reader,
                            freshness=Freshness.FLAG if out.no_refresh else Freshness.INDEX)
     progress.finish()
     if out.json:

@@ -22,6 +22,7 @@ from ..limits import MAX_MAX_TOKENS as MAX_MAX_TOKENS
 from ..limits import MAX_TOP_K as MAX_TOP_K
 from ..limits import MIN_MAX_TOKENS as MIN_MAX_TOKENS
 from ..request import SearchRequest as SearchRequest
+from .notes import Note
 from .status import (
     INDEXING_NOTE as INDEXING_NOTE,
 )
@@ -158,7 +159,8 @@ class Hit:
 @dataclass(frozen=True)
 class SearchAnswer:
     """``results`` in rank order; ``confidence`` "high" | "low" | "none"; ``keyword_only``
-    True when no query vector was used; ``message`` the one sentence to act on (or None);
+    True when no query vector was used; ``message`` what to act on (or None): the ``notes``
+    worded for the reader the engine was asked for;
     ``index_status`` the index health the answer was made with."""
 
     results: tuple[Hit, ...]
@@ -166,6 +168,9 @@ class SearchAnswer:
     keyword_only: bool
     message: str | None
     index_status: IndexStatus | None = None
+    #: the facts ``message`` words (``models.notes``), for a caller that words them for another
+    #: reader (``messages.render_notes``); not part of the wire format
+    notes: tuple[Note, ...] = ()
 
     def to_dict(self, *, agent: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -23,6 +23,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
@@ -105,7 +106,7 @@ def search(service: Service, fields: dict[str, Any]) -> dict[str, Any]:
     unreadable settings or parameters."""
     from ..errors import MarkdownMemoryError
     from ..progress import Progress
-    from ..reader import reader_view
+    from ..reader import Reader, reader_view
     from ..search_text import CliSearch, error_output, run_search
 
     settings = _settings(fields)
@@ -118,7 +119,8 @@ def search(service: Service, fields: dict[str, Any]) -> dict[str, Any]:
         engine: Engine | None = None
         try:
             engine = service.engine(settings, foreground=True)
-            out, status = run_search(engine, params, Progress(stderr)), 0
+            reader = Reader(str(fields.get("program") or "markdown-memory"), Path(str(fields.get("cwd") or "/")))
+            out, status = run_search(engine, params, Progress(stderr), reader), 0
         except MarkdownMemoryError as exc:
             out, err, status = error_output(exc, params.output.json)
             stderr.write(err)
