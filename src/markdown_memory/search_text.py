@@ -144,8 +144,8 @@ def run_search(engine: Engine, search: CliSearch, progress: Progress, reader: Re
     progress.finish()
     if out.json:
         return dumps_line(answer.to_dict())
-    reader = read_command(engine.settings, out.embedder_chosen, out.db_chosen)
-    return render_search(answer, reader, verbose=out.verbose) + "\n"
+    read = read_command(engine.settings, out.embedder_chosen, out.db_chosen)
+    return render_search(answer, read, verbose=out.verbose) + "\n"
 
 
 def error_output(exc: BaseException, as_json: bool) -> tuple[str, str, int]:
