@@ -2,9 +2,14 @@
 
 One place for each wording, so the CLI and the MCP server say the same thing. Each function
 is pure: it gets the facts and returns one sentence (or None when there is nothing to say).
-This module sits low: it imports only ``config``, ``models``, ``reader`` and ``text``; the facts that live
-above it (which preset can load, which made some vectors, which file names are Markdown) come
-as arguments. ``setup``'s sentences are in ``messages_setup``.
+By audience: this module holds what both a person and an agent read (answers, status; a
+:class:`Context` says who reads, with an explicit ``reader.Reader``), ``agent.py`` what only
+an agent reads (tool refusals and progress, the hook), ``cli.py`` what only a person at a
+terminal reads; both are re-exported here. A search answer's sentences are made from its
+typed notes (``models.notes``) by :func:`render_notes`. This package sits low: it imports
+only ``config``, ``models``, ``reader`` and ``text``; the facts that live above it (which
+preset can load, which made some vectors, which file names are Markdown) come as arguments.
+``setup``'s sentences are in ``messages_setup``.
 """
 
 from __future__ import annotations
@@ -15,9 +20,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .config import DEFAULT_EMBEDDER
-from .models import IndexCounts, IndexProgress
-from .models.notes import (
+from ..config import DEFAULT_EMBEDDER
+from ..models import IndexCounts, IndexProgress
+from ..models.notes import (
     BusyElsewhere,
     NoConfidentMatch,
     NoDocumentsUnder,
@@ -29,10 +34,27 @@ from .models.notes import (
     StaleHits,
     VectorsPending,
 )
-from .models.notes import OtherVectors as OtherVectors  # re-exported: embed/choice.py builds it
-from .reader import Reader, working_folder
-from .reader import program as program  # re-exported: every sentence that names the command uses it
-from .text import short_cause
+from ..models.notes import OtherVectors as OtherVectors  # re-exported: embed/choice.py builds it
+from ..reader import Reader, working_folder
+from ..reader import program as program  # re-exported: every sentence that names the command uses it
+from ..text import short_cause
+from .agent import HOOK_CUT as HOOK_CUT
+from .agent import MAP_RESOURCE as MAP_RESOURCE
+from .agent import hook_bad_payload as hook_bad_payload
+from .agent import hook_budget_clamped as hook_budget_clamped
+from .agent import hook_failed as hook_failed
+from .agent import hook_ignored as hook_ignored
+from .agent import hook_lead as hook_lead
+from .agent import hook_no_index as hook_no_index
+from .agent import hook_stdin as hook_stdin
+from .agent import hook_usage as hook_usage
+from .agent import index_in_progress as index_in_progress
+from .agent import invalid_argument as invalid_argument
+from .agent import map_unavailable as map_unavailable
+from .agent import tool_progress as tool_progress
+from .cli import dashed_query_hint as dashed_query_hint
+from .cli import progress_line as progress_line
+from .cli import query_after_dashes as query_after_dashes
 
 
 @dataclass(frozen=True)
@@ -60,11 +82,6 @@ class Context:
     def program(self) -> str:
         """The command the reader types (shell-quoted)."""
         return self.reader.program if self.reader is not None else program()
-
-
-def dashed_query_hint() -> str:
-    """What to do when a query that starts with ``-`` was taken for an option."""
-    return f"a query that starts with - goes after --, options before it: `{program()} search --docs-dir DIR -- --no-cache`"
 
 
 def prepend_note(note: str, message: str | None) -> str:
@@ -248,7 +265,7 @@ def empty_folder(ctx: Context, rel: str, directory: str) -> str:
 
 def file_too_large(size: int, limit: int) -> str:
     """Why a file is not indexed: its size and the limit (bytes), and how to raise the limit."""
-    from .text import human_size
+    from ..text import human_size
 
     return (f"{human_size(size)} is over the {human_size(limit, exact=True)} file size limit; not indexed (raise the limit "
             "with --max-file-mb or MARKDOWN_MEMORY_MAX_FILE_MB to index it)")
@@ -265,11 +282,6 @@ def not_a_folder_to_index(directory: str, link: str | None, root: Path) -> str:
 
 def index_busy(root: Path) -> str:
     return f"another index run is in progress for {str(root)!r}; try again when it finishes"
-
-
-def index_in_progress(why: str) -> str:
-    """index_directory while a run is going: answered at once, not queued."""
-    return f"{why}; it updates the index as it goes, so search now or call index_directory again later"
 
 
 def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing: bool,
@@ -318,44 +330,6 @@ def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing
     if counts.pending_vectors:
         return f"{counts.pending_vectors} passages still wait for vectors; search is partly keyword-only"
     return None
-
-
-def invalid_argument(tool: str, name: str, expected: str, got: str) -> str:
-    """An MCP tool argument of the wrong JSON type or out of range (``mcp.tools.argument_problem``):
-    ``expected`` is e.g. "a whole number from 1 to 20", ``got`` the value as JSON."""
-    return f"invalid arguments for {tool}: {name} must be {expected} (got {got})"
-
-
-def progress_line(phase: str, done: int, total: int, rate: float, seconds_left: float | None) -> str:
-    """One line of an index run's progress where no bar can be drawn (stderr is a pipe or a
-    file): ``parsed 120 of 703 files (24.0 files/s, about 24 s left)``; ``phase`` is ``parse``
-    or ``embed``; ``rate`` in units per second; ``seconds_left`` None when not yet known."""
-    what = "parsed" if phase == "parse" else "embedded"
-    unit = "files" if phase == "parse" else "passages"
-    left = "" if seconds_left is None else f", about {_duration(seconds_left)} left"
-    return f"{what} {done:,} of {total:,} {unit} ({rate:,.1f} {unit}/s{left})"
-
-
-def _duration(seconds: float) -> str:
-    """``42 s``, ``3 min 5 s`` or ``1 h 2 min``."""
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60} s"
-    return f"{s // 3600} h {s % 3600 // 60} min"
-
-
-def query_after_dashes(words: list[str]) -> str:
-    """``search -- A B``: more than one word after ``--`` (the query is one argument)."""
-    quoted = shlex.quote(" ".join(words))
-    return (f"everything after `--` is the query, which is one argument: quote it (`search -- {quoted}`); "
-            "options go before `--` or right after the query")
-
-
-def tool_progress(phase: str, done: int, total: int) -> str:
-    """The ``message`` of an MCP progress notification of index_directory."""
-    return f"parsed {done} of {total} files" if phase == "parse" else f"embedded {done} of {total} passages"
 
 
 # -- search filters (store/scope.py) ----------------------------------------------------------
@@ -506,68 +480,6 @@ def embedder_index_model_missing(preset: str, default: str, default_loads: bool)
     fate = "its vectors replace them" if default_loads else "they are kept while it cannot load either"
     return (f"not named: this index's vectors were made with {preset}, which cannot load here, so the default "
             f"{default} is used instead and {fate} (install {preset} again to use them)")
-
-
-MAP_RESOURCE = ("Outline of the docs root: every indexed document with its top headings and token counts "
-                "(llms.txt form, about 1,500 tokens); read it to know what the docs cover before searching.")
-
-
-def map_unavailable(reason: str | None) -> str:
-    """The ``docs://map`` resource's text when no map can be built."""
-    why = reason or "an internal error (the server's stderr log has details)"
-    return f"No docs map: {why}."
-
-
-# -- prompt hook (markdown-memory hook) -----------------------------------------------------
-def hook_lead(root: Path) -> str:
-    """The first line of the text the prompt hook adds to a prompt."""
-    return (f"markdown-memory found these sections in its index of {root} that may answer this prompt "
-            "(cite them by path and heading; read_section gives the rest of a document):")
-
-
-HOOK_CUT = "[… cut to fit the hook's token budget; read_section gives the whole section]"
-
-
-def hook_bad_payload(problem: str) -> str:
-    """Why the hook ignored its stdin (one line on stderr)."""
-    return f"markdown-memory hook: ignored the hook input: {problem}"
-
-
-def hook_no_index(root: Path, db: Path, *, started: bool) -> str:
-    """The hook's stderr line when the docs root has no index yet: ``started``, the hook
-    started a background index run (later prompts search what it has indexed); else the
-    command that builds it (the embedder it picks is the one a search would use)."""
-    if started:
-        return (f"markdown-memory hook: no index for {root} yet; started indexing it in the background "
-                f"into {db} (later prompts use what is indexed so far)")
-    return (f"markdown-memory hook: no index for {root} at {db} yet; "
-            f"run `{program()} index {shlex.quote(str(root))}` to build it")
-
-
-def hook_failed(cause: str) -> str:
-    """The hook's stderr line when it answered nothing because of a problem."""
-    return f"markdown-memory hook: added nothing: {short_cause(cause)}"
-
-
-def hook_usage(problem: str) -> str:
-    """The hook's stderr line for a bad option of ``markdown-memory hook`` (it still exits 0)."""
-    return f"markdown-memory hook: {problem}; the prompt went on without docs (`{program()} hook --help`)"
-
-
-def hook_ignored(arguments: list[str]) -> str:
-    """The hook's stderr line for arguments it does not know and ignored (it still answers)."""
-    return (f"markdown-memory hook: ignored unrecognized arguments {' '.join(arguments)!r} "
-            f"(`{program()} hook --help` lists the options)")
-
-
-def hook_budget_clamped(asked: int, used: int, low: int, high: int) -> str:
-    """The hook's stderr line for a ``--max-tokens`` out of range (it answers with ``used``)."""
-    return f"markdown-memory hook: --max-tokens {asked} is outside {low}-{high}; used {used}"
-
-
-def hook_stdin(exc: BaseException) -> str:
-    """The hook's stderr line when its stdin cannot be read."""
-    return f"markdown-memory hook: could not read the hook input on stdin: {exc}"
 
 
 # -- links ------------------------------------------------------------------------------------
