@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.tools import Tool
 
-    from .runtime import Runtime, ToolProgress
+    from .progress import ToolProgress
+    from .runtime import Runtime
 
 #: the largest list_documents offset / read_section cursor accepted (documents or lines)
 COUNT_MAX = 1_000_000_000
@@ -259,7 +260,7 @@ def _body(runtime: "Runtime", spec: ToolSpec) -> Callable[..., Any]:
     async def body(ctx: Any, **arguments: Any) -> Any:
         import anyio.lowlevel
 
-        from .runtime import ToolProgress
+        from .progress import ToolProgress
 
         try:
             ctx.request_context  # noqa: B018 - present when served over a session, not on a direct call
