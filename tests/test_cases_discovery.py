@@ -92,7 +92,7 @@ def test_case_032_mcp_finds_variants(tree_032, tmp_path):
     call(runtime, "index_directory", lambda: runtime.index_directory(None, False))
     is_error, body = call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("latertoken")))
     assert not is_error and [h["file_path"] for h in body["results"]] == ["later.mkdn"]
-    listed = call(runtime, "list_documents", lambda: runtime.list_documents(None, 0))[1]
+    listed = call(runtime, "list_documents", lambda: runtime.answer("list_documents", {"directory": None, "offset": 0}))[1]
     assert sorted(d["path"] for d in listed["documents"]) == sorted([*VARIANTS.values(), "later.mkdn"])
 
 
@@ -140,8 +140,8 @@ def test_case_041_mcp_answers_on_a_root_with_undecodable_names(tree_041, tmp_pat
     assert not is_error and report["added"] == 1
     assert "caf\\xe9-latin1.md" in {f["path"] for f in report["index_status"]["failures"]}
     for tool, fn in (("search_docs", lambda: runtime.search_docs(SearchRequest("goodnametoken"))),
-                     ("list_documents", lambda: runtime.list_documents(None, 0)),
-                     ("get_document_outline", lambda: runtime.outline("good.md", None))):
+                     ("list_documents", lambda: runtime.answer("list_documents", {"directory": None, "offset": 0})),
+                     ("get_document_outline", lambda: runtime.answer("get_document_outline", {"file_path": "good.md", "max_depth": None}))):
         is_error, body = call(runtime, tool, fn)
         assert not is_error, body
     assert call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("latinnametoken")))[1]["results"] == []
@@ -389,6 +389,6 @@ def test_read_of_a_symlink_to_a_note_without_a_top_heading_gives_its_first_secti
         assert (answer["file_path"], answer["heading_path"]) == ("front.md", "Deploying the widget")
     runtime = mcp(root, db)
     try:
-        assert runtime.read_section("link.md", "", False, None)["content"].startswith("## Deploying the widget")
+        assert runtime.answer("read_section", {"file_path": "link.md", "heading_path": "", "include_subsections": False, "cursor": None})["content"].startswith("## Deploying the widget")
     finally:
         runtime.shutdown()

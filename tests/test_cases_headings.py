@@ -120,16 +120,15 @@ def test_case_012_mcp_outline_and_read_section(tmp_path):
     try:
         is_error, _ = mcp_call(runtime, "index_directory", lambda: runtime.index_directory(None, False))
         assert not is_error
-        is_error, outline = mcp_call(runtime, "get_document_outline", lambda: runtime.outline("input.md", None))
+        is_error, outline = mcp_call(runtime, "get_document_outline", lambda: runtime.answer("get_document_outline", {"file_path": "input.md", "max_depth": None}))
         assert not is_error, outline
         crumbs = [h["heading_path"] for h in outline["headings"]]
         assert "CLI Reference > Status: 200 OK vs 204 No Content" in crumbs
         for crumb in crumbs:
             is_error, section = mcp_call(runtime, "read_section",
-                                         lambda c=crumb: runtime.read_section("input.md", c, False, None))
+                                         lambda c=crumb: runtime.answer("read_section", {"file_path": "input.md", "heading_path": c, "include_subsections": False, "cursor": None}))
             assert not is_error, (crumb, section)
-        is_error, section = mcp_call(runtime, "read_section", lambda: runtime.read_section(
-            "input.md", "CLI Reference > Create new **tracked entity**", False, None))
+        is_error, section = mcp_call(runtime, "read_section", lambda: runtime.answer("read_section", {"file_path": "input.md", "heading_path": "CLI Reference > Create new **tracked entity**", "include_subsections": False, "cursor": None}))
         assert not is_error and "registration page" in section["content"]
     finally:
         runtime.shutdown()

@@ -78,7 +78,7 @@ def test_read_section_tool_answers_a_bad_cursor_as_a_tool_error(docs_root: Path,
     runtime = Runtime(Settings.load(docs_root, tmp_path / "i.db", "none", auto_index=False))
     runtime.engine.index()
     result = anyio.run(runtime.call, "read_section",
-                       lambda: runtime.read_section("install.md", "Installation Guide", False, 1_000_000_000))
+                       lambda: runtime.answer("read_section", {"file_path": "install.md", "heading_path": "Installation Guide", "include_subsections": False, "cursor": 1_000_000_000}))
     body = json.loads(result.content[0].text)
     assert result.is_error and "valid cursors are 0.." in body["error"] and "internal" not in body["error"]
 

@@ -96,7 +96,7 @@ def test_server_tools_answer_from_edited_files_at_once(docs_root, tmp_path):
     hit = answer["results"][0]
     assert hit["file_path"] == "ops/troubleshooting.md" and "Hourly" in hit["content"]
     assert "stale" not in hit
-    section = runtime.read_section("ops/troubleshooting.md", "Backups", False, None)
+    section = runtime.answer("read_section", {"file_path": "ops/troubleshooting.md", "heading_path": "Backups", "include_subsections": False, "cursor": None})
     assert "Hourly" in section["content"]
     runtime.shutdown()
 

@@ -64,9 +64,10 @@ def test_mcp_heading_filter_and_its_no_match_sentence(runtime: Runtime) -> None:
 
 
 def test_the_mcp_schema_offers_heading_from_the_request_schema(runtime: Runtime) -> None:
-    from markdown_memory.mcp.tools import SPECS, schema_of
+    from markdown_memory.mcp.tools import tool_set
 
-    prop = schema_of(SPECS["search_docs"])["properties"]["heading"]
+    _app, tools = tool_set(runtime)
+    prop = tools["search_docs"].parameters["properties"]["heading"]
     assert prop["anyOf"][0] == {"maxLength": 2000, "type": "string"} and "breadcrumb" in prop["description"]
     from pydantic import ValidationError
 
@@ -86,7 +87,7 @@ def test_every_hit_contains_the_heading_text(runtime: Runtime, data: st.DataObje
     """Property: for any piece of an indexed breadcrumb, in any ASCII case, each hit's breadcrumb
     holds that piece, and the section it was taken from is among the hits of its own words."""
     crumbs = sorted({s for d in runtime.answer("list_documents", {})["documents"]
-                     for s in [h["heading_path"] for h in runtime.outline(d["path"])["headings"]]})
+                     for s in [h["heading_path"] for h in runtime.answer("get_document_outline", {"file_path": d["path"]})["headings"]]})
     crumb = data.draw(st.sampled_from(crumbs))
     start = data.draw(st.integers(0, len(crumb) - 1))
     piece = crumb[start:data.draw(st.integers(start + 1, len(crumb)))].strip()

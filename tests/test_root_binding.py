@@ -187,9 +187,9 @@ def _tool_calls(runtime: Runtime) -> dict:
     """Every MCP tool body of ``runtime``, by tool name, as a call without arguments."""
     return {
         "search_docs": lambda: runtime.search_docs(SearchRequest("wombat")),
-        "read_section": lambda: runtime.read_section("x.md", "X", False, None),
-        "get_document_outline": lambda: runtime.outline("x.md", None),
-        "list_documents": lambda: runtime.list_documents(None, 0),
+        "read_section": lambda: runtime.answer("read_section", {"file_path": "x.md", "heading_path": "X", "include_subsections": False, "cursor": None}),
+        "get_document_outline": lambda: runtime.answer("get_document_outline", {"file_path": "x.md", "max_depth": None}),
+        "list_documents": lambda: runtime.answer("list_documents", {"directory": None, "offset": 0}),
         "index_directory": lambda: runtime.index_directory(None, False),
     }
 
@@ -255,7 +255,7 @@ def test_mcp_tools_answer_a_missing_docs_root_as_a_tool_error(tmp_path: Path) ->
     root.rename(tmp_path / "moved")
     for tool, fn in {"search_docs": lambda: runtime.search_docs(SearchRequest("wombat")),
                      "index_directory": lambda: runtime.index_directory(None, False),
-                     "list_documents": lambda: runtime.list_documents(None, 0)}.items():
+                     "list_documents": lambda: runtime.answer("list_documents", {"directory": None, "offset": 0})}.items():
         result = anyio.run(runtime.call, tool, fn)
         body = json.loads(result.content[0].text)
         assert result.is_error and "no longer exists" in body["error"] and "internal" not in body["error"], tool

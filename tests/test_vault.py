@@ -233,7 +233,7 @@ def test_mcp_search_docs_and_list_documents_take_filters(vault: Path, tmp_path: 
         assert "list_documents" in body["message"]  # the agent is told its own tool
         error, body = _call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("widget", kind="chart")))
         assert error and "kind 'chart' is not one of" in body["error"]
-        error, body = _call(runtime, "list_documents", lambda: runtime.list_documents(None, 0, ["project/alpha"]))
+        error, body = _call(runtime, "list_documents", lambda: runtime.answer("list_documents", {"directory": None, "offset": 0, "tags": ["project/alpha"]}))
         assert not error and [d["path"] for d in body["documents"]] == ["daily/2024-05-01.md", "projects/alpha.md"]
     finally:
         runtime.shutdown()

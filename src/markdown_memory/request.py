@@ -16,7 +16,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
@@ -119,12 +119,12 @@ class SearchRequest:
                 value = bool(value)
             object.__setattr__(self, f.name, value)
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> dict[str, object]:
         """The request as a JSON object, one key per field (tuples as lists)."""
         return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in specs()}
 
     @classmethod
-    def from_wire(cls, data: dict[str, Any]) -> SearchRequest:
+    def from_wire(cls, data: Mapping[str, object]) -> SearchRequest:
         """The inverse of :meth:`to_wire` (absent keys take their defaults). Raises QueryError,
         InvalidRequestError, or TypeError for a value of the wrong type."""
         values: dict[str, Any] = {}
@@ -136,7 +136,7 @@ class SearchRequest:
                 raise TypeError(f"{f.name} must be {f.type.__name__}, got {type(value).__name__}")
             values[f.name] = value
         query = values.pop("query", "")
-        return cls(query, **values)
+        return cls(str(query), **values)
 
 
 @dataclass(frozen=True)

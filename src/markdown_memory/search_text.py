@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -57,20 +57,22 @@ class CliSearch:
     request: SearchRequest
     output: SearchOutput = SearchOutput()
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> dict[str, object]:
         """As a JSON object (the op ``search`` fields besides ``settings``): the request's wire
         form (``SearchRequest.to_wire``) under ``request``, the output options under ``output``."""
         return {"request": self.request.to_wire(), "output": asdict(self.output)}
 
     @classmethod
-    def from_wire(cls, data: dict[str, Any]) -> CliSearch:
+    def from_wire(cls, data: Mapping[str, object]) -> CliSearch:
         """The inverse of :meth:`to_wire`. Raises KeyError/TypeError for a malformed object and
         what ``SearchRequest`` raises for a bad value."""
         from .request import SearchRequest
 
-        output = data.get("output") or {}
+        request, output = data["request"], data.get("output") or {}
+        if not isinstance(request, dict) or not isinstance(output, dict):
+            raise TypeError("request and output must be JSON objects")
         names = {f.name for f in fields(SearchOutput)}
-        return cls(SearchRequest.from_wire(data["request"]),
+        return cls(SearchRequest.from_wire(request),
                    SearchOutput(**{k: bool(v) for k, v in output.items() if k in names}))
 
 

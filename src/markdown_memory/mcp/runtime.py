@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -228,7 +228,7 @@ class Runtime:
         self.memory.remember(answer.results)
         return answer.to_dict(agent=True)
 
-    def answer(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, tool: str, arguments: Mapping[str, object]) -> dict[str, Any]:
         """Tool ``tool`` called in this thread with ``arguments`` (validated by its input model,
         ``tools.SPECS``): its JSON answer. Raises pydantic's ValidationError for refused
         arguments and what the engine call raises. For tests and embedders; the server goes
@@ -237,25 +237,6 @@ class Runtime:
 
         spec = SPECS[tool]
         return spec.run(self, spec.input.model_validate(arguments), None)
-
-    # shorthands of :meth:`answer` for the document tools (tests read them)
-    def read_section(self, file_path: str, heading_path: str, include_subsections: bool = False,
-                     cursor: int | None = None) -> dict[str, Any]:
-        return self.answer("read_section", {"file_path": file_path, "heading_path": heading_path,
-                                            "include_subsections": include_subsections, "cursor": cursor})
-
-    def outline(self, file_path: str, max_depth: int | None = None) -> dict[str, Any]:
-        return self.answer("get_document_outline", {"file_path": file_path, "max_depth": max_depth})
-
-    def get_links(self, file_path: str, offset: int = 0) -> dict[str, Any]:
-        return self.answer("get_links", {"file_path": file_path, "offset": offset})
-
-    def find_drift(self) -> dict[str, Any]:
-        return self.answer("find_drift", {})
-
-    def list_documents(self, directory: str | None = None, offset: int = 0,
-                       tags: list[str] | None = None) -> dict[str, Any]:
-        return self.answer("list_documents", {"directory": directory, "offset": offset, "tags": tags})
 
     def docs_map(self) -> str:
         """The text of the ``docs://map`` resource: the docs map, or the sentence saying why there

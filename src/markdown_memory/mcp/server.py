@@ -23,7 +23,7 @@ import io
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .identity import INSTRUCTIONS as INSTRUCTIONS  # re-exported (mcp/__init__.py)
@@ -165,10 +165,9 @@ async def _serve(server: Any, wire_in: BinaryIO, wire_out: BinaryIO, on_eof: Cal
 
 
 def build_server(runtime: "Runtime") -> Any:
-    """The low-level MCP ``Server`` serving the tools of ``tools.TOOLS`` bound to ``runtime`` and
-    the docs map (see module docstring): the SDK validates each call against the tool's input
-    model; a refused call answers one sentence (``tools.refusal``), an unknown tool names the
-    tools."""
+    """The low-level MCP ``Server`` serving ``tools.TOOLS`` bound to ``runtime`` and the docs map:
+    the SDK validates each call against the tool's input model; a refused call answers one
+    sentence (``tools.refusal``), an unknown tool names the tools."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.server.mcpserver import Context
@@ -217,7 +216,7 @@ def _refuse(message: str) -> Any:
                                 is_error=True)
 
 
-def _tool_error(name: str, arguments: dict[str, Any], exc: Exception) -> str:
+def _tool_error(name: str, arguments: Mapping[str, object], exc: Exception) -> str:
     """The sentence of the SDK's error ``exc`` for a call of ``name``: the refused arguments
     (``tools.refusal``), else an internal error (logged with its traceback)."""
     from pydantic import ValidationError

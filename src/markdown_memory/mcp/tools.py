@@ -17,7 +17,7 @@ cursors go up to ``COUNT_MAX``. ``search_docs``'s input model is generated from
 # No ``from __future__ import annotations``: pydantic reads the models' annotations at run time.
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -221,7 +221,7 @@ SPECS = {spec.name: spec for spec in TOOLS}
 TOOL_NAMES = tuple(SPECS)
 
 
-def schema_of(spec: ToolSpec) -> dict[str, Any]:
+def _schema(spec: ToolSpec) -> dict[str, Any]:
     """The JSON schema of ``spec``'s input (closed: ``additionalProperties`` false, last)."""
     schema = spec.input.model_json_schema(by_alias=True)
     schema.pop("additionalProperties", None)
@@ -245,7 +245,7 @@ def tool_set(runtime: "Runtime") -> "tuple[MCPServer, dict[str, Tool]]":
         notes = ToolAnnotations(read_only_hint=not spec.writes, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
         tools[spec.name] = Tool(fn=_body(runtime, spec), name=spec.name, title=spec.title,
-                                description=spec.description, parameters=schema_of(spec),
+                                description=spec.description, parameters=_schema(spec),
                                 fn_metadata=FuncMetadata(arg_model=spec.input), is_async=True,
                                 context_kwarg="ctx", annotations=notes)
     app = MCPServer(name=SERVER_NAME, title="Markdown Memory", version=__version__, instructions=INSTRUCTIONS,
@@ -273,14 +273,14 @@ def _body(runtime: "Runtime", spec: ToolSpec) -> Callable[..., Any]:
     return body
 
 
-def refusal(tool: str, arguments: dict[str, Any], error: ValidationError) -> str:
+def refusal(tool: str, arguments: Mapping[str, object], error: ValidationError) -> str:
     """The one sentence refusing ``arguments`` of ``tool`` that its input model did not accept
     (``error``: the SDK's validation): unknown arguments by name; an integer or boolean argument
     with the accepted range and what was sent; else each problem as pydantic words it."""
     from .. import messages
 
     spec = SPECS[tool]
-    props = schema_of(spec).get("properties", {})
+    props = _schema(spec).get("properties", {})
     problems = error.errors(include_url=False)
     extra = sorted({str(e["loc"][0]) for e in problems if e["type"] == "extra_forbidden" and e["loc"]})
     if extra:
@@ -304,7 +304,7 @@ def refusal(tool: str, arguments: dict[str, Any], error: ValidationError) -> str
     return f"invalid arguments for {tool}: {listed}"
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """``value`` as JSON, at most 60 characters (infinities as Python spells them)."""
     shown = json.dumps(value, ensure_ascii=False) if not isinstance(value, float) or math.isfinite(value) else str(value)
     return shown if len(shown) <= 60 else shown[:57] + "..."
