@@ -254,19 +254,19 @@ class Engine:
         self._loader.start()
         nothing = self._nothing_to_search(prefix, scope)
         if nothing is not None:
-            status = self.status()  # nothing was searched: keyword_only says what a search would be
-            empty = self._reporter.empty_index_message()
+            status = self._reporter.status(ctx)  # nothing was searched: keyword_only says what a search would be
+            empty = self._reporter.empty_index_message(ctx)
             notes: tuple[Note, ...] = (Said(empty),) if empty else (nothing,)
             return SearchAnswer((), "none", status.keyword_only, messages.render_notes(ctx, notes), status, notes)
         last: list[Ranked] = []
 
         def run() -> list[Hit]:
-            last.append(self._search(request.query[:MAX_QUERY_CHARS], request.top_k, scope, request.max_tokens,
-                                     already_sent))
+            last.append(self._search(ctx, request.query[:MAX_QUERY_CHARS], request.top_k, scope,
+                                     request.max_tokens, already_sent))
             return last[-1].hits
 
         hits, flagged = self._gate.current(freshness, run)
-        ranked, status = last[-1], self.status()
+        ranked, status = last[-1], self._reporter.status(ctx)
         notes = annotate(SearchFacts(len(request.query), MAX_QUERY_CHARS, flagged, ranked.keyword_only, status,
                                      indexed_here, self._background, self._database.disk_full), ranked.notes)
         answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, messages.render_notes(ctx, notes),
@@ -284,10 +284,10 @@ class Engine:
                                  scope.tags_mode)
         return None
 
-    def _search(self, query: str, top_k: int, scope: Scope, max_tokens: int,
+    def _search(self, ctx: messages.Context, query: str, top_k: int, scope: Scope, max_tokens: int,
                 already_sent: Container[str] | None = None) -> Ranked:
         """One ranked, packed search over the index as it is (``ranked.rank_once``)."""
-        return rank_once(self.store, self._loader, self._activity, self._reporter, self.settings.embedder,
+        return rank_once(self.store, self._loader, self._activity, self._reporter, ctx,
                          self._vector_cache, query, top_k, scope, max_tokens, already_sent)
 
     # -- documents ------------------------------------------------------------------------

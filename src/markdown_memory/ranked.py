@@ -17,6 +17,7 @@ from .search import analyse, distinct_hits, pack_hits, search_sections
 if TYPE_CHECKING:  # pragma: no cover
     from .embed.loader import ModelLoader
     from .index.activity import IndexActivity
+    from .messages import Context
     from .status import StatusReporter
     from .store import Store, VectorCache
     from .store.scope import Scope
@@ -34,11 +35,13 @@ class Ranked:
     found: int
 
 
-def rank_once(store: Store, loader: ModelLoader, activity: IndexActivity, reporter: StatusReporter, embedder: str,
+def rank_once(store: Store, loader: ModelLoader, activity: IndexActivity, reporter: StatusReporter, ctx: Context,
               vector_cache: VectorCache | None, query: str, top_k: int, scope: Scope, max_tokens: int,
               already_sent: Container[str] | None = None) -> Ranked:
     """Rank ``query`` within ``scope`` (with a query vector when the loaded model made the stored
-    vectors) and pack ``top_k`` hits into ``max_tokens``; ``embedder``: the configured preset."""
+    vectors) and pack ``top_k`` hits into ``max_tokens``; ``ctx``: the engine's context (its
+    configured preset) for the call's reader."""
+    embedder = ctx.embedder
     qvec, embedder_name, other_build = None, None, None
     wid, _dim = store.vector_space()
     if store.vec_available and store.has_vec_tables():
@@ -53,11 +56,11 @@ def rank_once(store: Store, loader: ModelLoader, activity: IndexActivity, report
     packed = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens, sent=already_sent)
     notes: list[Note] = []
     if outcome.confidence == "none":
-        empty = reporter.empty_index_message()
+        empty = reporter.empty_index_message(ctx)
         notes.append(Said(empty) if empty else NoConfidentMatch(tuple(outcome.absent)))
     if qvec is None:
         loader.note_keyword_only()
-        cause = reporter.keyword_only_cause()
+        cause = reporter.keyword_only_cause(ctx)
         if cause is not None:
             notes.append(Said(cause))
         elif other_build is not None:

@@ -76,21 +76,23 @@ class CliSearch:
                    SearchOutput(**{k: bool(v) for k, v in output.items() if k in names}))
 
 
-def read_command(settings: Settings, embedder_chosen: bool, db_chosen: bool) -> Callable[[str, str], str]:
+def read_command(settings: Settings, embedder_chosen: bool, db_chosen: bool,
+                 program: str | None = None) -> Callable[[str, str], str]:
     """How ``search`` text output names the command that reads a hit: a shell-quoted
     ``markdown-memory ... read FILE HEADING --docs-dir ROOT`` that works pasted from any
     directory. It names the absolute docs root the search used, and the index (``--db``) and
     the embedder when they were chosen (flag or environment) rather than defaulted; the program
-    is :func:`~markdown_memory.reader.program` (an absolute path when not on PATH)."""
+    is ``program`` (the reader's, already shell-quoted), by default this process's
+    :func:`~markdown_memory.reader.program` (an absolute path when not on PATH)."""
     flags: list[str] = []
     if embedder_chosen:
         flags += ["--embedder", settings.embedder]
     if db_chosen:
         flags += ["--db", str(settings.db_path)]
 
-    from .reader import program
+    from . import reader
 
-    head = program()  # already shell-quoted
+    head = program or reader.program()  # already shell-quoted
 
     def command(file_path: str, heading_path: str) -> str:
         return " ".join([head, shlex.join([*flags, "read", file_path, heading_path,
@@ -146,7 +148,7 @@ def run_search(engine: Engine, search: CliSearch, progress: Progress, reader: Re
     progress.finish()
     if out.json:
         return dumps_line(answer.to_dict())
-    read = read_command(engine.settings, out.embedder_chosen, out.db_chosen)
+    read = read_command(engine.settings, out.embedder_chosen, out.db_chosen, reader.program if reader else None)
     return render_search(answer, read, verbose=out.verbose) + "\n"
 
 

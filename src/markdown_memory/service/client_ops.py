@@ -106,7 +106,7 @@ def search(service: Service, fields: dict[str, Any]) -> dict[str, Any]:
     unreadable settings or parameters."""
     from ..errors import MarkdownMemoryError
     from ..progress import Progress
-    from ..reader import Reader, reader_view
+    from ..reader import Reader
     from ..search_text import CliSearch, error_output, run_search
 
     settings = _settings(fields)
@@ -114,12 +114,11 @@ def search(service: Service, fields: dict[str, Any]) -> dict[str, Any]:
         params = CliSearch.from_wire(fields)
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"the search request could not be read: {exc}") from exc
-    with _stderr_of_this_thread() as stderr, reader_view(str(fields.get("program") or "markdown-memory"),
-                                                        str(fields.get("cwd") or "/")):
+    reader = Reader(str(fields.get("program") or "markdown-memory"), Path(str(fields.get("cwd") or "/")))
+    with _stderr_of_this_thread() as stderr:
         engine: Engine | None = None
         try:
             engine = service.engine(settings, foreground=True)
-            reader = Reader(str(fields.get("program") or "markdown-memory"), Path(str(fields.get("cwd") or "/")))
             out, status = run_search(engine, params, Progress(stderr), reader), 0
         except MarkdownMemoryError as exc:
             out, err, status = error_output(exc, params.output.json)
