@@ -417,14 +417,14 @@ MAP_OMITS = {
 }
 
 
-def _count(n: int, noun: str) -> str:
+def count_of(n: int, noun: str) -> str:
     """``"1 document"``, ``"1,204 documents"``."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def map_summary(documents: int, tokens: int) -> str:
     """The docs map's ``> summary`` line."""
-    return (f"{_count(documents, 'Markdown document')} ({tokens:,} tokens in all). Find a "
+    return (f"{count_of(documents, 'Markdown document')} ({tokens:,} tokens in all). Find a "
             "section with `search_docs` and read it with `read_section` instead of whole files.")
 
 
@@ -441,12 +441,12 @@ def map_left_out(what: str, max_tokens: int) -> str:
 
 def map_folder_note(documents: int, tokens: int) -> str:
     """A folder line's note in the docs map."""
-    return f"{_count(documents, 'document')}, {tokens:,} tokens"
+    return f"{count_of(documents, 'document')}, {tokens:,} tokens"
 
 
 def map_more_folders(folders: int, documents: int) -> str:
     """The docs map's last line when folder lines were dropped."""
-    return f"- … {_count(folders, 'more folder')} ({_count(documents, 'document')}) not shown"
+    return f"- … {count_of(folders, 'more folder')} ({count_of(documents, 'document')}) not shown"
 
 
 # -- which embedder (embed/choice.py) ---------------------------------------------------------
