@@ -35,8 +35,8 @@ class Spec:
     """How one request field is offered. ``help``: the CLI's help (None: not a CLI option, e.g.
     ``resend``: the CLI has no session); ``doc``: the MCP tool's description; ``flag``: the CLI
     option (None with a ``help``: the positional argument); ``low``/``high``: whole-number
-    bounds the adapters enforce (``floor``: the library's own lower bound when lower, e.g. a
-    test's small budget); ``choices``; ``max_length``: of a string, or items of a list
+    bounds the adapters enforce (``library``: the library's own (low, high) when wider, e.g. a
+    test's small budget, the prompt hook's search past the agent's limit); ``choices``; ``max_length``: of a string, or items of a list
     (``item_max``: of each item); ``min_length`` of a string; ``metavar``."""
 
     doc: str
@@ -44,7 +44,7 @@ class Spec:
     flag: str | None = None
     low: int | None = None
     high: int | None = None
-    floor: int | None = None
+    library: tuple[int, int | None] | None = None
     choices: tuple[str, ...] = ()
     min_length: int | None = None
     max_length: int | None = None
@@ -78,7 +78,7 @@ class SearchRequest:
     max_tokens: int = _field(DEFAULT_MAX_TOKENS, Spec(
         doc=(f"Budget for the whole answer ({MIN_MAX_TOKENS}-{MAX_MAX_TOKENS} tokens; {MIN_MAX_TOKENS} is what the "
              "smallest answer needs: one pointer, the message and index_status)."),
-        flag="--max-tokens", low=MIN_MAX_TOKENS, high=MAX_MAX_TOKENS, floor=1,
+        flag="--max-tokens", low=MIN_MAX_TOKENS, high=MAX_MAX_TOKENS, library=(1, None),
         help=f"budget for result text, {MIN_MAX_TOKENS}-{MAX_MAX_TOKENS} (default {DEFAULT_MAX_TOKENS})"))
     tags: tuple[str, ...] = _field((), Spec(
         doc=("Only documents carrying these tags (front matter or inline #tags); "
@@ -111,8 +111,8 @@ class SearchRequest:
         for f in specs():
             value = getattr(self, f.name)
             if f.type is int:
-                low = f.spec.floor if f.spec.floor is not None else f.spec.low
-                value = _whole(f.name, value, low if low is not None else 0, f.spec.high)
+                low, high = f.spec.library or (f.spec.low if f.spec.low is not None else 0, f.spec.high)
+                value = _whole(f.name, value, low, high)
             elif f.type is tuple:
                 value = (value,) if isinstance(value, str) else tuple(value or ())
             elif f.type is bool:
