@@ -13,6 +13,7 @@ import pytest
 
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
+from markdown_memory.models import SearchRequest
 from markdown_memory.service.watch import Watcher, filesystem_type, polling_reason, start_watching
 
 DEADLINE = 20.0  # seconds: generous on a loaded machine; a pass is usually well under 1 s
@@ -30,7 +31,7 @@ def wait_for(check: Callable[[], bool], what: str, deadline: float = DEADLINE) -
 def files_with(engine: Engine, word: str) -> set[str]:
     """The files of the hits whose keywords match ``word`` (the index as it stands: the call
     refreshes nothing)."""
-    return {h.file_path for h in engine.search(word, top_k=20).results if "keyword" in h.matched_by}
+    return {h.file_path for h in engine.search(SearchRequest(word, top_k=20)).results if "keyword" in h.matched_by}
 
 
 @pytest.fixture
@@ -148,7 +149,7 @@ def test_database_inside_the_root_does_not_loop(watched):
     wait_for(lambda: files_with(engine, "loopcheckzq") == {"doc0.md"}, "the edit is found")
     settled = (watcher.stats.refreshes, watcher.stats.full_runs)
     engine.index()  # index writes to index.db, -wal, -shm, .lock, .run inside the root
-    engine.search("loopcheckzq")
+    engine.search(SearchRequest("loopcheckzq"))
     time.sleep(1.0)  # a loop would show up as more refreshes or runs within this second
     assert (watcher.stats.refreshes, watcher.stats.full_runs) == settled
 

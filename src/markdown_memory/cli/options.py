@@ -23,6 +23,7 @@ from ..errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Engine
+    from ..request import SearchRequest
 
 #: ``--docs-dir`` help of the commands that read a docs root
 DOCS_DIR_HELP = "docs root (default: $MARKDOWN_MEMORY_DOCS_DIR, $CLAUDE_PROJECT_DIR, then the working directory)"
@@ -138,3 +139,40 @@ def open_engine(args: argparse.Namespace, docs_root: str | None = None) -> Itera
 def real_path(p: str) -> str:
     """``p`` with ``~`` expanded and links resolved (to compare two folders given by a user)."""
     return os.path.realpath(os.path.expanduser(p))
+
+
+def add_request_options(p: argparse.ArgumentParser) -> None:
+    """The options of a search request, generated from its schema (``request.py``): one
+    per field with a CLI ``help`` (the positional query included); integers checked against
+    the field's bounds, choices offered, a list field repeatable."""
+    from ..request import specs
+
+    for f in specs():
+        spec = f.spec
+        if spec.help is None:
+            continue
+        if spec.flag is None:
+            p.add_argument(f.name)
+            continue
+        kw: dict[str, Any] = {"dest": f.name, "help": spec.help}
+        if spec.metavar:
+            kw["metavar"] = spec.metavar
+        if f.type is int:
+            kw.update(type=bounded(spec.low if spec.low is not None else 0, spec.high), default=f.default)
+        elif f.type is tuple:
+            kw.update(action="append", default=None)
+        elif f.type is bool:
+            kw.update(action="store_true")
+        else:
+            kw["default"] = f.default
+        if spec.choices:
+            kw["choices"] = list(spec.choices)
+        p.add_argument(spec.flag, **kw)
+
+
+def request_of(args: argparse.Namespace) -> SearchRequest:
+    """The search request of the parsed options of :func:`add_request_options`."""
+    from ..request import SearchRequest, specs
+
+    values = {f.name: getattr(args, f.name) for f in specs() if f.spec.help is not None}
+    return SearchRequest(values.pop("query"), **values)
