@@ -45,6 +45,8 @@ def decode(line: bytes) -> dict[str, Any]:
         data = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ProtocolError(f"not a JSON line: {exc}") from exc
+    except RecursionError:  # arrays or objects nested deeper than the interpreter's stack allows
+        raise ProtocolError("a JSON line nested too deeply") from None
     if not isinstance(data, dict):
         raise ProtocolError("a JSON line that is not an object")
     return data
