@@ -47,3 +47,71 @@ def test_a_deeply_nested_request_line_gets_the_protocol_refusal(runtime: Path, o
     assert reply["ok"] is False and reply["error"]["kind"] == "protocol", reply
     assert "nested too deeply" in reply["error"]["message"]
     assert client.request("ping", {}, start=False)["pid"] == pid  # and it still serves
+
+
+# -- finding 1: nothing in the runtime folder is followed through a link --------------------------
+
+SERVE = [__import__("sys").executable, "-m", "markdown_memory", "serve"]
+
+
+def _precious(tmp_path: Path) -> Path:
+    """A user's file (0644) a link in the runtime folder points at."""
+    target = tmp_path / "precious.txt"
+    target.write_text("a user's file: keep me\n")
+    target.chmod(0o644)
+    return target
+
+
+def _unchanged(target: Path) -> bool:
+    return target.read_text() == "a user's file: keep me\n" and (target.stat().st_mode & 0o777) == 0o644
+
+
+def test_a_link_planted_at_the_lock_is_refused_not_truncated(runtime: Path, tmp_path: Path) -> None:  # noqa: F811
+    import subprocess
+
+    target = _precious(tmp_path)
+    (runtime / "service.lock").symlink_to(target)
+    done = subprocess.run([*SERVE, "--idle-timeout", "1"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2, done
+    assert f"{runtime / 'service.lock'} is a symbolic link" in done.stderr and "remove it" in done.stderr
+    assert _unchanged(target)
+    assert not (runtime / "service.sock").exists()  # no service started
+    (runtime / "service.lock").unlink()
+    os.link(target, runtime / "service.lock")  # a hard link is refused the same way
+    done = subprocess.run([*SERVE, "--idle-timeout", "1"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and "a hard link to another file" in done.stderr, done
+    assert _unchanged(target)
+
+
+def test_a_link_planted_at_the_log_is_refused_not_appended_to(runtime: Path, tmp_path: Path) -> None:  # noqa: F811
+    from markdown_memory.service import client
+
+    target = _precious(tmp_path)
+    (runtime / "service.log").symlink_to(target)
+    with pytest.raises(client.ServiceUnavailable, match="service.log is a symbolic link"):
+        client.request("ping", {})  # would start a service with its stderr appended to the target
+    assert _unchanged(target)
+    assert _lock_free(runtime / "service.lock")
+
+
+def test_the_client_does_not_follow_a_linked_socket(runtime: Path, tmp_path: Path) -> None:  # noqa: F811
+    """A link at service.sock pointing at another listener: the client refuses it and never
+    connects there (it answers in process instead)."""
+    from markdown_memory.service import client
+
+    elsewhere = Path(tmp_path.parent / f"s{os.getpid()}.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(elsewhere))
+    listener.listen(4)
+    listener.settimeout(0.2)
+    try:
+        (runtime / "service.sock").symlink_to(elsewhere)
+        with pytest.raises(client.ServiceUnavailable, match="service.sock is a symbolic link"):
+            client.request("ping", {}, start=False, timeout=2)
+        with pytest.raises(TimeoutError):
+            listener.accept()  # nothing connected through the link
+    finally:
+        listener.close()
+        elsewhere.unlink()

@@ -73,17 +73,18 @@ def mode() -> str:
 def _connect() -> tuple[socket.socket, str | None]:
     """A socket connected to the running service and the TCP token (None over a Unix socket).
     Raises _NotRunning when there is none (no socket file, refused, no port file), and
-    ServiceUnavailable when the runtime folder is refused."""
+    ServiceUnavailable when the runtime folder or one of its files is refused (a link)."""
     try:
         kind = paths.transport()
         if kind == "unix":
             where = str(paths.socket_path())
+            paths.refuse_linked_socket(Path(where))
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             address: Any = where
             token = None
         else:
-            port = int(paths.port_path().read_text(encoding="ascii").strip())
-            token = paths.token_path().read_text(encoding="ascii").strip()
+            port = int(paths.read_private(paths.port_path()).strip())
+            token = paths.read_private(paths.token_path()).strip()
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             address = ("127.0.0.1", port)
     except (OSError, ValueError) as exc:
@@ -270,11 +271,14 @@ def _spawn(log: Path, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
 
 @contextlib.contextmanager
 def _log_file(log: Path) -> Iterator[int]:
-    """``log`` opened for appending (0600) as a file descriptor, closed afterwards."""
+    """``log`` opened for appending (0600, never through a link) as a file descriptor, closed
+    afterwards. Raises ServiceUnavailable when it cannot be opened or is refused."""
     try:
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = paths.open_private(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)  # never through a link
     except OSError as exc:
         raise ServiceUnavailable(f"cannot open the service log {log}: {exc.strerror or exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - ConfigError: a link planted at the log's path
+        raise ServiceUnavailable(str(exc)) from exc
     try:
         yield fd
     finally:

@@ -212,10 +212,12 @@ def take_lock(path: Path, address: Path | None = None) -> IO[str]:
     """Open ``path`` and take the exclusive lock, writing this pid into it. Returns the open file
     (the lock lives as long as it). While the holder's ``address`` (socket or port file) is absent
     it is taken to be shutting down (a ``stop`` just went through), and the lock is waited for
-    up to :data:`LOCK_WAIT_SECONDS`. Raises AlreadyRunning when another process holds it."""
-    handle = open(path, "a+", encoding="ascii")  # noqa: SIM115 - held for the process's life
+    up to :data:`LOCK_WAIT_SECONDS`. Raises AlreadyRunning when another process holds it, and
+    ConfigError when ``path`` is a link (``paths.open_private``: never opened through one)."""
+    fd = paths.open_private(path, os.O_RDWR | os.O_CREAT)  # never through a link planted there
     with contextlib.suppress(OSError):
-        os.chmod(path, 0o600)
+        os.fchmod(fd, 0o600)
+    handle = os.fdopen(fd, "r+", encoding="ascii")  # held for the process's life
     deadline = time.monotonic() + LOCK_WAIT_SECONDS
     while True:
         try:
@@ -279,7 +281,9 @@ def bind_tcp(port_file: Path, token_file: Path) -> tuple[socket.socket, str]:
 
 def _write_private(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()  # a leftover (or a link planted there): made anew, never written through
+    fd = paths.open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     with os.fdopen(fd, "w", encoding="ascii") as out:
         out.write(text + "\n")
     os.replace(tmp, path)
