@@ -115,3 +115,101 @@ def test_the_client_does_not_follow_a_linked_socket(runtime: Path, tmp_path: Pat
     finally:
         listener.close()
         elsewhere.unlink()
+
+
+# -- finding 3: the request line's size and time, and the connections at once -----------------------
+
+def test_an_unterminated_line_past_the_request_cap_is_refused(runtime: Path) -> None:  # noqa: F811
+    """2 MiB without a newline: refused once past MAX_REQUEST_LINE (the service read at most that
+    much), not buffered up to 64 MiB; the service still serves."""
+    import threading
+
+    from markdown_memory.service import client
+    from markdown_memory.service.protocol import MAX_REQUEST_LINE
+
+    pid = client.request("ping", {})["pid"]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(20)
+        sock.connect(str(runtime / "service.sock"))
+        sender = threading.Thread(target=lambda: _send_quietly(sock, b"x" * (2 * MAX_REQUEST_LINE)), daemon=True)
+        sender.start()
+        line = sock.makefile("rb").readline()  # main: no reply until 64 MiB came or 30 s passed
+        sender.join(20)
+    reply = json.loads(line)
+    assert reply["ok"] is False and reply["error"]["kind"] == "protocol", reply
+    assert f"more than {MAX_REQUEST_LINE} bytes" in reply["error"]["message"]
+    assert client.request("ping", {}, start=False)["pid"] == pid
+
+
+def _send_quietly(sock: socket.socket, data: bytes) -> None:
+    """``sendall``, ignoring the reset of a peer that stopped reading (it refused the line)."""
+    try:
+        sock.sendall(data)
+    except OSError:
+        pass
+
+
+@pytest.mark.slow
+def test_a_request_line_trickled_a_byte_at_a_time_is_cut_at_the_deadline(runtime: Path) -> None:  # noqa: F811
+    """A byte every 2 s (each read well inside any per-read timeout): the whole line has one
+    deadline, REQUEST_READ_TIMEOUT; past it the sender gets the protocol refusal, while it is
+    still sending."""
+    import threading
+
+    from markdown_memory.service import client
+    from markdown_memory.service.server import REQUEST_READ_TIMEOUT
+
+    client.request("ping", {})
+    done = threading.Event()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(str(runtime / "service.sock"))
+
+        def trickle() -> None:
+            while not done.wait(2.0):
+                _send_quietly(sock, b" ")
+
+        sender = threading.Thread(target=trickle, daemon=True)
+        sender.start()
+        started = time.monotonic()
+        sock.settimeout(REQUEST_READ_TIMEOUT * 2)
+        try:
+            line = sock.makefile("rb").readline()
+        except TimeoutError:
+            line = b""
+        waited = time.monotonic() - started
+        done.set()
+        sender.join(10)
+    assert line, f"no reply within {waited:.0f} s while a byte came every 2 s"
+    reply = json.loads(line)
+    assert reply["error"]["kind"] == "protocol" and "time allowed" in reply["error"]["message"], reply
+    assert waited >= REQUEST_READ_TIMEOUT - 1
+
+
+def test_connections_past_the_cap_get_a_busy_refusal(runtime: Path) -> None:  # noqa: F811
+    """MAX_CONNECTIONS connections held open without a request: the next one is refused at once
+    with kind "busy" (no thread, no hang); a client retries briefly and is served once they go."""
+    import threading
+
+    from markdown_memory import __version__
+    from markdown_memory.service import client
+    from markdown_memory.service.server import MAX_CONNECTIONS
+
+    pid = client.request("ping", {})["pid"]
+    held = []
+    try:
+        for _ in range(MAX_CONNECTIONS):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(str(runtime / "service.sock"))
+            held.append(sock)
+        ping = json.dumps({"v": 1, "op": "ping", "version": __version__}).encode() + b"\n"
+        reply = _send_raw(runtime / "service.sock", ping, timeout=10)
+        assert reply["ok"] is False and reply["error"]["kind"] == "busy", reply
+        assert str(MAX_CONNECTIONS) in reply["error"]["message"]
+        answers: list[Any] = []
+        asking = threading.Thread(target=lambda: answers.append(client.request("ping", {}, start=False)))
+        asking.start()  # retries while busy
+    finally:
+        for sock in held:
+            sock.close()
+    asking.join(30)
+    assert answers and answers[0]["pid"] == pid

@@ -41,8 +41,12 @@ START_WAIT_SECONDS = 10.0
 #: seconds a version-mismatched service gets to go away after ``stop``
 STOP_WAIT_SECONDS = 10.0
 
-#: seconds to connect (a live service accepts at once; a full backlog is a busy service)
+#: seconds to connect (a live service accepts at once; a full backlog is a busy service), and
+#: to keep retrying a busy one
 CONNECT_TIMEOUT = 5.0
+
+#: seconds between attempts at a busy service (full backlog, its most connections open)
+BUSY_PAUSE_SECONDS = 0.05
 
 
 class ServiceUnavailable(Exception):
@@ -102,7 +106,21 @@ def _connect() -> tuple[socket.socket, str | None]:
 
 def _exchange(op: str, fields: dict[str, Any], timeout: float | None) -> tuple[socket.socket, dict[str, Any]]:
     """Connect, send the request line, read the reply line (without reading past it). Returns the
-    still-open socket and the reply. Raises ServiceUnavailable."""
+    still-open socket and the reply. A "busy" refusal (the service serves its most connections)
+    is retried for up to :data:`CONNECT_TIMEOUT` seconds, then returned. Raises ServiceUnavailable."""
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    while True:
+        sock, reply = _exchange_once(op, fields, timeout)
+        error = reply.get("error")
+        if reply.get("ok") or not isinstance(error, dict) or error.get("kind") != "busy" \
+                or time.monotonic() > deadline:
+            return sock, reply
+        sock.close()
+        time.sleep(BUSY_PAUSE_SECONDS)
+
+
+def _exchange_once(op: str, fields: dict[str, Any], timeout: float | None) -> tuple[socket.socket, dict[str, Any]]:
+    """One :func:`_exchange` attempt."""
     sock, token = _connect()
     request: dict[str, Any] = {**fields, "v": PROTOCOL_VERSION, "op": op, "version": __version__}
     if token is not None:

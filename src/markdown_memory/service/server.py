@@ -40,7 +40,7 @@ from .. import __version__
 from ..errors import ConfigError, MarkdownMemoryError, describe_error
 from . import paths
 from .ops import OPS, Session
-from .protocol import PROTOCOL_VERSION, ConnectionClosed, ProtocolError, encode, read_message
+from .protocol import MAX_REQUEST_LINE, PROTOCOL_VERSION, ConnectionClosed, ProtocolError, encode, recv_message_exact
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
@@ -53,8 +53,21 @@ log = logging.getLogger("markdown_memory.service")
 IDLE_ENV = "MARKDOWN_MEMORY_SERVICE_IDLE"
 DEFAULT_IDLE_SECONDS = 900.0
 
-#: seconds a connection may take to send its request line
+#: seconds a connection may take to send its whole request line (one deadline for the line, not
+#: per read: a sender trickling a byte at a time is refused when it passes)
 REQUEST_READ_TIMEOUT = 30.0
+
+#: connections served at once (MCP sessions included); the next ones get a "busy" refusal (the
+#: client retries briefly, then answers in process). Each open agent window holds one session, a
+#: hook or CLI call one connection for its request: 64 is far above a person's use, and bounds
+#: what unfinished request lines can hold to 64 x MAX_REQUEST_LINE = 64 MiB (what a single
+#: connection could buffer before the request line had a cap).
+MAX_CONNECTIONS = 64
+
+#: the listen backlog (the kernel caps it at net.core.somaxconn): connects beyond it fail with
+#: EAGAIN at once; a burst of clients (every window's hook at one prompt, a script's parallel
+#: searches) must queue, not look like "no service"
+LISTEN_BACKLOG = socket.SOMAXCONN
 
 #: seconds the shutdown waits for requests being answered (sessions are cut at once)
 SHUTDOWN_WAIT_SECONDS = 5.0
@@ -95,6 +108,7 @@ class Service:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._open = 0  # connections being served
+        self._admitted = 0  # connections accepted and not yet closed (at most MAX_CONNECTIONS)
         self._last_activity = time.monotonic()
         self._pool: Pool | None = None
         self._sessions: set[socket.socket] = set()
@@ -163,6 +177,20 @@ class Service:
         finally:
             with self._lock:
                 self._sessions.discard(conn)
+
+    def admit(self) -> bool:
+        """Count one more accepted connection; False (nothing counted) when MAX_CONNECTIONS are
+        open: the caller refuses it. Each True is matched by one :meth:`release`."""
+        with self._lock:
+            if self._admitted >= MAX_CONNECTIONS:
+                return False
+            self._admitted += 1
+            return True
+
+    def release(self) -> None:
+        """An admitted connection closed."""
+        with self._lock:
+            self._admitted -= 1
 
     def add_session(self, conn: socket.socket) -> None:
         """``conn`` carries a session: the shutdown cuts it instead of waiting for it."""
@@ -262,7 +290,7 @@ def bind_unix(path: Path) -> socket.socket:
     finally:
         os.umask(old)
     os.chmod(path, 0o600)
-    listener.listen(64)
+    listener.listen(LISTEN_BACKLOG)
     return listener
 
 
@@ -272,7 +300,7 @@ def bind_tcp(port_file: Path, token_file: Path) -> tuple[socket.socket, str]:
     that sees the port can read the token."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
+    listener.listen(LISTEN_BACKLOG)
     token = secrets.token_hex(32)
     _write_private(token_file, token)
     _write_private(port_file, str(listener.getsockname()[1]))
@@ -364,11 +392,10 @@ def handle_connection(service: Service, conn: socket.socket) -> None:
     session if it has one. Never raises."""
     with service.connection(conn), conn:
         try:
-            conn.settimeout(REQUEST_READ_TIMEOUT)
-            wire_in = conn.makefile("rb")
             wire_out = conn.makefile("wb")
-            try:
-                request = read_message(wire_in)
+            try:  # read exactly the line: what follows (an MCP session) stays for wire_in
+                request = recv_message_exact(conn, limit=MAX_REQUEST_LINE,
+                                             deadline=time.monotonic() + REQUEST_READ_TIMEOUT)
             except ConnectionClosed:
                 return  # a client checking that the service is up
             except ProtocolError as exc:
@@ -379,6 +406,7 @@ def handle_connection(service: Service, conn: socket.socket) -> None:
             refusal = _refusal(service, conn, request)
             reply, session = (refusal, None) if refusal is not None else _answer(service, request)
             conn.settimeout(None)
+            wire_in = conn.makefile("rb")
             if session is not None:
                 service.add_session(conn)
             wire_out.write(encode(reply))
@@ -432,8 +460,29 @@ def _accept(service: Service, listener: socket.socket) -> None:
         log.error("accept failed: %s", exc)
         time.sleep(0.05)
         return
+    if not service.admit():
+        _refuse_busy(conn)
+        return
     conn.setblocking(True)
-    threading.Thread(target=handle_connection, args=(service, conn), name="service-conn", daemon=True).start()
+    threading.Thread(target=_serve_admitted, args=(service, conn), name="service-conn", daemon=True).start()
+
+
+def _serve_admitted(service: Service, conn: socket.socket) -> None:
+    """:func:`handle_connection` for a connection :meth:`Service.admit` counted, released after."""
+    try:
+        handle_connection(service, conn)
+    finally:
+        service.release()
+
+
+def _refuse_busy(conn: socket.socket) -> None:
+    """Answer a connection over MAX_CONNECTIONS with a "busy" error line (no thread: a short line
+    to a new socket never blocks) and close it."""
+    log.info("refused a connection: %d connections are open, the limit", MAX_CONNECTIONS)
+    with contextlib.suppress(OSError), conn:
+        conn.setblocking(False)
+        conn.send(encode(_error(f"the service is serving {MAX_CONNECTIONS} connections, its limit; retry "
+                                "later", "busy")))
 
 
 #: started beside the socket listener once it is bound (an HTTP endpoint): called with the service,
