@@ -213,3 +213,106 @@ def test_connections_past_the_cap_get_a_busy_refusal(runtime: Path) -> None:  # 
             sock.close()
     asking.join(30)
     assert answers and answers[0]["pid"] == pid
+
+
+# -- finding 6: a busy service is not an absent one; a refused folder is said ---------------------
+
+def _service_pid(runtime: Path) -> int:
+    from markdown_memory.service import client
+
+    pid: int = client.request("ping", {})["pid"]
+    return pid
+
+
+def test_a_full_listen_backlog_is_busy_not_absent(runtime: Path) -> None:  # noqa: F811
+    """The service stopped (SIGSTOP) while connects pile up until the kernel answers EAGAIN: a
+    client retries briefly and gives up (answering in process) without starting a second service;
+    once the service runs again the same one answers."""
+    import resource
+    import signal
+
+    from markdown_memory.service import client
+
+    pid = _service_pid(runtime)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    pending: list[socket.socket] = []
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        while len(pending) < hard - 100:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.setblocking(False)
+            try:
+                sock.connect(str(runtime / "service.sock"))
+            except BlockingIOError:
+                sock.close()
+                break
+            pending.append(sock)
+        else:
+            pytest.skip(f"the backlog did not fill with {len(pending)} connects")
+        with pytest.raises(client.ServiceUnavailable, match="busy"):
+            client.request("ping", {})  # main: EAGAIN read as "not running": a second service spawned
+        assert "already running" not in (runtime / "service.log").read_text()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        for sock in pending:
+            sock.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert len(pending) > 64  # the backlog is no longer 64
+    assert client.request("ping", {}, start=False)["pid"] == pid
+
+
+def test_a_refused_connection_under_a_held_lock_is_busy_not_absent(runtime: Path) -> None:  # noqa: F811
+    """A socket file that refuses connections while a process holds the lock (a service binding
+    its socket, or going away): retried, then given up on, without spawning a second service."""
+    import fcntl
+
+    from markdown_memory.service import client
+
+    refusing = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    refusing.bind(str(runtime / "service.sock"))  # bound, not listening: ECONNREFUSED
+    with open(runtime / "service.lock", "a+") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            with pytest.raises(client.ServiceUnavailable, match="busy"):
+                client.request("ping", {})
+            assert not (runtime / "service.log").exists()  # main: a service was started, saw the lock
+        finally:
+            refusing.close()
+            (runtime / "service.sock").unlink()
+    assert client.request("ping", {})["pid"] != os.getpid()  # lock free, socket gone: one starts
+
+
+def test_a_refused_runtime_folder_is_said_once_on_stderr(tmp_path: Path) -> None:
+    """MARKDOWN_MEMORY_RUNTIME_DIR naming a folder others can write: the CLI and the MCP server
+    work in process and say why once on stderr (never on the MCP server's stdout)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from test_server_stdio import RawServer
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    docs = tmp_path / "docs"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "guide", docs)
+    env = {**os.environ, "MARKDOWN_MEMORY_SERVICE": "auto", "MARKDOWN_MEMORY_RUNTIME_DIR": str(shared),
+           "MARKDOWN_MEMORY_DB": str(tmp_path / "index.db"), "MARKDOWN_MEMORY_EMBEDDER": "none"}
+    said = "the resident service is not used"
+    done = subprocess.run([sys.executable, "-m", "markdown_memory", "--docs-dir", str(docs), "search", "cache"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0 and done.stdout.strip(), done
+    assert done.stderr.count(said) == 1 and "can be written by other users" in done.stderr, done.stderr
+
+    server = RawServer(["--docs-dir", str(docs)], env)
+    try:
+        server.initialize()
+        is_error, answer = server.tool("list_documents", {})
+        assert not is_error, answer
+        assert server.close_stdin_and_wait(30) == 0
+    finally:
+        server.kill()
+    server.assert_stdout_is_jsonrpc()
+    assert server.stderr_text.count(said) == 1, server.stderr_text
+    assert not list(shared.iterdir())  # nothing made in the refused folder

@@ -235,6 +235,10 @@ class Service:
 #: seconds a new service waits for the lock of one that is going away (its address already gone)
 LOCK_WAIT_SECONDS = 10.0
 
+#: seconds a new service keeps trying a lock that is taken while the address is there: a client
+#: probing whether a service holds it (``client._lock_held``) holds it shared for microseconds
+LOCK_PROBE_GRACE_SECONDS = 0.2
+
 
 def take_lock(path: Path, address: Path | None = None) -> IO[str]:
     """Open ``path`` and take the exclusive lock, writing this pid into it. Returns the open file
@@ -246,13 +250,14 @@ def take_lock(path: Path, address: Path | None = None) -> IO[str]:
     with contextlib.suppress(OSError):
         os.fchmod(fd, 0o600)
     handle = os.fdopen(fd, "r+", encoding="ascii")  # held for the process's life
-    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    started = time.monotonic()
     while True:
         try:
             _lock_file(handle)
             break
         except OSError:
-            if address is None or address.exists() or time.monotonic() > deadline:
+            going = address is not None and not address.exists()
+            if time.monotonic() - started > (LOCK_WAIT_SECONDS if going else LOCK_PROBE_GRACE_SECONDS):
                 handle.seek(0)
                 text = handle.read().strip()
                 handle.close()
