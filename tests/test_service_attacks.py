@@ -316,3 +316,44 @@ def test_a_refused_runtime_folder_is_said_once_on_stderr(tmp_path: Path) -> None
     server.assert_stdout_is_jsonrpc()
     assert server.stderr_text.count(said) == 1, server.stderr_text
     assert not list(shared.iterdir())  # nothing made in the refused folder
+
+
+# -- finding 4: a file that is not an index of ours is never moved aside or written ----------------
+
+def _user_sqlite(path: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE recipes(name TEXT, steps TEXT)")
+    conn.execute("INSERT INTO recipes VALUES ('bread', 'knead')")
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("kind", ["text", "sqlite"])
+def test_a_database_path_naming_a_users_file_is_refused(runtime: Path, tmp_path: Path, kind: str) -> None:  # noqa: F811
+    """MARKDOWN_MEMORY_DB naming a user's text file or another program's SQLite database: the
+    service's search refuses it with an error naming the file, and the file is left byte for
+    byte (never renamed to .corrupt-..., never given our tables)."""
+    import shutil
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "guide", docs)
+    users = tmp_path / ("notes.txt" if kind == "text" else "recipes.sqlite")
+    if kind == "text":
+        users.write_text("my notes, not an index\n" * 100)
+    else:
+        _user_sqlite(users)
+    before = users.read_bytes()
+    env = {**os.environ, "MARKDOWN_MEMORY_DB": str(users), "MARKDOWN_MEMORY_EMBEDDER": "none"}
+    done = subprocess.run([sys.executable, "-m", "markdown_memory", "--docs-dir", str(docs), "search", "cache"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode != 0, done
+    assert f"{str(users)!r} (the index database" in done.stderr and "is not a markdown-memory index" in done.stderr
+    assert ("SQLite header" if kind == "text" else "another program (tables: recipes)") in done.stderr, done.stderr
+    assert users.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(users.name)] == [users.name]
+    assert (runtime / "service.sock").exists()  # it was the service that answered
+
