@@ -357,3 +357,58 @@ def test_a_database_path_naming_a_users_file_is_refused(runtime: Path, tmp_path:
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(users.name)] == [users.name]
     assert (runtime / "service.sock").exists()  # it was the service that answered
 
+
+# -- finding 5: pages damaged under a running service are found ----------------------------------
+
+def test_pages_damaged_under_a_running_service_are_found_and_rebuilt(runtime: Path, tmp_path: Path,  # noqa: F811
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random pages of the index overwritten while the service serves it (damage no query may
+    touch): the page check the service runs once idle after use finds it, moves the file aside
+    (kept), says so in its log, and the next search answers from the rebuilt index, whose file
+    passes the integrity check."""
+    import shutil
+    import sqlite3
+    import subprocess
+    import sys
+
+    from markdown_memory.store.testing import check_file
+
+    monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE_CHECK", "0.3")
+    docs = tmp_path / "docs"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "guide", docs)
+    for i in range(300):  # enough pages that noise over most of the file hits live data
+        (docs / f"topic{i}.md").write_text(f"# Topic {i}\n\nThe zebrafish{i} setting controls part {i}.\n\n"
+                                           f"## Details\n\n{'Words about this part. ' * 20}\n")
+    db = tmp_path / "index.db"
+    env = {**os.environ, "MARKDOWN_MEMORY_DB": str(db), "MARKDOWN_MEMORY_EMBEDDER": "none"}
+
+    def search(query: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "markdown_memory", "--docs-dir", str(docs), "search", query],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done
+        return done.stdout
+
+    assert "topic7.md" in search("zebrafish7 setting")
+    log = runtime / "service.log"
+    try:
+        wait_until(lambda: f"page check of {db}: ok" in log.read_text(), 30, "the first page check")
+    except AssertionError:
+        raise AssertionError(log.read_text()) from None
+    with sqlite3.connect(db) as conn:  # the WAL's pages into the file, so the noise lands on live pages
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = db.stat().st_size
+    with open(db, "r+b") as f:
+        f.seek(8 * 4096)
+        f.write(os.urandom(size - 8 * 4096))
+    from markdown_memory.service import client
+
+    client.request("ping", {}, start=False)  # a request: the next idle moment checks again
+    try:
+        wait_until(lambda: "found damage" in log.read_text(), 30, "the page check to find the damage")
+    except AssertionError:
+        raise AssertionError(log.read_text()) from None
+    assert f"page check of {db} found damage: moved aside to {db}.corrupt-" in log.read_text()
+    assert [p for p in tmp_path.glob("index.db.corrupt-*") if not p.name.endswith(("-wal", "-shm"))]
+    assert "topic9.md" in search("zebrafish9 setting")  # answered from the rebuilt index
+    checked = check_file(db)
+    assert checked.integrity == "ok" and checked.documents == len(list(docs.rglob("*.md")))
