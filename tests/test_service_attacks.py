@@ -412,3 +412,43 @@ def test_pages_damaged_under_a_running_service_are_found_and_rebuilt(runtime: Pa
     assert "topic9.md" in search("zebrafish9 setting")  # answered from the rebuilt index
     checked = check_file(db)
     assert checked.integrity == "ok" and checked.documents == len(list(docs.rglob("*.md")))
+
+
+def test_damage_surfacing_in_a_request_starts_the_page_check_at_once(runtime: Path, tmp_path: Path,  # noqa: F811
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the idle check off, a search that meets the damage ("malformed") makes the service
+    check and move the file aside at once; the search after it answers from the rebuilt index."""
+    import shutil
+    import sqlite3
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("MARKDOWN_MEMORY_SERVICE_CHECK", "0")
+    docs = tmp_path / "docs"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "guide", docs)
+    for i in range(300):
+        (docs / f"topic{i}.md").write_text(f"# Topic {i}\n\nThe zebrafish{i} setting controls part {i}.\n\n"
+                                           f"## Details\n\n{'Words about this part. ' * 20}\n")
+    db = tmp_path / "index.db"
+    env = {**os.environ, "MARKDOWN_MEMORY_DB": str(db), "MARKDOWN_MEMORY_EMBEDDER": "none"}
+
+    def search(query: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "markdown_memory", "--docs-dir", str(docs), "search", query],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, env=env)
+
+    assert "topic7.md" in search("zebrafish7 setting").stdout
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'sections_fts_data'").fetchone()[0]
+    conn.close()
+    with open(db, "r+b") as f:  # only the keyword index's root page: opening the file still works
+        f.seek((root - 1) * page_size)
+        f.write(os.urandom(page_size))
+    search("zebrafish8 setting")  # meets the damage (its own answer may come from the fallback)
+    log = runtime / "service.log"
+    try:
+        wait_until(lambda: "found damage" in log.read_text(), 30, "the page check to find the damage")
+    except AssertionError:
+        raise AssertionError(log.read_text()) from None
+    assert "topic9.md" in search("zebrafish9 setting").stdout

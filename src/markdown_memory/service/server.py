@@ -212,6 +212,15 @@ class Service:
             self._checking, self._checked_upto = True, self._last_activity
         return True
 
+    def check_now(self) -> None:
+        """Start the page check now in its own thread (damage surfaced in a request), unless one
+        is running."""
+        with self._lock:
+            if self._checking or self._pool is None:
+                return
+            self._checking, self._checked_upto = True, self._last_activity
+        threading.Thread(target=self.check_pages, name="service-check", daemon=True).start()
+
     def check_pages(self) -> None:
         """Check every page of each database served (once per database file, whichever engine
         holds it); a damaged one is moved aside and rebuilt (``Engine.check_pages``), which its
@@ -445,6 +454,10 @@ def _answer(service: Service, request: dict[str, Any]) -> tuple[dict[str, Any], 
         return _error(report.message, report.kind), None
     except Exception as exc:  # noqa: BLE001 - the client gets one sentence, the log the traceback
         log.error("op %s failed", op, exc_info=exc)
+        from ..store.errors import is_corruption
+
+        if is_corruption(exc):  # damage surfaced: find it and move it aside now, not at the next idle moment
+            service.check_now()
         return _error(f"internal error in the service's {op} ({type(exc).__name__}: {exc}); see its log",
                       "internal"), None
     if isinstance(result, Session):
