@@ -100,6 +100,8 @@ def _connect() -> tuple[socket.socket, str | None]:
     Raises _NotRunning when there is none (no socket file, refused with the lock free, no port
     file), _Refused when the runtime folder or one of its files is refused (a link), and
     ServiceUnavailable when the service stayed busy (see :func:`_dial`)."""
+    address: Any
+    token: str | None
     try:
         kind = paths.transport()
         if kind == "unix":

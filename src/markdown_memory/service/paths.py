@@ -143,7 +143,7 @@ def open_private(path: Path, flags: int) -> int:
     nofollow = getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags | nofollow | getattr(os, "O_CLOEXEC", 0), 0o600)
-    except OSError as exc:
+    except OSError:
         if not (nofollow and os.path.islink(path)):  # ELOOP (Linux) / EMLINK (FreeBSD) for a link
             raise
         _refuse(_not_ours(path, "a symbolic link"))
