@@ -40,6 +40,7 @@ from .. import __version__
 from ..errors import ConfigError, MarkdownMemoryError, describe_error
 from . import paths
 from .ops import OPS, Session
+from .pagecheck import PageCheck
 from .protocol import MAX_REQUEST_LINE, PROTOCOL_VERSION, ConnectionClosed, ProtocolError, encode, recv_message_exact
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,24 +72,6 @@ LISTEN_BACKLOG = socket.SOMAXCONN
 
 #: seconds the shutdown waits for requests being answered (sessions are cut at once)
 SHUTDOWN_WAIT_SECONDS = 5.0
-
-#: environment: seconds without a request after which the service checks every page of each
-#: database it served since its last check (``PRAGMA quick_check``: about 0.1 s per 30 MB,
-#: too slow for every command's open, cheap once per burst of use); 0 = never
-CHECK_ENV = "MARKDOWN_MEMORY_SERVICE_CHECK"
-DEFAULT_CHECK_SECONDS = 10.0
-
-
-def check_after() -> float:
-    """``$MARKDOWN_MEMORY_SERVICE_CHECK`` seconds, else 10. Raises ConfigError for a bad value."""
-    raw = os.environ.get(CHECK_ENV, "").strip()
-    try:
-        value = float(raw) if raw else DEFAULT_CHECK_SECONDS
-    except ValueError:
-        raise ConfigError(f"{CHECK_ENV}={raw!r} is not a number of seconds") from None
-    if value < 0:
-        raise ConfigError(f"{CHECK_ENV}={raw!r} is negative; use 0 for never")
-    return value
 
 
 def default_idle_timeout() -> float:
@@ -127,10 +110,8 @@ class Service:
         self._lock = threading.Lock()
         self._open = 0  # connections being served
         self._admitted = 0  # connections accepted and not yet closed (at most MAX_CONNECTIONS)
-        #: seconds idle before the page check (``check_after``); the activity it last covered
-        self.check_after = check_after()
-        self._checked_upto = 0.0  # (monotonic seconds)
-        self._checking = False
+        #: the page check of the databases served (:mod:`.pagecheck`)
+        self.page_check = PageCheck()
         self._last_activity = time.monotonic()
         self._pool: Pool | None = None
         self._sessions: set[socket.socket] = set()
@@ -200,52 +181,12 @@ class Service:
             with self._lock:
                 self._sessions.discard(conn)
 
-    def check_due(self) -> bool:
-        """True (and the check marked as running) when the page check should start now: idle for
-        ``check_after`` seconds, engines made, a request since the last check, none running."""
-        idle = self.idle_for()
-        if self.check_after <= 0 or idle is None or idle < self.check_after or self._pool is None:
-            return False
-        with self._lock:
-            if self._checking or self._last_activity <= self._checked_upto:
-                return False
-            self._checking, self._checked_upto = True, self._last_activity
-        return True
-
-    def check_now(self) -> None:
-        """Start the page check now in its own thread (damage surfaced in a request), unless one
-        is running."""
-        with self._lock:
-            if self._checking or self._pool is None:
-                return
-            self._checking, self._checked_upto = True, self._last_activity
-        threading.Thread(target=self.check_pages, name="service-check", daemon=True).start()
-
-    def check_pages(self) -> None:
-        """Check every page of each database served (once per database file, whichever engine
-        holds it); a damaged one is moved aside and rebuilt (``Engine.check_pages``), which its
-        log line and the answers' index status say. Never raises (its own thread)."""
-        try:
-            seen: set[str] = set()
-            for engine in self.pool.engines():
-                db = str(engine.settings.db_path)
-                if db in seen or self.stopping:
-                    continue
-                seen.add(db)
-                started = time.monotonic()
-                try:
-                    moved = engine.check_pages()
-                except Exception as exc:  # noqa: BLE001 - a refused or missing database: its calls say why
-                    log.info("page check of %s not done: %s", db, exc)
-                    continue
-                if moved is not None:
-                    log.warning("page check of %s found damage: moved aside to %s; rebuilding it from the files",
-                                db, moved)
-                else:
-                    log.info("page check of %s: ok (%.2f s)", db, time.monotonic() - started)
-        finally:
-            with self._lock:
-                self._checking = False
+    def check_pages(self, *, now: bool = False) -> None:
+        """Start the page check (:mod:`.pagecheck`) when it is due: idle long enough after use,
+        or ``now`` (a request met damage); never before an engine exists or while one runs."""
+        pool = self._pool
+        if pool is not None and self.page_check.claim(self._last_activity, None if now else self.idle_for(), now=now):
+            self.page_check.start(pool, lambda: self.stopping)
 
     def admit(self) -> bool:
         """Count one more accepted connection; False (nothing counted) when MAX_CONNECTIONS are
@@ -457,7 +398,7 @@ def _answer(service: Service, request: dict[str, Any]) -> tuple[dict[str, Any], 
         from ..store.errors import is_corruption
 
         if is_corruption(exc):  # damage surfaced: find it and move it aside now, not at the next idle moment
-            service.check_now()
+            service.check_pages(now=True)
         return _error(f"internal error in the service's {op} ({type(exc).__name__}: {exc}); see its log",
                       "internal"), None
     if isinstance(result, Session):
@@ -526,8 +467,7 @@ def _loop(service: Service, listener: socket.socket) -> None:
         for key, _events in selector.select(max(wait, 0.01)):
             if key.fileobj is listener:
                 _accept(service, listener)
-        if service.check_due():
-            threading.Thread(target=service.check_pages, name="service-check", daemon=True).start()
+        service.check_pages()
     selector.close()
 
 
