@@ -142,13 +142,9 @@ class Engine:
         return self._database.recover_damaged(exc) is not None
 
     def check_pages(self) -> str | None:
-        """Check every page of the database (``Database.check_pages``, ``PRAGMA quick_check``):
-        where a damaged file was moved (its rebuild started), or None when it is sound. Closes
-        this thread's connection. Raises what opening the database raises."""
-        try:
-            return self._database.check_pages()
-        finally:
-            self._database.close()
+        """``Database.check_pages`` (``PRAGMA quick_check``): where a damaged file was moved (its
+        rebuild started), or None when it is sound. Raises what opening the database raises."""
+        return self._database.check_pages()
 
     def _rebuild_after_damage(self) -> None:
         """After the damaged file went aside: forget its vectors, start the catch-up run."""

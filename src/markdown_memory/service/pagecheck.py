@@ -85,6 +85,8 @@ class PageCheck:
                 except Exception as exc:  # noqa: BLE001 - a refused or missing database: its calls say why
                     log.info("page check of %s not done: %s", db, exc)
                     continue
+                finally:
+                    engine.close()  # this thread's connection
                 if moved is not None:
                     log.warning("page check of %s found damage: moved aside to %s; rebuilding it from the files",
                                 db, moved)
