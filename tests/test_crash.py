@@ -150,13 +150,17 @@ def test_sigkill_loop_leaves_whole_documents_and_the_next_run_completes(tmp_path
 
 
 def test_damaged_database_is_moved_aside_and_rebuilt(docs_root, make_engine, tmp_path):
+    """An index this engine opened, overwritten with garbage (its header gone): moved aside,
+    kept byte for byte, and rebuilt. (A file never known as an index is refused instead: issue
+    37 finding 4, test_service_attacks.py.)"""
     db = tmp_path / "damaged.db"
-    garbage = b"this is not an SQLite database, just bytes left by a broken copy\n" * 200
-    db.write_bytes(garbage)
     engine = make_engine(docs_root, "none", db=db)
+    engine.index()
+    garbage = b"this is not an SQLite database, just bytes left by a broken copy\n" * 200
+    db.write_bytes(garbage)  # the same file (inode), its content replaced
     report = engine.index()
     assert report.added == len(list(docs_root.rglob("*.md")))
-    moved = list(tmp_path.glob("damaged.db.corrupt-*"))
+    moved = [p for p in tmp_path.glob("damaged.db.corrupt-*") if not p.name.endswith(("-wal", "-shm"))]
     assert len(moved) == 1 and moved[0].read_bytes() == garbage, "the old file is kept, byte for byte"
     status = engine.status()
     assert status.counts.documents == report.added
@@ -165,16 +169,32 @@ def test_damaged_database_is_moved_aside_and_rebuilt(docs_root, make_engine, tmp
 
 def test_damaged_database_found_by_a_reader_is_reported_with_its_new_place(docs_root, make_engine, tmp_path):
     db = tmp_path / "reader.db"
-    db.write_bytes(b"\x00garbage" * 1000)
     engine = make_engine(docs_root, "none", db=db)
+    engine.index()
+    engine.close()
+    db.write_bytes(b"\x00garbage" * 1000)
     status = engine.status()
-    moved = list(tmp_path.glob("reader.db.corrupt-*"))
+    moved = [p for p in tmp_path.glob("reader.db.corrupt-*") if not p.name.endswith(("-wal", "-shm"))]
     assert len(moved) == 1
     assert status.moved_aside == str(moved[0])
     assert str(moved[0]) in status.message
     assert status.message.endswith(f"; run `markdown-memory --embedder none index {docs_root}` to rebuild it")
     engine.index()
     assert engine.status().counts.documents > 0
+
+
+def test_a_file_never_known_as_an_index_is_refused_not_moved(docs_root, make_engine, tmp_path):
+    """Garbage where no index was (a user's file named as the database): refused, naming it, and
+    left as it is; a damaged index seen first by this process is refused the same way."""
+    from markdown_memory.errors import ConfigError
+
+    db = tmp_path / "notes.db"
+    garbage = b"\x00garbage" * 1000
+    db.write_bytes(garbage)
+    engine = make_engine(docs_root, "none", db=db)
+    with pytest.raises(ConfigError, match="is not a markdown-memory index: it does not start with a SQLite header"):
+        engine.index()
+    assert db.read_bytes() == garbage and not list(tmp_path.glob("notes.db.corrupt-*"))
 
 
 def test_damage_found_after_a_crashed_run_is_moved_aside(docs_root, make_engine, tmp_path):

@@ -139,6 +139,11 @@ class Engine:
         answers say it is being rebuilt. False for any other error."""
         return self._database.recover_damaged(exc) is not None
 
+    def check_pages(self) -> str | None:
+        """``Database.check_pages`` (``PRAGMA quick_check``): where a damaged file was moved (its
+        rebuild started), or None when it is sound. Raises what opening the database raises."""
+        return self._database.check_pages()
+
     def _rebuild_after_damage(self) -> None:
         """After the damaged file went aside: forget its vectors, start the catch-up run."""
         if self._vector_cache is not None:

@@ -41,8 +41,12 @@ START_WAIT_SECONDS = 10.0
 #: seconds a version-mismatched service gets to go away after ``stop``
 STOP_WAIT_SECONDS = 10.0
 
-#: seconds to connect (a live service accepts at once; a full backlog is a busy service)
+#: seconds to connect (a live service accepts at once; a full backlog is a busy service), and
+#: to keep retrying a busy one
 CONNECT_TIMEOUT = 5.0
+
+#: seconds between attempts at a busy service (full backlog, its most connections open)
+BUSY_PAUSE_SECONDS = 0.05
 
 
 class ServiceUnavailable(Exception):
@@ -64,6 +68,27 @@ class _NotRunning(ServiceUnavailable):
     """No service to connect to (as opposed to one that failed mid-call): one may be started."""
 
 
+class _Refused(ServiceUnavailable):
+    """The runtime folder, or one of its files, is refused (another user's, shared, a link): no
+    service can be used or started until the user fixes it; said once per process on stderr."""
+
+
+#: this process already said on stderr why the service is not used (:func:`_say_refused`)
+_said_refused = False
+
+
+def _say_refused(exc: _Refused) -> None:
+    """Say once per process, on stderr (stdout may be the MCP transport), that the commands work
+    in process because the runtime folder is refused, and why (else only ``serve --status`` would
+    tell)."""
+    global _said_refused
+    if _said_refused:
+        return
+    _said_refused = True
+    sys.stderr.write(f"markdown-memory: the resident service is not used ({exc}); working in this process\n")
+    sys.stderr.flush()
+
+
 def mode() -> str:
     """``$MARKDOWN_MEMORY_SERVICE`` as "auto" | "off" | "attach" (unset, empty or unknown: "auto")."""
     value = os.environ.get(MODE_ENV, "").strip().lower()
@@ -72,36 +97,91 @@ def mode() -> str:
 
 def _connect() -> tuple[socket.socket, str | None]:
     """A socket connected to the running service and the TCP token (None over a Unix socket).
-    Raises _NotRunning when there is none (no socket file, refused, no port file), and
-    ServiceUnavailable when the runtime folder is refused."""
+    Raises _NotRunning when there is none (no socket file, refused with the lock free, no port
+    file), _Refused when the runtime folder or one of its files is refused (a link), and
+    ServiceUnavailable when the service stayed busy (see :func:`_dial`)."""
+    address: Any
+    token: str | None
     try:
         kind = paths.transport()
         if kind == "unix":
             where = str(paths.socket_path())
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            address: Any = where
-            token = None
+            paths.refuse_linked_socket(Path(where))
+            family, address, token = socket.AF_UNIX, where, None
         else:
-            port = int(paths.port_path().read_text(encoding="ascii").strip())
-            token = paths.token_path().read_text(encoding="ascii").strip()
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            address = ("127.0.0.1", port)
+            port = int(paths.read_private(paths.port_path()).strip())
+            token = paths.read_private(paths.token_path()).strip()
+            family, address = socket.AF_INET, ("127.0.0.1", port)
     except (OSError, ValueError) as exc:
         raise _NotRunning(f"no service: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - ConfigError: the runtime folder is refused (none can start)
-        raise ServiceUnavailable(f"no service: {exc}") from exc
-    sock.settimeout(CONNECT_TIMEOUT)
+        raise _Refused(str(exc)) from exc
+    return _dial(family, address), token
+
+
+def _dial(family: int, address: Any) -> socket.socket:
+    """A socket connected to ``address``. A service that is there but cannot take the connection
+    now is busy, not absent: EAGAIN (its listen backlog is full) and ECONNREFUSED while a process
+    holds the service lock (a service binding its socket, or going away) are retried for up to
+    :data:`CONNECT_TIMEOUT` seconds, then ServiceUnavailable (never _NotRunning: starting a second
+    service would only see the lock taken). Raises _NotRunning for any other failure."""
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    while True:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.settimeout(CONNECT_TIMEOUT)
+        try:
+            sock.connect(address)
+            return sock
+        except OSError as exc:
+            sock.close()
+            busy = isinstance(exc, BlockingIOError) or (isinstance(exc, ConnectionRefusedError)
+                                                        and family != socket.AF_INET and _lock_held())
+            if not busy:
+                raise _NotRunning(f"no service at {address}: {exc.strerror or exc}") from exc
+            if time.monotonic() > deadline:
+                raise ServiceUnavailable(f"the service at {address} is busy (it did not take a connection "
+                                         f"within {CONNECT_TIMEOUT:g} s: {exc.strerror or exc})") from exc
+        time.sleep(BUSY_PAUSE_SECONDS)
+
+
+def _lock_held() -> bool:
+    """True when a process holds the service lock (a probe with a shared non-blocking ``flock``,
+    released at once; the service tolerates it, see ``server.take_lock``); False when there is
+    no lock file, it is refused, or there is no ``flock``."""
     try:
-        sock.connect(address)
-    except OSError as exc:
-        sock.close()
-        raise _NotRunning(f"no service at {address}: {exc.strerror or exc}") from exc
-    return sock, token
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return False
+    try:
+        fd = paths.open_private(paths.lock_path(), os.O_RDONLY)
+    except Exception:  # noqa: BLE001 - absent or refused: nothing holds it that we may trust
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _exchange(op: str, fields: dict[str, Any], timeout: float | None) -> tuple[socket.socket, dict[str, Any]]:
     """Connect, send the request line, read the reply line (without reading past it). Returns the
-    still-open socket and the reply. Raises ServiceUnavailable."""
+    still-open socket and the reply. A "busy" refusal (the service serves its most connections)
+    is retried for up to :data:`CONNECT_TIMEOUT` seconds, then returned. Raises ServiceUnavailable."""
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    while True:
+        sock, reply = _exchange_once(op, fields, timeout)
+        error = reply.get("error")
+        if reply.get("ok") or not isinstance(error, dict) or error.get("kind") != "busy" \
+                or time.monotonic() > deadline:
+            return sock, reply
+        sock.close()
+        time.sleep(BUSY_PAUSE_SECONDS)
+
+
+def _exchange_once(op: str, fields: dict[str, Any], timeout: float | None) -> tuple[socket.socket, dict[str, Any]]:
+    """One :func:`_exchange` attempt."""
     sock, token = _connect()
     request: dict[str, Any] = {**fields, "v": PROTOCOL_VERSION, "op": op, "version": __version__}
     if token is not None:
@@ -125,12 +205,16 @@ def _open(op: str, fields: dict[str, Any], start: bool, timeout: float | None) -
         raise ServiceUnavailable(f"{MODE_ENV}=off: the service is not used")
     start = start and current == "auto"
     try:
-        sock, reply = _exchange(op, fields, timeout)
-    except _NotRunning:  # (one that fails mid-call is not restarted here: the caller falls back)
-        if not start:
-            raise
-        start_service()
-        sock, reply = _exchange(op, fields, timeout)
+        try:
+            sock, reply = _exchange(op, fields, timeout)
+        except _NotRunning:  # (one that fails mid-call is not restarted here: the caller falls back)
+            if not start:
+                raise
+            start_service()
+            sock, reply = _exchange(op, fields, timeout)
+    except _Refused as exc:
+        _say_refused(exc)
+        raise
     error = reply.get("error")
     if not reply.get("ok") and isinstance(error, dict) and error.get("kind") == "forbidden":
         sock.close()  # a refusal carries no version: it is not one to replace
@@ -264,7 +348,7 @@ def start_service(args: Sequence[str] = ()) -> None:
     try:
         log = paths.log_path()
     except Exception as exc:  # noqa: BLE001 - ConfigError: the runtime folder is refused
-        raise ServiceUnavailable(str(exc)) from exc
+        raise _Refused(str(exc)) from exc
     deadline = time.monotonic() + START_WAIT_SECONDS
     child = _spawn(log, args)
     while time.monotonic() < deadline:
@@ -297,11 +381,14 @@ def _spawn(log: Path, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
 
 @contextlib.contextmanager
 def _log_file(log: Path) -> Iterator[int]:
-    """``log`` opened for appending (0600) as a file descriptor, closed afterwards."""
+    """``log`` opened for appending (0600, never through a link) as a file descriptor, closed
+    afterwards. Raises ServiceUnavailable when it cannot be opened or is refused."""
     try:
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = paths.open_private(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)  # never through a link
     except OSError as exc:
         raise ServiceUnavailable(f"cannot open the service log {log}: {exc.strerror or exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - ConfigError: a link planted at the log's path
+        raise _Refused(str(exc)) from exc
     try:
         yield fd
     finally:

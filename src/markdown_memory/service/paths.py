@@ -133,6 +133,51 @@ def token_path() -> Path:
     return runtime_dir() / "service.token"
 
 
+def open_private(path: Path, flags: int) -> int:
+    """``os.open(path, flags)`` for a file of the runtime folder, never through a link: with
+    ``O_NOFOLLOW`` and ``O_CLOEXEC`` (a file created is 0600), and refused unless what was opened
+    is a regular file of this user with no other hard link (a link planted at ``path`` would
+    make the service truncate, chmod or append to the file it points at). Returns the file
+    descriptor. Raises ConfigError for a link (symbolic or hard) or another kind of file,
+    OSError as ``os.open`` (FileNotFoundError without ``O_CREAT``)."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags | nofollow | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        if not (nofollow and os.path.islink(path)):  # ELOOP (Linux) / EMLINK (FreeBSD) for a link
+            raise
+        _refuse(_not_ours(path, "a symbolic link"))
+    info = os.fstat(fd)
+    uid = _uid()
+    why = ("not a regular file" if not stat.S_ISREG(info.st_mode) else
+           "a hard link to another file" if info.st_nlink > 1 else
+           f"owned by another user (uid {info.st_uid})" if uid is not None and info.st_uid != uid else None)
+    if why is not None:
+        os.close(fd)
+        _refuse(_not_ours(path, why))
+    return fd
+
+
+def _not_ours(path: Path, why: str) -> str:
+    """The sentence refusing the runtime folder's file at ``path`` because it is ``why``."""
+    return (f"the service's file {path} is {why}; it is not used (nothing is followed through a link "
+            f"in the runtime folder): remove it, or set {RUNTIME_DIR_ENV} to another folder")
+
+
+def read_private(path: Path) -> str:
+    """The text of the runtime folder's file at ``path`` (:func:`open_private`). Raises
+    ConfigError as it, OSError (FileNotFoundError: absent)."""
+    with os.fdopen(open_private(path, os.O_RDONLY), encoding="ascii") as handle:
+        return handle.read()
+
+
+def refuse_linked_socket(path: Path) -> None:
+    """Raise ConfigError when the socket path ``path`` is a symbolic link (a client must not
+    connect wherever it points); nothing or a real socket there is fine."""
+    if os.path.islink(path):
+        _refuse(_not_ours(path, "a symbolic link"))
+
+
 def transport() -> str:
     """``"unix"`` or ``"tcp"``: TCP where there is no AF_UNIX, when
     ``MARKDOWN_MEMORY_SERVICE_TRANSPORT=tcp``, or when the socket's path is too long for an AF_UNIX

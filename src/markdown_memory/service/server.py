@@ -40,7 +40,8 @@ from .. import __version__
 from ..errors import ConfigError, MarkdownMemoryError, describe_error
 from . import paths
 from .ops import OPS, Session
-from .protocol import PROTOCOL_VERSION, ConnectionClosed, ProtocolError, encode, read_message
+from .pagecheck import PageCheck
+from .protocol import MAX_REQUEST_LINE, PROTOCOL_VERSION, ConnectionClosed, ProtocolError, encode, recv_message_exact
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
@@ -53,8 +54,21 @@ log = logging.getLogger("markdown_memory.service")
 IDLE_ENV = "MARKDOWN_MEMORY_SERVICE_IDLE"
 DEFAULT_IDLE_SECONDS = 900.0
 
-#: seconds a connection may take to send its request line
+#: seconds a connection may take to send its whole request line (one deadline for the line, not
+#: per read: a sender trickling a byte at a time is refused when it passes)
 REQUEST_READ_TIMEOUT = 30.0
+
+#: connections served at once (MCP sessions included); the next ones get a "busy" refusal (the
+#: client retries briefly, then answers in process). Each open agent window holds one session, a
+#: hook or CLI call one connection for its request: 64 is far above a person's use, and bounds
+#: what unfinished request lines can hold to 64 x MAX_REQUEST_LINE = 64 MiB (what a single
+#: connection could buffer before the request line had a cap).
+MAX_CONNECTIONS = 64
+
+#: the listen backlog (the kernel caps it at net.core.somaxconn): connects beyond it fail with
+#: EAGAIN at once; a burst of clients (every window's hook at one prompt, a script's parallel
+#: searches) must queue, not look like "no service"
+LISTEN_BACKLOG = socket.SOMAXCONN
 
 #: seconds the shutdown waits for requests being answered (sessions are cut at once)
 SHUTDOWN_WAIT_SECONDS = 5.0
@@ -95,6 +109,9 @@ class Service:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._open = 0  # connections being served
+        self._admitted = 0  # connections accepted and not yet closed (at most MAX_CONNECTIONS)
+        #: the page check of the databases served (:mod:`.pagecheck`)
+        self.page_check = PageCheck()
         self._last_activity = time.monotonic()
         self._pool: Pool | None = None
         self._sessions: set[socket.socket] = set()
@@ -164,6 +181,27 @@ class Service:
             with self._lock:
                 self._sessions.discard(conn)
 
+    def check_pages(self, *, now: bool = False) -> None:
+        """Start the page check (:mod:`.pagecheck`) when it is due: idle long enough after use,
+        or ``now`` (a request met damage); never before an engine exists or while one runs."""
+        pool = self._pool
+        if pool is not None and self.page_check.claim(self._last_activity, None if now else self.idle_for(), now=now):
+            self.page_check.start(pool, lambda: self.stopping)
+
+    def admit(self) -> bool:
+        """Count one more accepted connection; False (nothing counted) when MAX_CONNECTIONS are
+        open: the caller refuses it. Each True is matched by one :meth:`release`."""
+        with self._lock:
+            if self._admitted >= MAX_CONNECTIONS:
+                return False
+            self._admitted += 1
+            return True
+
+    def release(self) -> None:
+        """An admitted connection closed."""
+        with self._lock:
+            self._admitted -= 1
+
     def add_session(self, conn: socket.socket) -> None:
         """``conn`` carries a session: the shutdown cuts it instead of waiting for it."""
         with self._lock:
@@ -207,22 +245,29 @@ class Service:
 #: seconds a new service waits for the lock of one that is going away (its address already gone)
 LOCK_WAIT_SECONDS = 10.0
 
+#: seconds a new service keeps trying a lock that is taken while the address is there: a client
+#: probing whether a service holds it (``client._lock_held``) holds it shared for microseconds
+LOCK_PROBE_GRACE_SECONDS = 0.2
+
 
 def take_lock(path: Path, address: Path | None = None) -> IO[str]:
     """Open ``path`` and take the exclusive lock, writing this pid into it. Returns the open file
     (the lock lives as long as it). While the holder's ``address`` (socket or port file) is absent
     it is taken to be shutting down (a ``stop`` just went through), and the lock is waited for
-    up to :data:`LOCK_WAIT_SECONDS`. Raises AlreadyRunning when another process holds it."""
-    handle = open(path, "a+", encoding="ascii")  # noqa: SIM115 - held for the process's life
+    up to :data:`LOCK_WAIT_SECONDS`. Raises AlreadyRunning when another process holds it, and
+    ConfigError when ``path`` is a link (``paths.open_private``: never opened through one)."""
+    fd = paths.open_private(path, os.O_RDWR | os.O_CREAT)  # never through a link planted there
     with contextlib.suppress(OSError):
-        os.chmod(path, 0o600)
-    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        os.fchmod(fd, 0o600)
+    handle = os.fdopen(fd, "r+", encoding="ascii")  # held for the process's life
+    started = time.monotonic()
     while True:
         try:
             _lock_file(handle)
             break
         except OSError:
-            if address is None or address.exists() or time.monotonic() > deadline:
+            going = address is not None and not address.exists()
+            if time.monotonic() - started > (LOCK_WAIT_SECONDS if going else LOCK_PROBE_GRACE_SECONDS):
                 handle.seek(0)
                 text = handle.read().strip()
                 handle.close()
@@ -260,7 +305,7 @@ def bind_unix(path: Path) -> socket.socket:
     finally:
         os.umask(old)
     os.chmod(path, 0o600)
-    listener.listen(64)
+    listener.listen(LISTEN_BACKLOG)
     return listener
 
 
@@ -270,7 +315,7 @@ def bind_tcp(port_file: Path, token_file: Path) -> tuple[socket.socket, str]:
     that sees the port can read the token."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
+    listener.listen(LISTEN_BACKLOG)
     token = secrets.token_hex(32)
     _write_private(token_file, token)
     _write_private(port_file, str(listener.getsockname()[1]))
@@ -279,7 +324,9 @@ def bind_tcp(port_file: Path, token_file: Path) -> tuple[socket.socket, str]:
 
 def _write_private(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()  # a leftover (or a link planted there): made anew, never written through
+    fd = paths.open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     with os.fdopen(fd, "w", encoding="ascii") as out:
         out.write(text + "\n")
     os.replace(tmp, path)
@@ -348,6 +395,10 @@ def _answer(service: Service, request: dict[str, Any]) -> tuple[dict[str, Any], 
         return _error(report.message, report.kind), None
     except Exception as exc:  # noqa: BLE001 - the client gets one sentence, the log the traceback
         log.error("op %s failed", op, exc_info=exc)
+        from ..store.errors import is_corruption
+
+        if is_corruption(exc):  # damage surfaced: find it and move it aside now, not at the next idle moment
+            service.check_pages(now=True)
         return _error(f"internal error in the service's {op} ({type(exc).__name__}: {exc}); see its log",
                       "internal"), None
     if isinstance(result, Session):
@@ -360,11 +411,10 @@ def handle_connection(service: Service, conn: socket.socket) -> None:
     session if it has one. Never raises."""
     with service.connection(conn), conn:
         try:
-            conn.settimeout(REQUEST_READ_TIMEOUT)
-            wire_in = conn.makefile("rb")
             wire_out = conn.makefile("wb")
-            try:
-                request = read_message(wire_in)
+            try:  # read exactly the line: what follows (an MCP session) stays for wire_in
+                request = recv_message_exact(conn, limit=MAX_REQUEST_LINE,
+                                             deadline=time.monotonic() + REQUEST_READ_TIMEOUT)
             except ConnectionClosed:
                 return  # a client checking that the service is up
             except ProtocolError as exc:
@@ -375,6 +425,7 @@ def handle_connection(service: Service, conn: socket.socket) -> None:
             refusal = _refusal(service, conn, request)
             reply, session = (refusal, None) if refusal is not None else _answer(service, request)
             conn.settimeout(None)
+            wire_in = conn.makefile("rb")
             if session is not None:
                 service.add_session(conn)
             wire_out.write(encode(reply))
@@ -416,6 +467,7 @@ def _loop(service: Service, listener: socket.socket) -> None:
         for key, _events in selector.select(max(wait, 0.01)):
             if key.fileobj is listener:
                 _accept(service, listener)
+        service.check_pages()
     selector.close()
 
 
@@ -428,8 +480,29 @@ def _accept(service: Service, listener: socket.socket) -> None:
         log.error("accept failed: %s", exc)
         time.sleep(0.05)
         return
+    if not service.admit():
+        _refuse_busy(conn)
+        return
     conn.setblocking(True)
-    threading.Thread(target=handle_connection, args=(service, conn), name="service-conn", daemon=True).start()
+    threading.Thread(target=_serve_admitted, args=(service, conn), name="service-conn", daemon=True).start()
+
+
+def _serve_admitted(service: Service, conn: socket.socket) -> None:
+    """:func:`handle_connection` for a connection :meth:`Service.admit` counted, released after."""
+    try:
+        handle_connection(service, conn)
+    finally:
+        service.release()
+
+
+def _refuse_busy(conn: socket.socket) -> None:
+    """Answer a connection over MAX_CONNECTIONS with a "busy" error line (no thread: a short line
+    to a new socket never blocks) and close it."""
+    log.info("refused a connection: %d connections are open, the limit", MAX_CONNECTIONS)
+    with contextlib.suppress(OSError), conn:
+        conn.setblocking(False)
+        conn.send(encode(_error(f"the service is serving {MAX_CONNECTIONS} connections, its limit; retry "
+                                "later", "busy")))
 
 
 #: started beside the socket listener once it is bound (an HTTP endpoint): called with the service,

@@ -23,20 +23,74 @@ import errno
 import logging
 import os
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import filelock
 
-from ..errors import DiskFullError, DocsRootMissingError
+from ..errors import ConfigError, DiskFullError, DocsRootMissingError
 from .connection import BUSY_TIMEOUT_MS, Store
+from .driver import pick_driver
 from .errors import LOW_SPACE_BYTES, free_bytes, is_corruption, move_aside, readonly_as_user_error, readonly_error
 
 log = logging.getLogger("markdown_memory.engine")
 
 #: the first 16 bytes of every SQLite 3 database file (sqlite.org/fileformat.html, "The Database Header")
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+#: tables every index of ours has had since its first schema (store/schema.py)
+OUR_TABLES = frozenset({"meta", "documents"})
+
+
+def not_ours(path: Path) -> str | None:
+    """Why the existing file at ``path`` is not recognisably an index of ours, or None: it is
+    one (a SQLite header and our ``meta`` and ``documents`` tables), a SQLite database with no
+    tables yet, an empty file (nothing to lose), or there is no file (or it cannot be read:
+    opening it says why). Reads the header and, read-only, the list of tables (a busy database
+    is not judged: None)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except OSError:
+        return None
+    if not head:
+        return None
+    if head != SQLITE_HEADER:
+        return "it does not start with a SQLite header"
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+    module = pick_driver().module  # the process's one SQLite library: two would drop each other's locks
+    try:
+        conn = module.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            tables = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except module.Error as exc:
+        if not is_corruption(exc):
+            return None  # locked, unreadable: not a sign either way (opening it says why)
+        return f"SQLite cannot read its list of tables ({exc})"
+    if tables and not OUR_TABLES <= tables:
+        return f"it is a SQLite database of another program (tables: {', '.join(sorted(tables)[:6])})"
+    return None
+
+
+class PagesDamaged(Exception):
+    """``PRAGMA quick_check`` found damage (its first lines); ``is_corruption`` says yes to it."""
+
+    def __init__(self, problems: str) -> None:
+        super().__init__(f"the page check found the database corrupt: {problems}")
+
+
+def _file_key(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path``, None when there is none."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def file_damage(path: Path) -> str | None:
@@ -77,6 +131,10 @@ class Database:
         # thread must not take a file this process is still creating for one truncated to 0
         # bytes. Never held while waiting for the writer lock (an index run holds that long).
         self._open_lock = threading.RLock()
+        #: (device, inode) of the files this object opened as an index of ours: one of them
+        #: damaged later (its header overwritten) may be moved aside; any other file must be one
+        #: of ours by its content (``not_ours``)
+        self._ours: set[tuple[int, int]] = set()
 
     @property
     def disk_full(self) -> str | None:
@@ -149,10 +207,11 @@ class Database:
 
     def _open(self) -> Store:
         with self._open_lock:
+            self.refuse_unless_ours()
             damage = file_damage(self.path)
             if damage is None:
                 try:
-                    return Store(self.path, root=self.root)
+                    return self._remember(Store(self.path, root=self.root))
                 except DiskFullError as exc:
                     return self._open_immutable(exc)
                 except Exception as exc:
@@ -167,11 +226,14 @@ class Database:
         lock = self.writer_lock()
         with self._hold(lock, BUSY_TIMEOUT_MS / 1000):
             try:  # another process may have rebuilt it while we waited for the lock
-                return Store(self.path, root=self.root)
+                return self._remember(Store(self.path, root=self.root))
             except Exception as exc:
                 if not is_corruption(exc):
                     raise
-                return self._recover(str(exc) or reason)
+                store = self._recover(str(exc) or reason)
+        if self.on_recover is not None:  # as for damage found later: forget the old file's vectors, rebuild
+            self.on_recover()
+        return store
 
     def recover_damaged(self, problem: BaseException | str) -> str | None:
         """The one recovery from damage found while this process runs: ``problem`` (an
@@ -198,6 +260,26 @@ class Database:
         if self.on_recover is not None:
             self.on_recover()
         return self.moved_aside
+
+    def check_pages(self) -> str | None:
+        """``PRAGMA quick_check`` on this thread's connection: reads every page of the file (about
+        0.1 s per 30 MB; damage a query may never touch, pages overwritten under a running
+        process). Damage found goes through :meth:`recover_damaged` (moved aside, the rebuild
+        started, logged). Returns where the file was moved, or None when it is sound. Raises
+        what ``connection`` raises."""
+        before = self.moved_aside
+        store = self.connection()
+        if self.moved_aside != before:  # found damaged (and moved aside) by the open itself
+            return self.moved_aside
+        try:
+            rows = [str(row[0]) for row in store.conn.execute("PRAGMA quick_check").fetchall()]
+        except Exception as exc:
+            if not is_corruption(exc):
+                raise
+            return self.recover_damaged(exc)
+        if rows == ["ok"]:
+            return None
+        return self.recover_damaged(PagesDamaged("; ".join(rows[:3])))
 
     def _repair_if_damaged(self) -> Store | None:
         """Before a connection is opened without the writer lock: a file that is no SQLite
@@ -232,15 +314,39 @@ class Database:
             log.info("%s; reading the index read-only until then", full)
         return store
 
+    def refuse_unless_ours(self) -> None:
+        """Raise ConfigError naming the file when the database path holds a file that is not an
+        index of ours (``not_ours``: a user's text file, another program's SQLite database, or
+        one damaged beyond recognition that this object never opened): it is never moved aside,
+        replaced or written to. A file this object opened as ours passes without a read."""
+        key = _file_key(self.path)
+        if key is None or key in self._ours:
+            return
+        why = not_ours(self.path)
+        if why is not None:
+            raise ConfigError(
+                f"{str(self.path)!r} (the index database: --db / MARKDOWN_MEMORY_DB) is not a markdown-memory "
+                f"index: {why}; it is left as it is. Name another file for the index, or, if it is an index "
+                "that was damaged, delete it and run `markdown-memory index` to rebuild it")
+
+    def _remember(self, store: Store) -> Store:
+        """Note the file ``store`` opened as one of ours (see ``refuse_unless_ours``)."""
+        key = _file_key(self.path)
+        if key is not None:
+            self._ours.add(key)
+        return store
+
     def _recover(self, reason: str) -> Store:
         """Move the damaged database aside and start an empty one that records where the old
-        one went. Caller holds the writer lock."""
+        one went. Caller holds the writer lock. Raises ConfigError for a file that is not an
+        index of ours (``refuse_unless_ours``): only an index is ever moved aside."""
+        self.refuse_unless_ours()
         with self._open_lock:  # the new file is whole before another thread checks its header
             target = move_aside(self.path)
             self.moved_aside = str(target)
             self._generation += 1
             self._local.recovered = True
-            store = Store(self.path, root=self.root)
+            store = self._remember(Store(self.path, root=self.root))
             with store.transaction():
                 store.set_meta("moved_aside", str(target))
                 store.set_meta("moved_aside_reason", reason[:300])
@@ -257,7 +363,8 @@ class Database:
             if damage is not None:  # truncated or overwritten: SQLite could block on its stale WAL
                 return self._recover(damage)
             try:
-                writer = Store(self.path, root=self.root)
+                self.refuse_unless_ours()
+                writer = self._remember(Store(self.path, root=self.root))
             except Exception as exc:
                 if not is_corruption(exc):
                     raise
@@ -279,7 +386,8 @@ class Database:
         """A connection for a refresh of a few files (no writer lock: each document is
         replaced in one transaction, safe beside a running index run)."""
         self.check_writable()
-        return self._repair_if_damaged() or Store(self.path, root=self.root)
+        self.refuse_unless_ours()
+        return self._repair_if_damaged() or self._remember(Store(self.path, root=self.root))
 
     def check_writable(self) -> None:
         """Raise DatabaseReadOnlyError when the database file exists but cannot be written
@@ -291,9 +399,11 @@ class Database:
     # -- the writer lock ------------------------------------------------------------------------
     def writer_lock(self) -> filelock.FileLock:
         """Cross-process writer lock next to the database (released by the OS if we die).
-        Raises DocsRootMissingError before creating the database's folder, and
-        DatabaseReadOnlyError when that folder cannot be created."""
+        Raises DocsRootMissingError before creating the database's folder, ConfigError (before
+        creating the lock file) when the database path holds a file that is not an index of ours
+        (``refuse_unless_ours``), and DatabaseReadOnlyError when that folder cannot be created."""
         self.require_root()
+        self.refuse_unless_ours()
         path = Path(str(self.path) + ".lock")
         with readonly_as_user_error(self.path, OSError):
             path.parent.mkdir(parents=True, exist_ok=True)
