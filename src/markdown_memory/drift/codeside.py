@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
+from .owners import OWNERS_KEY, read_owners
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
@@ -40,6 +41,17 @@ DOC_NAMES = frozenset({"changelog", "changes", "history", "news", "authors", "co
 # identifiers, hyphenated words (flag names in string literals) and file names in literals
 _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[-.][A-Za-z0-9_]+)*")
 _LONG_OPTION = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+
+#: names the code builds at run time (docs/drift.md#names-the-code-builds), stored as marker
+#: tokens no identifier can equal: ``=prefix:APP_`` for ``f"APP_{name}"``, ``"APP_" + name``,
+#: ``format!("APP_{}")``, ``fmt.Sprintf("APP_%s")``, ``env_prefix="APP_"``; ``=suffix:_HOME``
+#: for ``f"{tool}_HOME"``; ``=negation`` where the code generates ``--no-x`` options
+#: (argparse's ``BooleanOptionalAction``, ``"--no-" + name``, ``f"--no-{name}"``).
+PREFIX_MARK, SUFFIX_MARK, NEGATION_MARK = "=prefix:", "=suffix:", "=negation"
+_BUILT_PREFIX = re.compile(r"""(?<=["'`])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)(?=["'`]|\{|%[sv]|\$\{)""")
+_BUILT_SUFFIX = re.compile(r"""(?:\}|%[sv])(_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?=["'`])""")
+_PREFIX_SETTING = re.compile(r"""(?i:env_?(?:var)?_?prefix|auto_?envvar_?prefix)["']?\s*[=:(,]\s*["']([A-Za-z][A-Za-z0-9_]*)["']""")
+_NEGATION = re.compile(r"""BooleanOptionalAction|["'`](?:--)?no-(?:["'`]|\{|%s|\$\{)""")
 
 
 @dataclass(frozen=True)
@@ -114,6 +126,11 @@ def tokens_of(data: bytes) -> set[str]:
     options spelled out (``--max-size``)."""
     text = data.decode("utf-8", "replace")
     found: set[str] = set(_LONG_OPTION.findall(text))
+    found.update(PREFIX_MARK + p for p in _BUILT_PREFIX.findall(text))
+    found.update(PREFIX_MARK + p.upper().rstrip("_") + "_" for p in _PREFIX_SETTING.findall(text))
+    found.update(SUFFIX_MARK + p for p in _BUILT_SUFFIX.findall(text))
+    if _NEGATION.search(text):
+        found.add(NEGATION_MARK)
     for match in _TOKEN.finditer(text):
         word = match.group()
         found.add(word)
@@ -129,6 +146,8 @@ _MANIFEST = re.compile(r"(?:^|/)(?:pyproject\.toml|setup\.py|setup\.cfg|requirem
                        r"package\.json|go\.mod|Pipfile)$")
 _PROJECT_NAME = re.compile(r"""\bname\s*[=:]\s*["']([^"']+)["']""")
 DEPENDENCIES_KEY = "drift_dependencies"
+#: the tokenizer's rules: a stored code index read by other rules is read again
+TOKENS_VERSION_KEY, TOKENS_VERSION = "drift_tokens_version", "2"
 
 
 def dependency_names(code_root: Path, paths: list[str]) -> set[str]:
@@ -154,9 +173,10 @@ def update_code_index(store: Store, code_root: Path) -> CodeUpdate:
     real = str(code_root.resolve())
     with store.transaction():
         store.ensure_code_tables()
-        if store.get_meta("code_root") != real:
-            store.clear_code_index()
+        if store.get_meta("code_root") != real or store.get_meta(TOKENS_VERSION_KEY) != TOKENS_VERSION:
+            store.clear_code_index()  # another root, or tokens read by older rules (no family markers)
             store.set_meta("code_root", real)
+            store.set_meta(TOKENS_VERSION_KEY, TOKENS_VERSION)
     stored = store.code_files()
     listed = list_files(code_root)
     read = tokenized = 0
@@ -192,4 +212,5 @@ def update_code_index(store: Store, code_root: Path) -> CodeUpdate:
         gone = [f.id for p, f in stored.items() if p not in present]
         store.delete_code_files(gone)
         store.set_meta(DEPENDENCIES_KEY, json.dumps(sorted(dependency_names(code_root, sorted(present)))))
+        store.set_meta(OWNERS_KEY, read_owners(code_root, sorted(present)).to_json())
     return CodeUpdate(real, len(present), read, tokenized, len(gone))
