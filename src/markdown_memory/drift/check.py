@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .codeside import DEPENDENCIES_KEY, NEGATION_MARK, PREFIX_MARK, SUFFIX_MARK, find_code_root, update_code_index
+from .codeside import DEPENDENCIES_KEY, DEPRECATED_MARK, LITERAL_MARK, NEGATION_MARK, PREFIX_MARK, SUFFIX_MARK, find_code_root, update_code_index
 from .owners import OWNERS_KEY, Owners
 from .references import Reference, definitions, is_placeholder, section_references
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
 
 _BUILTINS = frozenset(dir(builtins))
+_SAYS_OLD = re.compile(r"deprecat|removed|renamed|no longer|obsolete|legacy", re.IGNORECASE)
 _STDLIB = frozenset(sys.stdlib_module_names)
 
 
@@ -128,10 +129,11 @@ def _candidates(ref: Reference) -> list[str]:
     if ref.kind == "flag":
         forms = _flag_forms(ref.name)
         if ref.name.startswith("--no-"):
-            forms += _flag_forms("--" + ref.name[5:]) + [NEGATION_MARK]
-        return forms
+            forms += _flag_forms("--" + ref.name[5:]) + [NEGATION_MARK, LITERAL_MARK + ref.name[5:]]
+        return forms + [DEPRECATED_MARK + f for f in _flag_forms(ref.name)] + [LITERAL_MARK + ref.name.lstrip("-")]
     if ref.kind == "env":
-        return [ref.name] + [t for marker, rest in _family_keys(ref.name) for t in (marker, *_field_forms(rest))]
+        return [ref.name, DEPRECATED_MARK + ref.name] + [
+            t for marker, rest in _family_keys(ref.name) for t in (marker, *_field_forms(rest))]
     if ref.kind in ("name", "import"):
         return ref.name.removesuffix("()").split(".")
     return []
@@ -213,12 +215,18 @@ class Checker:
 
     @staticmethod
     def _flag_held(name: str, held: set[str]) -> bool:
-        if any(f in held for f in _flag_forms(name)):
+        """``--dry-run``: a spelling of it is held (``_flag_forms``); a one-word ``--json`` only
+        as the option (``--json``) or where code names an option (``LITERAL_MARK``): the bare
+        word is in almost any code (``import json``)."""
+        bare = name.lstrip("-")
+        if "-" not in bare and "_" not in bare:
+            if name in held or LITERAL_MARK + bare in held:
+                return True
+        elif any(f in held for f in _flag_forms(name)):
             return True
         # `--no-color`: present when the code defines it (above) or its parser generates it
         # for a `--color` it defines; otherwise it is checked as itself
-        return name.startswith("--no-") and NEGATION_MARK in held and \
-            any(f in held for f in _flag_forms("--" + name[5:]))
+        return name.startswith("--no-") and NEGATION_MARK in held and Checker._flag_held("--" + name[5:], held)
 
     @staticmethod
     def _env_held(name: str, held: set[str]) -> bool:
@@ -228,8 +236,11 @@ class Checker:
             return True
         return any(marker in held and any(f in held for f in _field_forms(rest)) for marker, rest in _family_keys(name))
 
-    def missing(self, refs: list[Reference]) -> list[Reference]:
-        """The references of ``refs`` the code side does not hold."""
+    def missing(self, refs: list[Reference], text: str = "") -> list[Reference]:
+        """The references of ``refs`` the code side does not hold. A flag or variable the code
+        keeps only in a deprecation shim is missing, unless the section ``text`` itself says it
+        is deprecated, removed or renamed."""
+        says_old = bool(_SAYS_OLD.search(text))
         refs = [r for r in refs if self.checkable(r)]
         held = self.store.held_tokens(t for r in refs for t in _candidates(r))
         out = []
@@ -245,6 +256,9 @@ class Checker:
             else:
                 parts = ref.name.removesuffix("()").split(".")
                 ok = (len(parts) > 1 and parts[0] not in held) or all(p in held for p in parts)
+            if not ok and says_old and ref.kind in ("flag", "env"):
+                forms = _flag_forms(ref.name) if ref.kind == "flag" else [ref.name]
+                ok = any(DEPRECATED_MARK + f in held for f in forms)
             if not ok:
                 out.append(ref)
         return out
@@ -271,14 +285,15 @@ class Checker:
             return ""
         return ("--" + best[2]) if ref.kind == "flag" else best[2]
 
-    def report(self, refs: list[Reference]) -> list[Missing]:
+    def report(self, refs: list[Reference], text: str = "") -> list[Missing]:
         """``Missing`` entries (with owner and "did you mean") for the missing ones of ``refs``."""
-        return [Missing(r.name, r.kind, r.line, r.rule, r.command, self.did_you_mean(r)) for r in self.missing(refs)]
+        return [Missing(r.name, r.kind, r.line, r.rule, r.command, self.did_you_mean(r))
+                for r in self.missing(refs, text)]
 
 
 def section_drift(checker: Checker, text: str, start_line: int) -> list[Missing]:
     """The missing references of one section's text (first line = file line ``start_line``)."""
-    return checker.report(section_references(text, start_line, checker.owners))
+    return checker.report(section_references(text, start_line, checker.owners), text)
 
 
 DEFINITIONS_KEY = "drift_definitions"
@@ -309,7 +324,7 @@ def find_drift(store: Store, docs_root: Path, code_root: str | None) -> DriftRep
             continue
         refs = section_references(sec.text, sec.start_line, checker.owners, f"{sec.file_path} {sec.heading_path}")
         checked += len(refs)
-        gone = checker.report(refs)
+        gone = checker.report(refs, sec.text)
         if gone:
             drifting.append(DriftingSection(sec.file_path, sec.heading_path, sec.start_line, tuple(gone)))
     return DriftReport(update.root, update.files, len(sections), checked, tuple(drifting))
@@ -325,6 +340,6 @@ def with_drift(store: Store, hits: list[Hit]) -> list[Hit]:
     for h in hits:
         missing = () if h.content is None or is_history(h.file_path) else tuple(
             dict.fromkeys(r.name for r in checker.missing(section_references(
-                h.content, h.start_line, checker.owners, f"{h.file_path} {h.heading_path}"))))
+                h.content, h.start_line, checker.owners, f"{h.file_path} {h.heading_path}"), h.content)))
         out.append(replace(h, drift=missing) if missing else h)
     return out

@@ -207,7 +207,7 @@ def read_owners(root: Path, paths: list[str]) -> Owners:
     # a package or module at the top (or under src/) is `python -m NAME`'s NAME
     for rel in paths:
         m = re.fullmatch(r"(?:src/)?([A-Za-z_]\w*)/__init__\.py", rel)
-        if m:
+        if m and m.group(1) not in ("tests", "test", "docs", "examples", "scripts", "benchmarks"):
             names.add(m.group(1))
     names |= commands
     return Owners(frozenset(commands), frozenset(n for n in names if len(n) > 1), frozenset(recipes))

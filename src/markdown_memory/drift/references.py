@@ -55,7 +55,11 @@ class Reference:
 
 
 SHELL_LANGS = frozenset({"sh", "bash", "shell", "console", "shell-session", "zsh", "shellsession", "sh-session",
-                         "text", "", "none", "cmd", "powershell", "ps1", "fish"})
+                         "text", "", "none", "cmd", "powershell", "ps1", "fish", "txt", "plain", "plaintext",
+                         "output", "help"})
+#: blocks that hold prose or output as often as commands: a line is a command only when its first
+#: word is an own or well-known command (or after a `$ ` prompt, or `Usage:`)
+PLAIN_LANGS = frozenset({"text", "", "none", "txt", "plain", "plaintext", "output", "help"})
 PYTHON_LANGS = frozenset({"python", "py", "python3", "pycon", "ipython"})
 
 #: tools whose flags and variables are not the project's
@@ -155,6 +159,8 @@ emacs bash zsh fish node deno bun python python3 poetry conda make cmake gcc cla
 ruff less bat fzf rg ripgrep grep sed awk jq systemctl sudo tig hg svn mercurial nginx gpg openssl gunicorn uvicorn
 """.split())
 
+#: `--options`, `--arguments`: prose for "the options", not an option
+_GENERIC_OPTIONS = frozenset({"option", "options", "argument", "arguments", "args", "flag", "flags", "opts", "switches"})
 _MAN_PAGE = re.compile(r"^([A-Za-z][\w.+-]*)\((\d)[a-z]*\)$")
 _MAN_IN_PROSE = re.compile(r"\b([A-Za-z][\w.+-]*)\((\d)[a-z]*\)")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
@@ -175,6 +181,8 @@ class _Item:
     word: str = ""
     own: bool = False
     ref: Reference | None = None
+    pos: int = 0  # character offset in its paragraph
+    kind: str = "span"  # span | prose | block: where a command was named
 
 
 @dataclass
@@ -183,15 +191,18 @@ class _Walk:
 
     owners: Owners
     items: list[_Item] = field(default_factory=list)
-    refs: list[Reference] = field(default_factory=list)
     sentence: int = 0
+    pos: int = 0
+    where: str = "span"
+    usage: str = ""  # the program of the current block's `Usage:` line
 
-    def command(self, word: str, line: int) -> None:
+    def command(self, word: str, line: int, kind: str = "") -> None:
         if word:
-            self.items.append(_Item(len(self.items), self.sentence, line, word, self.owners.is_own(word)))
+            self.items.append(_Item(len(self.items), self.sentence, line, word, self.owners.is_own(word), None,
+                                    self.pos, kind or self.where))
 
     def lone(self, ref: Reference) -> None:
-        self.items.append(_Item(len(self.items), self.sentence, ref.line, ref=ref))
+        self.items.append(_Item(len(self.items), self.sentence, ref.line, ref=ref, pos=self.pos))
 
 
 def is_placeholder(name: str) -> bool:
@@ -199,7 +210,7 @@ def is_placeholder(name: str) -> bool:
     ``--FLAG``: an upper-case long option is a placeholder, options are lower-case)."""
     if _PLACEHOLDER_MARK.search(name) or _PLACEHOLDER_PREFIX.match(name.lstrip("-$./")):
         return True
-    if re.fullmatch(r"--?[A-Z][A-Z0-9_-]*", name):
+    if re.fullmatch(r"--?[A-Z][A-Z0-9_-]*", name) or name.lstrip("-") in _GENERIC_OPTIONS and name.startswith("--"):
         return True
     parts = [p.lower() for p in re.split(r"[^A-Za-z0-9]+", name) if p]
     return any(p in PLACEHOLDER_WORDS for p in parts)
@@ -249,15 +260,37 @@ def _owned_shell(walk: _Walk, text: str, lineno: int) -> list[Reference]:
     return out
 
 
-def _shell_line(walk: _Walk, line: str, lineno: int, console: bool) -> list[Reference]:
+def _shell_line(walk: _Walk, line: str, lineno: int, console: bool, plain: bool = False) -> list[Reference]:
     text = line.strip()
+    prompt = text.startswith(("$ ", "% "))
     if console or text.startswith(("$ ", "> ", "% ")):
         if not text.startswith(("$ ", "% ")):
+            if console and text.startswith("-"):
+                return _shell_line(walk, text, lineno, False)  # help output listing the options
             return []  # a console block's output, or a prompt continuation
         text = text[2:].strip()
     if not text or text.startswith("#"):
         return []
+    if text.startswith("-"):
+        # `-s, --side-by-side  Show ...`: a line of an option listing (help output); its options
+        # belong to the command the listing is of (the nearest named, else the document's)
+        head = re.split(r"\s{2,}|\t", text, maxsplit=1)[0]
+        found = [Reference("--" + m.group(1), "flag", lineno) for m in _FLAG_ANY.finditer(head)
+                 if not is_placeholder("--" + m.group(1))]
+        if walk.usage:  # the listing's own `Usage: prog [OPTIONS]` line says whose options they are
+            own = walk.owners.is_own(walk.usage)
+            return [replace(r, command=walk.usage, rule="usage") for r in found] if own else []
+        for ref in found:
+            walk.lone(ref)
+        return []
+    if text.lower().startswith("usage:"):
+        text = text[6:].strip()
+        walk.usage = text.split()[0].rsplit("/", 1)[-1] if text else ""
+    elif plain and not prompt and not (walk.owners.is_own(text.split()[0]) or text.split()[0] in KNOWN_COMMANDS):
+        return []  # a line of output or prose in a plain block, not a command
     words = text.split()
+    if not words:
+        return []
     if words[0] in ("export", "set", "setx", "$env:") or _ASSIGN.match(text) and len(words) == 1:
         # `export APP_X=1`: a variable for whatever runs next; its owner is the section's
         m = _ASSIGN.match(" ".join(words[1:]) if words[0] in ("export", "set", "setx") else text)
@@ -276,6 +309,12 @@ def _span(walk: _Walk, content: str, lineno: int) -> list[Reference]:
         return []
     if m := _MAN_PAGE.match(text):
         walk.command(m.group(1), lineno)
+        return []
+    words = [w for w in re.split(r"[\s,|/]+", text) if w]
+    if len(words) > 1 and all(w.startswith("-") for w in words):  # `--json, -j`: one option's forms
+        for w in words:
+            if (m := _FLAG.match(w)) and not is_placeholder(w):
+                walk.lone(Reference("--" + m.group(1), "flag", lineno))
         return []
     if " " in text:
         if _FLAG.match(text) or _ENV_SPAN.match(text):
@@ -304,26 +343,31 @@ def _span(walk: _Walk, content: str, lineno: int) -> list[Reference]:
 
 def _prose(walk: _Walk, text: str, lineno: int) -> None:
     """Commands named in prose (an own name, a well-known tool, a man page) and sentence ends."""
-    pos = 0
+    pos, base = 0, walk.pos
     for end in [*(m.end() for m in _SENTENCE_END.finditer(text)), len(text)]:
         chunk = text[pos:end]
         for m in _MAN_IN_PROSE.finditer(chunk):
-            walk.command(m.group(1), lineno)
+            walk.pos = base + pos + m.start()
+            walk.command(m.group(1), lineno, "span")  # `less(1)` names a command as plainly as code
         for m in _WORD.finditer(chunk):
             w = m.group()
             if walk.owners.names_word(w) or w.lower() in PROSE_TOOLS and (w.islower() or w.istitle()):
-                walk.command(walk.owners.names_word(w) or w.lower(), lineno)
+                walk.pos = base + pos + m.start()
+                walk.command(walk.owners.names_word(w) or w.lower(), lineno, "prose")
         if end < len(text):
             walk.sentence += 1
         pos = end
+    walk.pos = base
 
 
 def _inline(walk: _Walk, tok: Token, lines: list[str], start_line: int) -> list[Reference]:
     refs: list[Reference] = []
     assert tok.map is not None
     in_code = ""
+    walk.pos, walk.where = 0, "span"
     for child in tok.children or []:
         line = start_line + _span_line(lines, tok.map[0], tok.map[1], child.content)
+        walk.pos += len(child.content) + 2
         if child.type == "code_inline":
             refs.extend(_span(walk, child.content, line))
         elif child.type == "html_inline" and re.match(r"<(code|kbd|samp)\b", child.content, re.IGNORECASE):
@@ -341,6 +385,7 @@ def _inline(walk: _Walk, tok: Token, lines: list[str], start_line: int) -> list[
 
 def _block_refs(walk: _Walk, lang: str, content: str, first_line: int) -> list[Reference]:
     refs: list[Reference] = []
+    walk.where, walk.usage = "block", ""
     if lang in SHELL_LANGS:
         logical, at = "", first_line
         for i, line in enumerate(content.split("\n")):
@@ -350,7 +395,7 @@ def _block_refs(walk: _Walk, lang: str, content: str, first_line: int) -> list[R
                 logical += line.rstrip()[:-1] + " "
                 continue
             logical += line
-            found = _shell_line(walk, logical, at, console=lang in CONSOLE_LANGS)
+            found = _shell_line(walk, logical, at, console=lang in CONSOLE_LANGS, plain=lang in PLAIN_LANGS)
             span = content.split("\n")[at - first_line: i + 1]
             for ref in found:  # the physical line of a continued command that holds the name
                 hit = next((k for k, text in enumerate(span) if ref.name in text), 0)
@@ -366,6 +411,7 @@ def _block_refs(walk: _Walk, lang: str, content: str, first_line: int) -> list[R
                         if " as " in m.group(2):
                             break  # `import a as b`: only the first name is reliably a module member
     walk.sentence += 1
+    walk.where = "span"
     return refs
 
 
@@ -383,19 +429,36 @@ def _html_block(walk: _Walk, content: str, first_line: int) -> list[Reference]:
     return refs
 
 
+#: a command named in prose counts for a span this close to it (characters): "Git's `--color-moved`"
+PROSE_REACH = 40
+
+
+def _nearest(it: _Item, cmds: list[_Item]) -> tuple[_Item | None, str]:
+    """The command a lone flag or variable belongs to, and the rule: the nearest named in its
+    sentence (a prose mention only within PROSE_REACH), else the last command of a shell block
+    before it in the section, else the first after it; ``(None, "")`` when none."""
+    same = [c for c in cmds if c.sentence == it.sentence and (c.kind != "prose" or abs(c.pos - it.pos) <= PROSE_REACH)]
+    if same:
+        return min(same, key=lambda c: (abs(c.order - it.order), c.order > it.order)), "sentence"
+    before = [c for c in cmds if c.kind == "block" and c.order < it.order]
+    after = [c for c in cmds if c.kind == "block" and c.order > it.order]
+    if before or after:  # the example above it, else the one below it
+        return (before[-1] if before else after[0]), "section"
+    return None, ""
+
+
 def _resolve_lone(walk: _Walk, context: str) -> list[Reference]:
-    """Give each flag or variable alone in a span the nearest command named in its sentence
-    (before or after), else the last named before it in the section, else the first after it,
-    else an own name in ``context`` (file and heading path; the repository itself when it
-    defines no command); keep those whose command is the
-    repository's own (rule sentence / section / document). A variable whose first part is an own
-    name is own (rule prefix); one with no command at all stays a candidate (rule "") that the
-    checker keeps when the code reads other variables of the same first part."""
+    """Give each flag or variable alone in a span its command (``_nearest``), else the document's
+    subject: an own name in ``context`` (file and heading path), else the repository itself when it
+    defines commands (its docs speak of it unless they name another program); keep those whose
+    command is the repository's own (rule sentence / section / document). A variable whose first
+    part is an own name is own (rule prefix); a variable with no command and no subject stays a
+    candidate (rule "") that the checker keeps when the code reads others of its first part."""
     cmds = [it for it in walk.items if it.ref is None]
     out: list[Reference] = []
     doc_owner = next((walk.owners.names_word(w) for w in _WORD.findall(context) if walk.owners.names_word(w)), "")
-    if not walk.owners.commands and not doc_owner:
-        doc_owner = "(repository)"  # no command to tell apart: the docs of a repository speak of it
+    if not doc_owner:
+        doc_owner = min(walk.owners.commands, key=lambda c: (len(c), c)) if walk.owners.commands else "(repository)"
     for it in walk.items:
         ref = it.ref
         if ref is None:
@@ -403,20 +466,12 @@ def _resolve_lone(walk: _Walk, context: str) -> list[Reference]:
         if ref.kind == "env" and walk.owners.is_prefix(ref.name):
             out.append(replace(ref, command=ref.name.split("_", 1)[0].lower(), rule="prefix"))
             continue
-        same = [c for c in cmds if c.sentence == it.sentence]
-        before = [c for c in cmds if c.order < it.order]
-        after = [c for c in cmds if c.order > it.order]
-        if same:
-            near = min(same, key=lambda c: (abs(c.order - it.order), c.order > it.order))
-            rule = "sentence"
-        elif before or after:
-            near, rule = (before[-1] if before else after[0]), "section"
-        elif doc_owner:
-            out.append(replace(ref, command=doc_owner, rule="document"))
-            continue
-        else:
-            if ref.kind == "env":
-                out.append(ref)  # no command named: the checker asks the code about its first part
+        near, rule = _nearest(it, cmds)
+        if near is None:
+            if ref.kind == "env" and all(c.own for c in cmds):
+                out.append(ref)  # no other program named here: the checker asks the code about its first part
+            elif ref.kind == "flag":
+                out.append(replace(ref, command=doc_owner, rule="document"))
             continue
         if near.own:
             out.append(replace(ref, command=near.word, rule=rule))
