@@ -84,7 +84,8 @@ def _texts(tree: Path, paths: list[str]) -> dict[str, str]:
 def candidates(tree: Path, docs_sub: str) -> list[str]:
     """Names the docs give that the code (not tests) spells as a string literal, sorted."""
     paths = list_files(tree)
-    docs = _texts(tree, [p for p in paths if p.endswith(".md") and (not docs_sub or p.startswith(docs_sub + "/"))])
+    docs = _texts(tree, [p for p in paths if p.endswith(".md") and (not docs_sub or p.startswith(docs_sub + "/"))
+                         and not any(part.startswith(".") for part in p.split("/"))])  # what the index reads
     code = _texts(tree, [p for p in paths if is_code(p)])
     blob = "\n".join(code.values())
     literals = set(re.findall(r"""["'`](--?[A-Za-z][\w-]*|[A-Za-z][\w-]*)["'`]""", blob))

@@ -43,12 +43,13 @@ _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[-.][A-Za-z0-9_]+)*")
 _LONG_OPTION = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![\w])")
 
 #: names the code builds at run time (docs/drift.md#names-the-code-builds), stored as marker
-#: tokens no identifier can equal: ``=prefix:APP_`` for ``f"APP_{name}"``, ``"APP_" + name``,
+#: tokens no identifier can equal: ``=prefix:APP_`` for ``f"APP_{name}"``, ``"APP_" + name``
+#: (not a bare ``"APP_"``: ``HasPrefix(key, "APP_")`` tests names, it builds none),
 #: ``format!("APP_{}")``, ``fmt.Sprintf("APP_%s")``, ``env_prefix="APP_"``; ``=suffix:_HOME``
 #: for ``f"{tool}_HOME"``; ``=negation`` where the code generates ``--no-x`` options
 #: (argparse's ``BooleanOptionalAction``, ``"--no-" + name``, ``f"--no-{name}"``).
 PREFIX_MARK, SUFFIX_MARK, NEGATION_MARK = "=prefix:", "=suffix:", "=negation"
-_BUILT_PREFIX = re.compile(r"""(?<=["'`])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)(?=["'`]|\{|%[sv]|\$\{)""")
+_BUILT_PREFIX = re.compile(r"""(?<=["'`])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)(?=\{|%[sv]|\$\{|["'`]\s*\+)""")
 _BUILT_SUFFIX = re.compile(r"""(?:\}|%[sv])(_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?=["'`])""")
 _PREFIX_SETTING = re.compile(r"""(?i:env_?(?:var)?_?prefix|auto_?envvar_?prefix)["']?\s*[=:(,]\s*["']([A-Za-z][A-Za-z0-9_]*)["']""")
 #: where code names an option by one word: a string literal (``"json"``, ``"--json"``), an
@@ -187,7 +188,7 @@ _MANIFEST = re.compile(r"(?:^|/)(?:pyproject\.toml|setup\.py|setup\.cfg|requirem
 _PROJECT_NAME = re.compile(r"""\bname\s*[=:]\s*["']([^"']+)["']""")
 DEPENDENCIES_KEY = "drift_dependencies"
 #: the tokenizer's rules: a stored code index read by other rules is read again
-TOKENS_VERSION_KEY, TOKENS_VERSION = "drift_tokens_version", "4"
+TOKENS_VERSION_KEY, TOKENS_VERSION = "drift_tokens_version", "5"
 
 
 def dependency_names(code_root: Path, paths: list[str]) -> set[str]:

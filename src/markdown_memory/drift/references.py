@@ -121,7 +121,10 @@ def _parser() -> MarkdownIt:
 
 #: files every project of a kind has: a path ending in one is the reader's project, not this one
 CONVENTIONAL_FILES = frozenset({"conftest.py", "settings.py", "app.py", "main.py", "manage.py", "wsgi.py", "asgi.py",
-                                "urls.py", ".env", "Dockerfile", "docker-compose.yml", "Procfile"})
+                                "urls.py", ".env", "Dockerfile", "docker-compose.yml", "Procfile", "app.js", "index.js",
+                                "server.js", "main.js", "app.ts", "index.ts", "server.ts"})
+#: `owner/site.example.io`: a repository or host named like a domain, not a file
+_DOMAIN_TAIL = re.compile(r"\.(?:io|com|org|net|dev|app|sh|co|me|ai)$")
 
 
 def _code_blocks(tokens: list[Token]) -> Iterator[tuple[str, str, int]]:
@@ -183,6 +186,7 @@ class _Item:
     ref: Reference | None = None
     pos: int = 0  # character offset in its paragraph
     kind: str = "span"  # span | prose | block: where a command was named
+    path: str = ""  # a command given by path (a script the checker confirms)
 
 
 @dataclass
@@ -196,10 +200,10 @@ class _Walk:
     where: str = "span"
     usage: str = ""  # the program of the current block's `Usage:` line
 
-    def command(self, word: str, line: int, kind: str = "") -> None:
+    def command(self, word: str, line: int, kind: str = "", path: str = "") -> None:
         if word:
             self.items.append(_Item(len(self.items), self.sentence, line, word, self.owners.is_own(word), None,
-                                    self.pos, kind or self.where))
+                                    self.pos, kind or self.where, path))
 
     def lone(self, ref: Reference) -> None:
         self.items.append(_Item(len(self.items), self.sentence, ref.line, ref=ref, pos=self.pos))
@@ -251,7 +255,7 @@ def _owned_shell(walk: _Walk, text: str, lineno: int) -> list[Reference]:
             # a script of the repository given by path: the checker confirms the file
             refs = [replace(r, command=cmd.path.removeprefix("./"), rule="script") for r in _command_refs(cmd, lineno)]
             out.extend(refs)
-            walk.command(cmd.word, lineno)
+            walk.command(cmd.word, lineno, path=cmd.path.removeprefix("./"))
             continue
         if word:
             walk.command(cmd.word, lineno)
@@ -333,7 +337,8 @@ def _span(walk: _Walk, content: str, lineno: int) -> list[Reference]:
         return []
     if "://" not in text and (m := _PATH.match(text)):
         path = m.group(1) or m.group(2)
-        return [] if path.rsplit("/", 1)[-1] in CONVENTIONAL_FILES else [Reference(path, "path", lineno)]
+        tail = path.rsplit("/", 1)[-1]
+        return [] if tail in CONVENTIONAL_FILES or _DOMAIN_TAIL.search(tail) else [Reference(path, "path", lineno)]
     if m := _CALL.match(text):
         return [Reference(m.group(1) + "()", "name", lineno)]
     if (m := _DOTTED.match(text)) and not _FILE_SUFFIX.search(text):
@@ -436,7 +441,8 @@ PROSE_REACH = 40
 def _nearest(it: _Item, cmds: list[_Item]) -> tuple[_Item | None, str]:
     """The command a lone flag or variable belongs to, and the rule: the nearest named in its
     sentence (a prose mention only within PROSE_REACH), else the last command of a shell block
-    before it in the section, else the first after it; ``(None, "")`` when none."""
+    before it in the section, else the first after it, else the last command span before it;
+    ``(None, "")`` when none."""
     same = [c for c in cmds if c.sentence == it.sentence and (c.kind != "prose" or abs(c.pos - it.pos) <= PROSE_REACH)]
     if same:
         return min(same, key=lambda c: (abs(c.order - it.order), c.order > it.order)), "sentence"
@@ -444,6 +450,9 @@ def _nearest(it: _Item, cmds: list[_Item]) -> tuple[_Item | None, str]:
     after = [c for c in cmds if c.kind == "block" and c.order > it.order]
     if before or after:  # the example above it, else the one below it
         return (before[-1] if before else after[0]), "section"
+    spans = [c for c in cmds if c.kind == "span" and c.order < it.order]
+    if spans:  # "Load it from `guix shell`. ... Other options include `--file`": still guix's
+        return spans[-1], "section"
     return None, ""
 
 
@@ -475,6 +484,8 @@ def _resolve_lone(walk: _Walk, context: str) -> list[Reference]:
             continue
         if near.own:
             out.append(replace(ref, command=near.word, rule=rule))
+        elif near.path:
+            out.append(replace(ref, command=near.path, rule="script"))
     return out
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
 _PREFIXES = frozenset({"sudo", "env", "time", "exec", "nohup", "command", "builtin", "doas"})
+_INTERPRETERS = frozenset({"python", "python3", "py", "node", "bash", "sh", "zsh", "ruby", "perl", "deno", "bun",
+                          "tsx", "ts-node"})
 _RUNNERS = {"npx": 1, "bunx": 1, "uvx": 1, "pnpx": 1}  # runner -> words before the program
 _RUN_SUB = {"uv": "run", "pdm": "run", "poetry": "run", "hatch": "run", "pipx": "run", "pnpm": "exec",
             "npm": "exec", "yarn": "dlx", "rye": "run", "pixi": "run"}
@@ -100,6 +102,9 @@ def _resolve(words: list[str]) -> Command:
         cmd.via, first, rest = first, rest[1], rest[2:]
     elif first in ("python", "python3", "py") and len(rest) > 1 and rest[0] == "-m":
         cmd.via, first, rest = first, rest[1], rest[2:]
+    elif first in _INTERPRETERS and rest and re.fullmatch(r"[\w./-]+\.(?:py|js|mjs|cjs|ts|sh|rb|pl)", rest[0]):
+        cmd.via, first, rest = first, rest[0], rest[1:]  # `python tools/run.py --x`: the script's option
+        cmd.path = first
     elif first == "cargo" and rest[:1] == ["run"]:
         pre, _, post = " ".join(rest[1:]).partition(" -- ")
         if " -- " not in " ".join(rest[1:]) and rest[-1:] != ["--"]:
@@ -109,7 +114,7 @@ def _resolve(words: list[str]) -> Command:
         cmd.via, first, rest = "cargo", m.group(1) if m else "", post.split()
     elif first == "go" and rest[:1] == ["run"] and len(rest) > 1:
         cmd.via, first, rest = "go", "", rest[2:]
-    cmd.path = first if "/" in first else ""
+    cmd.path = cmd.path or (first if "/" in first else "")
     cmd.word = first.rstrip("/").rsplit("/", 1)[-1] if first else ""
     cmd.args = [w for w in rest if "\0" not in w or w.startswith("-")]
     cmd.args = [w.split("\0", 1)[0] for w in cmd.args]
