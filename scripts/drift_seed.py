@@ -172,6 +172,8 @@ def main() -> int:
                              "candidates": len(pool), "flagged": flagged})
                 print(f"{tree.name:14s} {mode:9s} {name:32s} files {files:3d}  {'FOUND' if found else 'missed'}"
                       f"  new flags {len(flagged)}", flush=True)
+                if args.json_out:  # after every seed: a long run stopped early keeps what it measured
+                    Path(args.json_out).write_text(json.dumps(rows, indent=1))
                 shutil.rmtree(dest)
     found = sum(1 for r in rows if r["found"])
     print(f"recall {found}/{len(rows)} = {found / len(rows):.0%}" if rows else "no seeds")

@@ -31,7 +31,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .codeside import DEPENDENCIES_KEY, DEPRECATED_MARK, LITERAL_MARK, NEGATION_MARK, PREFIX_MARK, SUFFIX_MARK, find_code_root, update_code_index
+from .codeside import (
+    DEPENDENCIES_KEY,
+    DEPRECATED_MARK,
+    LITERAL_MARK,
+    NEGATABLE_MARK,
+    NEGATION_MARK,
+    PREFIX_MARK,
+    SUFFIX_MARK,
+    find_code_root,
+    is_ignored,
+    update_code_index,
+)
 from .owners import OWNERS_KEY, Owners
 from .references import Reference, definitions, is_placeholder, section_references
 
@@ -129,7 +140,8 @@ def _candidates(ref: Reference) -> list[str]:
     if ref.kind == "flag":
         forms = _flag_forms(ref.name)
         if ref.name.startswith("--no-"):
-            forms += _flag_forms("--" + ref.name[5:]) + [NEGATION_MARK, LITERAL_MARK + ref.name[5:]]
+            forms += _flag_forms("--" + ref.name[5:]) + [NEGATION_MARK, LITERAL_MARK + ref.name[5:],
+                                                         NEGATABLE_MARK + ref.name[5:]]
         return forms + [DEPRECATED_MARK + f for f in _flag_forms(ref.name)] + [LITERAL_MARK + ref.name.lstrip("-")]
     if ref.kind == "env":
         return [ref.name, DEPRECATED_MARK + ref.name] + [
@@ -157,8 +169,10 @@ def edit_distance(a: str, b: str, limit: int = 2) -> int:
 class Checker:
     """Looks references up in one store's code index; ``defined`` are the docs' own names."""
 
-    def __init__(self, store: Store, defined: Iterable[str]) -> None:
+    def __init__(self, store: Store, defined: Iterable[str], root: Path | None = None) -> None:
         self.store = store
+        code_root = store.get_meta("code_root")
+        self.root = root or (Path(code_root) if code_root else None)
         self.defined = set(defined)
         self.top = store.top_folders()
         self.dependencies = set(json.loads(store.get_meta(DEPENDENCIES_KEY) or "[]"))
@@ -226,7 +240,9 @@ class Checker:
             return True
         # `--no-color`: present when the code defines it (above) or its parser generates it
         # for a `--color` it defines; otherwise it is checked as itself
-        return name.startswith("--no-") and NEGATION_MARK in held and Checker._flag_held("--" + name[5:], held)
+        if not name.startswith("--no-"):
+            return False
+        return NEGATABLE_MARK + name[5:] in held or (NEGATION_MARK in held and Checker._flag_held("--" + name[5:], held))
 
     @staticmethod
     def _env_held(name: str, held: set[str]) -> bool:
@@ -246,7 +262,8 @@ class Checker:
         out = []
         for ref in refs:
             if ref.kind == "path":
-                ok = self._path_held(ref.name)
+                # a folder or file git ignores is made by a build or a run (`manual/book`, `test/_results`)
+                ok = self._path_held(ref.name) or (self.root is not None and is_ignored(self.root, ref.name))
             elif ref.kind == "flag":
                 ok = self._flag_held(ref.name, held)
             elif ref.kind == "env":
@@ -308,26 +325,52 @@ def is_history(file_path: str) -> bool:
     return bool(_HISTORY.search(file_path))
 
 
+#: docs of a vendored dependency (its own README inside vendor/, node_modules/, ...): its names
+#: are the dependency's, never this repository's
+_FOREIGN_DOC = re.compile(r"(?:^|/)(?:vendor|vendored[^/]*|node_modules|third[_-]party|site-packages)/")
+#: rules that give a flag to an own command by what the docs show next to it
+STRONG_RULES = frozenset({"shell", "usage", "sentence", "section", "script"})
+VOUCHED_KEY = "drift_vouched"
+
+
+def is_skipped(file_path: str) -> bool:
+    """True for docs the check never reads: history (``is_history``) and vendored dependencies'."""
+    return is_history(file_path) or bool(_FOREIGN_DOC.search(file_path))
+
+
+def _keep(refs: list[Reference], vouched: set[str], owners: Owners) -> list[Reference]:
+    """``refs`` without the flags only the document rule claims that the docs never give to an
+    own command elsewhere (``vouched``): a lone `--word-diff` in a repository whose docs never
+    pass it to its own program is another program's. A repository with no command keeps them."""
+    if not owners.commands:
+        return refs
+    return [r for r in refs if not (r.kind == "flag" and r.rule == "document" and r.name not in vouched)]
+
+
 def find_drift(store: Store, docs_root: Path, code_root: str | None) -> DriftReport:
     """Refresh the code index of ``docs_root``'s code side (``codeside``) and list the sections
     of ``store`` that drift. Raises UsageError when the code side is unknown."""
-    update = update_code_index(store, find_code_root(docs_root, code_root))
-    sections = store.all_sections()
-    defined = definitions(s.text for s in sections)
-    with store.transaction():  # search notes drift with the same definitions (with_drift)
+    root = find_code_root(docs_root, code_root)
+    update = update_code_index(store, root)
+    every = store.all_sections()
+    sections = [s for s in every if not is_skipped(s.file_path)]
+    defined = definitions(s.text for s in every)
+    checker = Checker(store, defined, root)
+    per_section = [(sec, section_references(sec.text, sec.start_line, checker.owners,
+                                            f"{sec.file_path} {sec.heading_path}")) for sec in sections]
+    vouched = {r.name for _sec, refs in per_section for r in refs if r.kind == "flag" and r.rule in STRONG_RULES}
+    with store.transaction():  # search notes drift with the same definitions and vouched flags (with_drift)
         store.set_meta(DEFINITIONS_KEY, json.dumps(sorted(defined)))
-    checker = Checker(store, defined)
+        store.set_meta(VOUCHED_KEY, json.dumps(sorted(vouched)))
     drifting = []
     checked = 0
-    for sec in sections:
-        if is_history(sec.file_path):
-            continue
-        refs = section_references(sec.text, sec.start_line, checker.owners, f"{sec.file_path} {sec.heading_path}")
+    for sec, refs in per_section:
+        refs = _keep(refs, vouched, checker.owners)
         checked += len(refs)
         gone = checker.report(refs, sec.text)
         if gone:
             drifting.append(DriftingSection(sec.file_path, sec.heading_path, sec.start_line, tuple(gone)))
-    return DriftReport(update.root, update.files, len(sections), checked, tuple(drifting))
+    return DriftReport(update.root, update.files, len(every), checked, tuple(drifting))
 
 
 def with_drift(store: Store, hits: list[Hit]) -> list[Hit]:
@@ -336,10 +379,12 @@ def with_drift(store: Store, hits: list[Hit]) -> list[Hit]:
     if not store.has_code_index():
         return hits
     checker = Checker(store, json.loads(store.get_meta(DEFINITIONS_KEY) or "[]"))
+    vouched = set(json.loads(store.get_meta(VOUCHED_KEY) or "[]"))
     out = []
     for h in hits:
-        missing = () if h.content is None or is_history(h.file_path) else tuple(
-            dict.fromkeys(r.name for r in checker.missing(section_references(
-                h.content, h.start_line, checker.owners, f"{h.file_path} {h.heading_path}"), h.content)))
+        missing = () if h.content is None or is_skipped(h.file_path) else tuple(
+            dict.fromkeys(r.name for r in checker.missing(_keep(section_references(
+                h.content, h.start_line, checker.owners, f"{h.file_path} {h.heading_path}"), vouched, checker.owners),
+                h.content)))
         out.append(replace(h, drift=missing) if missing else h)
     return out

@@ -46,8 +46,9 @@ _LONG_OPTION = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?
 #: tokens no identifier can equal: ``=prefix:APP_`` for ``f"APP_{name}"``, ``"APP_" + name``
 #: (not a bare ``"APP_"``: ``HasPrefix(key, "APP_")`` tests names, it builds none),
 #: ``format!("APP_{}")``, ``fmt.Sprintf("APP_%s")``, ``env_prefix="APP_"``; ``=suffix:_HOME``
-#: for ``f"{tool}_HOME"``; ``=negation`` where the code generates ``--no-x`` options
-#: (argparse's ``BooleanOptionalAction``, ``"--no-" + name``, ``f"--no-{name}"``).
+#: for ``f"{tool}_HOME"``; ``=negation`` where the code generates ``--no-x`` for every option
+#: (``"--no-" + name``, ``f"--no-{name}"``); ``=negatable:x`` for an option argparse's
+#: ``BooleanOptionalAction`` gives a ``--no-x``.
 PREFIX_MARK, SUFFIX_MARK, NEGATION_MARK = "=prefix:", "=suffix:", "=negation"
 _BUILT_PREFIX = re.compile(r"""(?<=["'`])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)(?=\{|%[sv]|\$\{|["'`]\s*\+)""")
 _BUILT_SUFFIX = re.compile(r"""(?:\}|%[sv])(_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?=["'`])""")
@@ -59,7 +60,10 @@ _LITERAL = re.compile(r"""["'`]-{0,2}([A-Za-z][\w-]{0,40})["'`]""")
 _ARGS_ATTR = re.compile(r"\b(?:args|argv|opts|options|flags|parsed_args|cli|matches|opt)\.([A-Za-z_]\w*)")
 _CLAP_FIELD = re.compile(r"#\[(?:arg|clap|structopt)\([^\]]*\blong\b[^\]]*\]\s*(?:///[^\n]*\n\s*|#\[[^\]]*\]\s*)*"
                          r"(?:pub(?:\([\w ]+\))?\s+)?([a-z_]\w*)\s*:")
-_NEGATION = re.compile(r"""BooleanOptionalAction|["'`](?:--)?no-(?:["'`]|\{|%s|\$\{)""")
+_NEGATION = re.compile(r"""["'`](?:--)?no-(?:["'`]\s*\+|\{|%s|\$\{)""")
+#: argparse's BooleanOptionalAction makes `--no-x` for the options of its own call only
+NEGATABLE_MARK = "=negatable:"
+_BOOLEAN_OPTIONAL = re.compile(r"add_argument\(((?:[^()]|\([^()]*\))*?BooleanOptionalAction(?:[^()]|\([^()]*\))*)\)")
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,17 @@ def find_code_root(docs_root: Path, code_root: str | None) -> Path:
         raise UsageError(f"the docs root {str(docs_root)!r} is not inside a git repository, so its code side is "
                          "unknown; pass --code-root DIR")
     return Path(out.stdout.strip()).resolve()
+
+
+def is_ignored(root: Path, path: str) -> bool:
+    """True when git's ignore rules of the work tree ``root`` match ``path`` (a build or run
+    output such as ``book/`` or ``test/_results``); False outside git or on any error."""
+    try:
+        out = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "--no-index", "--", path],
+                             capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0
 
 
 def list_files(root: Path) -> list[str]:
@@ -176,6 +191,8 @@ def tokens_of(data: bytes) -> set[str]:
     found.update(SUFFIX_MARK + p for p in _BUILT_SUFFIX.findall(text))
     if _NEGATION.search(text):
         found.add(NEGATION_MARK)
+    for call in _BOOLEAN_OPTIONAL.findall(text):
+        found.update(NEGATABLE_MARK + o[2:] for o in _LONG_OPTION.findall(call))
     words = {w for w in _LITERAL.findall(text) if w in live} | set(_ARGS_ATTR.findall(text)) | \
         {w.replace("_", "-") for w in _CLAP_FIELD.findall(text)}
     found.update(LITERAL_MARK + w for w in words)
@@ -188,7 +205,7 @@ _MANIFEST = re.compile(r"(?:^|/)(?:pyproject\.toml|setup\.py|setup\.cfg|requirem
 _PROJECT_NAME = re.compile(r"""\bname\s*[=:]\s*["']([^"']+)["']""")
 DEPENDENCIES_KEY = "drift_dependencies"
 #: the tokenizer's rules: a stored code index read by other rules is read again
-TOKENS_VERSION_KEY, TOKENS_VERSION = "drift_tokens_version", "5"
+TOKENS_VERSION_KEY, TOKENS_VERSION = "drift_tokens_version", "6"
 
 
 def dependency_names(code_root: Path, paths: list[str]) -> set[str]:

@@ -45,16 +45,17 @@ class Owners:
     commands: frozenset[str] = frozenset()
     names: frozenset[str] = frozenset()
     recipes: frozenset[str] = frozenset()
+    primary: str = ""  # the command named like the project (Go module, crate, package), else the shortest
 
     def to_json(self) -> str:
         return json.dumps({"commands": sorted(self.commands), "names": sorted(self.names),
-                           "recipes": sorted(self.recipes)})
+                           "recipes": sorted(self.recipes), "primary": self.primary})
 
     @classmethod
     def from_json(cls, text: str | None) -> Owners:
-        data: dict[str, list[str]] = json.loads(text) if text else {}
+        data: dict[str, Any] = json.loads(text) if text else {}
         return cls(frozenset(data.get("commands", ())), frozenset(data.get("names", ())),
-                   frozenset(data.get("recipes", ())))
+                   frozenset(data.get("recipes", ())), str(data.get("primary", "")))
 
     def is_own(self, word: str) -> bool:
         """True when the command word ``word`` (a basename, or ``python -m``'s module) is one the
@@ -116,14 +117,16 @@ def _python(root: Path, rel: str, commands: set[str], names: set[str]) -> None:
             commands.update(_SETUP_PY_SCRIPT.findall(text))
 
 
-def _rust(root: Path, rel: str, commands: set[str]) -> None:
+def _rust(root: Path, rel: str, commands: set[str], projects: list[str]) -> None:
     data = _toml(root / rel)
+    for item in data.get("bin", []):  # the binaries first: `delta`, not the crate `git-delta`
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            commands.add(item["name"])
+            projects.append(item["name"])
     name = data.get("package", {}).get("name")
     if isinstance(name, str):
         commands.add(name)
-    for item in data.get("bin", []):
-        if isinstance(item, dict) and isinstance(item.get("name"), str):
-            commands.add(item["name"])
+        projects.append(name)
 
 
 def _node(root: Path, rel: str, commands: set[str], names: set[str]) -> None:
@@ -144,7 +147,7 @@ def _node(root: Path, rel: str, commands: set[str], names: set[str]) -> None:
         commands.update(str(k) for k in bin_)
 
 
-def _go_module(root: Path, rel: str, commands: set[str]) -> None:
+def _go_module(root: Path, rel: str, commands: set[str], projects: list[str]) -> None:
     try:
         text = (root / rel).read_text("utf-8", "replace")
     except OSError:
@@ -155,6 +158,7 @@ def _go_module(root: Path, rel: str, commands: set[str]) -> None:
         while len(parts) > 1 and re.fullmatch(r"v\d+", parts[-1]):
             parts.pop()
         commands.add(parts[-1])
+        projects.append(parts[-1])
 
 
 def _go_mains(root: Path, paths: Iterable[str], commands: set[str]) -> None:
@@ -189,18 +193,19 @@ def read_owners(root: Path, paths: list[str]) -> Owners:
     commands: set[str] = set()
     names: set[str] = set()
     recipes: set[str] = set()
-    for rel in paths:
+    projects: list[str] = []  # names the manifests give the project, top-level first
+    for rel in sorted(paths, key=lambda p: p.count("/")):
         if _FOREIGN.search(rel) or rel.count("/") > 2:
             continue
         base = rel.rsplit("/", 1)[-1]
         if base in ("pyproject.toml", "setup.cfg", "setup.py"):
             _python(root, rel, commands, names)
         elif base == "Cargo.toml":
-            _rust(root, rel, commands)
+            _rust(root, rel, commands, projects)
         elif base == "package.json":
             _node(root, rel, commands, names)
         elif base == "go.mod":
-            _go_module(root, rel, commands)
+            _go_module(root, rel, commands, projects)
         elif base.lower() in ("justfile", ".justfile", "makefile", "gnumakefile") and rel.count("/") == 0:
             recipes |= _recipes(root, rel)
     _go_mains(root, (p for p in paths if not _FOREIGN.search(p)), commands)
@@ -210,4 +215,6 @@ def read_owners(root: Path, paths: list[str]) -> Owners:
         if m and m.group(1) not in ("tests", "test", "docs", "examples", "scripts", "benchmarks"):
             names.add(m.group(1))
     names |= commands
-    return Owners(frozenset(commands), frozenset(n for n in names if len(n) > 1), frozenset(recipes))
+    projects += sorted(names)  # Python and JavaScript project names (a command of the same name wins)
+    primary = next((p for p in projects if p in commands), min(commands, key=lambda c: (len(c), c), default=""))
+    return Owners(frozenset(commands), frozenset(n for n in names if len(n) > 1), frozenset(recipes), primary)

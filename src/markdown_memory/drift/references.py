@@ -116,7 +116,7 @@ _PARAM = re.compile(r"\b([A-Za-z_]\w*)\s*[=:]")
 
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark")
+    return MarkdownIt("commonmark").enable("table")  # a table cell is a sentence of its own
 
 
 #: files every project of a kind has: a path ending in one is the reader's project, not this one
@@ -257,7 +257,7 @@ def _owned_shell(walk: _Walk, text: str, lineno: int) -> list[Reference]:
             out.extend(refs)
             walk.command(cmd.word, lineno, path=cmd.path.removeprefix("./"))
             continue
-        if word:
+        if word and re.fullmatch(r"[\w.+-]+", cmd.word):  # not `Header-Name:` or `{x}`
             walk.command(cmd.word, lineno)
         if own:
             out.extend(replace(r, command=word or cmd.via) for r in _command_refs(cmd, lineno))
@@ -349,7 +349,8 @@ def _span(walk: _Walk, content: str, lineno: int) -> list[Reference]:
 def _prose(walk: _Walk, text: str, lineno: int) -> None:
     """Commands named in prose (an own name, a well-known tool, a man page) and sentence ends."""
     pos, base = 0, walk.pos
-    for end in [*(m.end() for m in _SENTENCE_END.finditer(text)), len(text)]:
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    for end in [*ends, len(text)] if not ends or ends[-1] < len(text) else ends:
         chunk = text[pos:end]
         for m in _MAN_IN_PROSE.finditer(chunk):
             walk.pos = base + pos + m.start()
@@ -359,7 +360,7 @@ def _prose(walk: _Walk, text: str, lineno: int) -> None:
             if walk.owners.names_word(w) or w.lower() in PROSE_TOOLS and (w.islower() or w.istitle()):
                 walk.pos = base + pos + m.start()
                 walk.command(walk.owners.names_word(w) or w.lower(), lineno, "prose")
-        if end < len(text):
+        if end in ends:  # "... `pyproject.toml`." ends a sentence even at the end of a text piece
             walk.sentence += 1
         pos = end
     walk.pos = base
@@ -372,20 +373,30 @@ def _inline(walk: _Walk, tok: Token, lines: list[str], start_line: int) -> list[
     walk.pos, walk.where = 0, "span"
     for child in tok.children or []:
         line = start_line + _span_line(lines, tok.map[0], tok.map[1], child.content)
-        walk.pos += len(child.content) + 2
-        if child.type == "code_inline":
-            refs.extend(_span(walk, child.content, line))
-        elif child.type == "html_inline" and re.match(r"<(code|kbd|samp)\b", child.content, re.IGNORECASE):
-            in_code = " "
-        elif child.type == "html_inline" and re.match(r"</(code|kbd|samp)\b", child.content, re.IGNORECASE):
-            refs.extend(_span(walk, html.unescape(in_code.strip()), line))
-            in_code = ""
-        elif in_code:
-            in_code += child.content
-        elif child.type == "text":
-            _prose(walk, child.content, line)
+        _child(walk, child, line, refs, in_code)
+        in_code = _code_state(child, in_code)
+        walk.pos += len(child.content) + 2  # after the child: its words sit at walk.pos + offset
     walk.sentence += 1  # a paragraph, list item, heading or cell ends a sentence
     return refs
+
+
+def _code_state(child: Token, in_code: str) -> str:
+    """The text gathered inside an HTML ``<code>`` after ``child`` ("" outside one)."""
+    if child.type == "html_inline" and re.match(r"<(code|kbd|samp)\b", child.content, re.IGNORECASE):
+        return " "
+    if child.type == "html_inline" and re.match(r"</(code|kbd|samp)\b", child.content, re.IGNORECASE):
+        return ""
+    return in_code + child.content if in_code else ""
+
+
+def _child(walk: _Walk, child: Token, line: int, refs: list[Reference], in_code: str) -> None:
+    """Read one inline child: a code span, the end of an HTML ``<code>``, or prose."""
+    if child.type == "code_inline":
+        refs.extend(_span(walk, child.content, line))
+    elif child.type == "html_inline" and re.match(r"</(code|kbd|samp)\b", child.content, re.IGNORECASE):
+        refs.extend(_span(walk, html.unescape(in_code.strip()), line))
+    elif not in_code and child.type == "text":
+        _prose(walk, child.content, line)
 
 
 def _block_refs(walk: _Walk, lang: str, content: str, first_line: int) -> list[Reference]:
@@ -467,7 +478,7 @@ def _resolve_lone(walk: _Walk, context: str) -> list[Reference]:
     out: list[Reference] = []
     doc_owner = next((walk.owners.names_word(w) for w in _WORD.findall(context) if walk.owners.names_word(w)), "")
     if not doc_owner:
-        doc_owner = min(walk.owners.commands, key=lambda c: (len(c), c)) if walk.owners.commands else "(repository)"
+        doc_owner = walk.owners.primary or min(walk.owners.commands, default="(repository)")
     for it in walk.items:
         ref = it.ref
         if ref is None:

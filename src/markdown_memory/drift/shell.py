@@ -1,6 +1,6 @@
 """Shell lines split into commands, each with its own words (docs/drift.md#ownership).
 
-A pipe, ``&&``, ``||``, ``;``, ``&``, ``$(...)``, backticks and a quoted argument each start a new
+A pipe, ``&&``, ``||``, ``;``, ``&``, ``$(...)``, ``<(...)``, backticks and a quoted argument each start a new
 command: in ``fzf --preview 'bat --color=always {}' | own --x``, ``--preview`` is fzf's,
 ``--color`` bat's, ``--x`` own's. A quoted value of an assignment (``export X='cmd --y'``,
 ``--opt='cmd --z'``) is a value, not a command. Wrappers are looked through to the command they
@@ -57,13 +57,15 @@ def _words(text: str, nested: list[str]) -> list[list[str]]:
                 word = "\0"
             i = j + 1
             continue
-        if c == "$" and text.startswith("$(", i) or c == "`":
-            close = ")" if c == "$" else "`"
-            depth, j = 0, i + (2 if c == "$" else 1)
+        if c in "$<>" and text.startswith("(", i + 1) or c == "`":
+            # `$(cmd)`, `<(cmd)`, `>(cmd)` (process substitution) and backticks hold a command
+            close = "`" if c == "`" else ")"
+            depth, j = 0, i + (1 if c == "`" else 2)
+            start = j
             while j < n and not (text[j] == close and depth == 0):
                 depth += 1 if text[j] == "(" and close == ")" else -1 if text[j] == ")" and depth else 0
                 j += 1
-            nested.append(text[i + (2 if c == "$" else 1):j])
+            nested.append(text[start:j])
             word += "\0"
             i = j + 1
             continue
