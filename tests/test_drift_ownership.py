@@ -104,3 +104,14 @@ def test_a_sentence_ends_at_a_period_after_a_code_span() -> None:
     does not claim the first sentence's flag."""
     text = "Give `--unconstrained` to ignore the pins in `a.toml`.\nThis works like `yarn upgrade --latest`."
     assert owned(text) == {"--unconstrained": ("document", "shipit")}
+
+
+@pytest.mark.parametrize(("path", "skipped"), [
+    ("CHANGELOG.md", True), ("news/2547.feature.md", True), ("changelog.d/12.bugfix.md", True),
+    ("vendor/github.com/a/b/README.md", True), ("node_modules/x/README.md", True),
+    ("docs/guide.md", False), ("docs/usage/dependency.md", False),
+])
+def test_history_and_vendored_docs_are_not_checked(path: str, skipped: bool) -> None:
+    from markdown_memory.drift.check import is_skipped
+
+    assert is_skipped(path) is skipped

@@ -316,12 +316,12 @@ def section_drift(checker: Checker, text: str, start_line: int) -> list[Missing]
 DEFINITIONS_KEY = "drift_definitions"
 #: documents that name old flags and functions on purpose: change logs, release notes, migration guides
 _HISTORY = re.compile(r"(?:^|/)[^/]*(?:changelog|changes|history|news|release[-_ ]?notes|releases|migrat|upgrad)"
-                      r"[^/]*$", re.IGNORECASE)
+                      r"[^/]*$|(?:^|/)(?:news|changes|changelog\.d|newsfragments)/", re.IGNORECASE)
 
 
 def is_history(file_path: str) -> bool:
-    """True for a change log, release notes or a migration guide (by file name): their old names
-    are history, not drift."""
+    """True for a change log, release notes or a migration guide (by file name), or a change-log
+    fragment (``news/``, ``changelog.d/``): their old names are history, not drift."""
     return bool(_HISTORY.search(file_path))
 
 
