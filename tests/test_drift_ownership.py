@@ -115,3 +115,12 @@ def test_history_and_vendored_docs_are_not_checked(path: str, skipped: bool) -> 
     from markdown_memory.drift.check import is_skipped
 
     assert is_skipped(path) is skipped
+
+
+def test_an_options_table_lists_the_documents_options() -> None:
+    """A GFM table whose rows start with options: each cell is its own sentence, and the first
+    cell's options are the subject's (rule listing), the description's are not read as its."""
+    table = ("| Option | Description |\n|---|---|\n| `-p` or `--port` | Port to use, e.g. `gh api --paginate` |\n"
+             "| `--base-dir` | Base path |\n")
+    found = owned(table)
+    assert found == {"--port": ("listing", "shipit"), "--base-dir": ("listing", "shipit")}

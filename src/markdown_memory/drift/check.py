@@ -329,7 +329,7 @@ def is_history(file_path: str) -> bool:
 #: are the dependency's, never this repository's
 _FOREIGN_DOC = re.compile(r"(?:^|/)(?:vendor|vendored[^/]*|node_modules|third[_-]party|site-packages)/")
 #: rules that give a flag to an own command by what the docs show next to it
-STRONG_RULES = frozenset({"shell", "usage", "sentence", "section", "script"})
+STRONG_RULES = frozenset({"shell", "usage", "sentence", "section", "script", "listing"})
 VOUCHED_KEY = "drift_vouched"
 
 

@@ -187,6 +187,7 @@ class _Item:
     pos: int = 0  # character offset in its paragraph
     kind: str = "span"  # span | prose | block: where a command was named
     path: str = ""  # a command given by path (a script the checker confirms)
+    listing: bool = False  # a flag in the first cell of a table row: an options table
 
 
 @dataclass
@@ -199,6 +200,7 @@ class _Walk:
     pos: int = 0
     where: str = "span"
     usage: str = ""  # the program of the current block's `Usage:` line
+    first_cell: bool = False  # reading the first cell of a table row
 
     def command(self, word: str, line: int, kind: str = "", path: str = "") -> None:
         if word:
@@ -206,7 +208,8 @@ class _Walk:
                                     self.pos, kind or self.where, path))
 
     def lone(self, ref: Reference) -> None:
-        self.items.append(_Item(len(self.items), self.sentence, ref.line, ref=ref, pos=self.pos))
+        self.items.append(_Item(len(self.items), self.sentence, ref.line, ref=ref, pos=self.pos,
+                                listing=self.first_cell))
 
 
 def is_placeholder(name: str) -> bool:
@@ -487,11 +490,13 @@ def _resolve_lone(walk: _Walk, context: str) -> list[Reference]:
             out.append(replace(ref, command=ref.name.split("_", 1)[0].lower(), rule="prefix"))
             continue
         near, rule = _nearest(it, cmds)
+        if it.listing and rule != "sentence":
+            near = None  # an options table row: its own cell or the document's subject, not a row above
         if near is None:
             if ref.kind == "env" and all(c.own for c in cmds):
                 out.append(ref)  # no other program named here: the checker asks the code about its first part
-            elif ref.kind == "flag":
-                out.append(replace(ref, command=doc_owner, rule="document"))
+            elif ref.kind == "flag":  # a table whose rows start with options lists the subject's options
+                out.append(replace(ref, command=doc_owner, rule="listing" if it.listing else "document"))
             continue
         if near.own:
             out.append(replace(ref, command=near.word, rule=rule))
@@ -509,9 +514,16 @@ def section_references(text: str, start_line: int, owners: Owners | None = None,
     tokens = _parser().parse(text)
     lines = text.split("\n")
     refs: list[Reference] = []
+    cell = -1
     for tok in tokens:
+        if tok.type == "tr_open":
+            cell = -1
+        elif tok.type in ("th_open", "td_open"):
+            cell += 1
         if tok.type == "inline" and tok.map and tok.children:
+            walk.first_cell = cell == 0
             refs.extend(_inline(walk, tok, lines, start_line))
+            walk.first_cell = False
         elif tok.type in ("fence", "code_block") and tok.map:
             lang = tok.info.strip().split()[0].lower() if tok.info.strip() else ""
             refs.extend(_block_refs(walk, lang, tok.content, start_line + tok.map[0] + (tok.type == "fence")))
