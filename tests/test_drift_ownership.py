@@ -124,3 +124,18 @@ def test_an_options_table_lists_the_documents_options() -> None:
              "| `--base-dir` | Base path |\n")
     found = owned(table)
     assert found == {"--port": ("listing", "shipit"), "--base-dir": ("listing", "shipit")}
+
+
+def test_a_dependency_named_in_the_sentence_owns_its_variables() -> None:
+    """"The download uses huggingface-hub, so `HF_TOKEN` applies": the declared dependency named
+    in the sentence is the variable's program, not the repository."""
+    owners = Owners(frozenset({"shipit"}), frozenset({"shipit"}), primary="shipit",
+                    foreign=frozenset({"huggingface-hub"}))
+    text = ("## S\n\n```sh\nshipit fetch\n```\n\nThe download uses huggingface-hub, so `HF_ENDPOINT` (a mirror), "
+            "`HF_TOKEN` and proxy variables apply.\n")
+    assert [r.name for r in section_references(text, 1, owners, "docs/a.md A") if r.kind == "env"] == []
+
+
+def test_a_first_cell_of_prose_is_no_options_table() -> None:
+    table = "| kind | cost |\n|---|---|\n| git's `--word-diff`, a lone flag | 5 |\n"
+    assert owned(table) == {}

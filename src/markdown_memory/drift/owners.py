@@ -46,16 +46,18 @@ class Owners:
     names: frozenset[str] = frozenset()
     recipes: frozenset[str] = frozenset()
     primary: str = ""  # the command named like the project (Go module, crate, package), else the shortest
+    foreign: frozenset[str] = frozenset()  # declared dependencies (lower case, `-` for `_`): other programs
 
     def to_json(self) -> str:
         return json.dumps({"commands": sorted(self.commands), "names": sorted(self.names),
-                           "recipes": sorted(self.recipes), "primary": self.primary})
+                           "recipes": sorted(self.recipes), "primary": self.primary, "foreign": sorted(self.foreign)})
 
     @classmethod
     def from_json(cls, text: str | None) -> Owners:
         data: dict[str, Any] = json.loads(text) if text else {}
         return cls(frozenset(data.get("commands", ())), frozenset(data.get("names", ())),
-                   frozenset(data.get("recipes", ())), str(data.get("primary", "")))
+                   frozenset(data.get("recipes", ())), str(data.get("primary", "")),
+                   frozenset(data.get("foreign", ())))
 
     def is_own(self, word: str) -> bool:
         """True when the command word ``word`` (a basename, or ``python -m``'s module) is one the
@@ -86,11 +88,28 @@ def _toml(path: Path) -> dict[str, Any]:
         return {}
 
 
-def _python(root: Path, rel: str, commands: set[str], names: set[str]) -> None:
+def _requirement_names(items: Any) -> set[str]:
+    """``{"huggingface-hub"}`` from ``["huggingface-hub>=0.20", ...]`` (or a table's keys)."""
+    if isinstance(items, dict):
+        items = list(items)
+    if not isinstance(items, list):
+        return set()
+    out = set()
+    for item in items:
+        m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", str(item))
+        if m:
+            out.add(m.group(1).lower().replace("_", "-"))
+    return out
+
+
+def _python(root: Path, rel: str, commands: set[str], names: set[str], foreign: set[str]) -> None:
     path = root / rel
     if rel.endswith("pyproject.toml"):
         data = _toml(path)
         project = data.get("project", {})
+        foreign.update(_requirement_names(project.get("dependencies")))
+        for extra in (project.get("optional-dependencies") or {}).values():
+            foreign.update(_requirement_names(extra))
         poetry = data.get("tool", {}).get("poetry", {})
         for table in (project.get("scripts", {}), project.get("gui-scripts", {}), poetry.get("scripts", {})):
             if isinstance(table, dict):
@@ -117,8 +136,9 @@ def _python(root: Path, rel: str, commands: set[str], names: set[str]) -> None:
             commands.update(_SETUP_PY_SCRIPT.findall(text))
 
 
-def _rust(root: Path, rel: str, commands: set[str], projects: list[str]) -> None:
+def _rust(root: Path, rel: str, commands: set[str], projects: list[str], foreign: set[str]) -> None:
     data = _toml(root / rel)
+    foreign.update(_requirement_names(data.get("dependencies")))
     for item in data.get("bin", []):  # the binaries first: `delta`, not the crate `git-delta`
         if isinstance(item, dict) and isinstance(item.get("name"), str):
             commands.add(item["name"])
@@ -129,13 +149,14 @@ def _rust(root: Path, rel: str, commands: set[str], projects: list[str]) -> None
         projects.append(name)
 
 
-def _node(root: Path, rel: str, commands: set[str], names: set[str]) -> None:
+def _node(root: Path, rel: str, commands: set[str], names: set[str], foreign: set[str]) -> None:
     try:
         data = json.loads((root / rel).read_text("utf-8", "replace"))
     except (OSError, ValueError):
         return
     if not isinstance(data, dict):
         return
+    foreign.update(_requirement_names(data.get("dependencies")))
     name = data.get("name")
     bare = name.rsplit("/", 1)[-1] if isinstance(name, str) else ""
     if bare:
@@ -194,16 +215,17 @@ def read_owners(root: Path, paths: list[str]) -> Owners:
     names: set[str] = set()
     recipes: set[str] = set()
     projects: list[str] = []  # names the manifests give the project, top-level first
+    foreign: set[str] = set()
     for rel in sorted(paths, key=lambda p: p.count("/")):
         if _FOREIGN.search(rel) or rel.count("/") > 2:
             continue
         base = rel.rsplit("/", 1)[-1]
         if base in ("pyproject.toml", "setup.cfg", "setup.py"):
-            _python(root, rel, commands, names)
+            _python(root, rel, commands, names, foreign)
         elif base == "Cargo.toml":
-            _rust(root, rel, commands, projects)
+            _rust(root, rel, commands, projects, foreign)
         elif base == "package.json":
-            _node(root, rel, commands, names)
+            _node(root, rel, commands, names, foreign)
         elif base == "go.mod":
             _go_module(root, rel, commands, projects)
         elif base.lower() in ("justfile", ".justfile", "makefile", "gnumakefile") and rel.count("/") == 0:
@@ -217,4 +239,5 @@ def read_owners(root: Path, paths: list[str]) -> Owners:
     names |= commands
     projects += sorted(names)  # Python and JavaScript project names (a command of the same name wins)
     primary = next((p for p in projects if p in commands), min(commands, key=lambda c: (len(c), c), default=""))
-    return Owners(frozenset(commands), frozenset(n for n in names if len(n) > 1), frozenset(recipes), primary)
+    return Owners(frozenset(commands), frozenset(n for n in names if len(n) > 1), frozenset(recipes), primary,
+                  frozenset(foreign - {n.lower() for n in names}))

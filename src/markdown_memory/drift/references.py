@@ -164,6 +164,8 @@ ruff less bat fzf rg ripgrep grep sed awk jq systemctl sudo tig hg svn mercurial
 
 #: `--options`, `--arguments`: prose for "the options", not an option
 _GENERIC_OPTIONS = frozenset({"option", "options", "argument", "arguments", "args", "flag", "flags", "opts", "switches"})
+#: a table cell that holds options only (`` `-p` or `--port` ``, `` `--gzip`, `-g` ``)
+_OPTIONS_CELL = re.compile(r"(?:`-[^`]+`|\s|,|/|\bor\b)+")
 _MAN_PAGE = re.compile(r"^([A-Za-z][\w.+-]*)\((\d)[a-z]*\)$")
 _MAN_IN_PROSE = re.compile(r"\b([A-Za-z][\w.+-]*)\((\d)[a-z]*\)")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
@@ -360,6 +362,12 @@ def _prose(walk: _Walk, text: str, lineno: int) -> None:
             walk.command(m.group(1), lineno, "span")  # `less(1)` names a command as plainly as code
         for m in _WORD.finditer(chunk):
             w = m.group()
+            if len(w) > 3 and w.lower().replace("_", "-") in walk.owners.foreign:
+                # "the download uses huggingface-hub, so `HF_TOKEN` applies": a dependency named in
+                # the sentence is another program, as plainly as a man page
+                walk.pos = base + pos + m.start()
+                walk.command(w, lineno, "span")
+                continue
             if walk.owners.names_word(w) or w.lower() in PROSE_TOOLS and (w.islower() or w.istitle()):
                 walk.pos = base + pos + m.start()
                 walk.command(walk.owners.names_word(w) or w.lower(), lineno, "prose")
@@ -521,7 +529,7 @@ def section_references(text: str, start_line: int, owners: Owners | None = None,
         elif tok.type in ("th_open", "td_open"):
             cell += 1
         if tok.type == "inline" and tok.map and tok.children:
-            walk.first_cell = cell == 0
+            walk.first_cell = cell == 0 and bool(_OPTIONS_CELL.fullmatch(tok.content.strip()))
             refs.extend(_inline(walk, tok, lines, start_line))
             walk.first_cell = False
         elif tok.type in ("fence", "code_block") and tok.map:
