@@ -38,6 +38,8 @@ from io import BytesIO
 from pathlib import Path
 
 from markdown_memory.drift.check import is_history
+from markdown_memory.drift.codeside import list_files
+from markdown_memory.drift.owners import OWNERS_KEY, Owners, read_owners
 from markdown_memory.drift.references import Reference, section_references
 from markdown_memory.store import Store
 
@@ -65,14 +67,15 @@ def pick_commits(gitdir: str, docs_sub: str, points: int, span: int) -> list[str
     return list(dict.fromkeys(pool[min(len(pool) - 1, i * step + step // 2)] for i in range(points)))
 
 
-def removed_references(gitdir: str, commit: str, docs_sub: str) -> list[Reference]:
-    """References on the Markdown lines ``commit`` removed from the docs."""
+def removed_references(gitdir: str, commit: str, docs_sub: str, owners: Owners) -> list[Reference]:
+    """References on the Markdown lines ``commit`` removed from the docs (``owners``: the
+    repository's commands, for the ownership rules)."""
     diff = str(git(gitdir, "show", "--format=", "-U0", commit, "--", f"{docs_sub}/*.md" if docs_sub else "*.md"))
     removed = "\n".join(line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---"))
-    return section_references(removed, 1)
+    return section_references(removed, 1, owners)
 
 
-def pick_fix_commits(gitdir: str, docs_sub: str, points: int, span: int) -> list[str]:
+def pick_fix_commits(gitdir: str, docs_sub: str, points: int, span: int, owners: Owners) -> list[str]:
     """``points`` commits spread over the parents of the docs changes (last ``span`` first-parent
     commits) that removed a reference the code at the parent no longer held: the moments where the
     docs were known to drift. The labels still come from the rules above, per reference."""
@@ -81,7 +84,7 @@ def pick_fix_commits(gitdir: str, docs_sub: str, points: int, span: int) -> list
     found = []
     for d in reversed(commits):
         parent = str(git(gitdir, "rev-parse", "--verify", "-q", f"{d}^1")).strip()
-        refs = [r for r in removed_references(gitdir, d, docs_sub) if r.kind != "path"]
+        refs = [r for r in removed_references(gitdir, d, docs_sub, owners) if r.kind != "path"]
         if not parent or not refs:
             continue
         names = {n for r in refs for n in ground_name(r)}
@@ -139,8 +142,15 @@ def dropped_later(head_refs: dict[str, set[tuple[str, str, str]]], file_path: st
     return not any(key in r for r in head_refs.values())
 
 
-def head_references(docs_head: dict[str, str]) -> dict[str, set[tuple[str, str, str]]]:
-    return {f: {(r.kind, r.name, r.module) for r in section_references(t, 1)} for f, t in docs_head.items()}
+def head_references(docs_head: dict[str, str], owners: Owners) -> dict[str, set[tuple[str, str, str]]]:
+    return {f: {(r.kind, r.name, r.module) for r in section_references(t, 1, owners)} for f, t in docs_head.items()}
+
+
+def owners_at(gitdir: str, commit: str) -> Owners:
+    """The repository's own commands at ``commit`` (its manifests, read from an exported tree)."""
+    with tempfile.TemporaryDirectory(prefix="drift-owners-") as tmp:
+        export(gitdir, commit, Path(tmp))
+        return read_owners(Path(tmp), list_files(Path(tmp)))
 
 
 def docs_at_head(gitdir: str, docs_sub: str) -> dict[str, str]:
@@ -171,10 +181,11 @@ def measure_commit(gitdir: str, docs_sub: str, commit: str,
         store = Store(db)
         try:
             sections = store.all_sections()
+            owners = Owners.from_json(store.get_meta(OWNERS_KEY))
         finally:
             store.close()
     refs = [(s.file_path, r) for s in sections if not is_history(s.file_path)
-            for r in section_references(s.text, s.start_line)]
+            for r in section_references(s.text, s.start_line, owners, f"{s.file_path} {s.heading_path}")]
     tree_files = set(str(git(gitdir, "ls-tree", "-r", "--name-only", commit)).split("\n"))
     names = {n for _f, r in refs if r.kind != "path" for n in ground_name(r)}
     present = present_in_code(gitdir, commit, names)
@@ -229,11 +240,17 @@ def main() -> int:
     for spec in args.repo:
         gitdir, _, docs_sub = spec.partition(":")
         docs_sub = docs_sub.strip("/").removeprefix(".")
-        head_refs = head_references(docs_at_head(gitdir, docs_sub))
+        owners = owners_at(gitdir, "HEAD")
+        head_refs = head_references(docs_at_head(gitdir, docs_sub), owners)
         repo_rows: list[dict[str, object]] = []
-        pick = pick_fix_commits if args.select == "fixes" else pick_commits
-        for commit in pick(gitdir, docs_sub, args.points, args.span):
-            rows = measure_commit(gitdir, docs_sub, commit, head_refs)
+        picked = pick_fix_commits(gitdir, docs_sub, args.points, args.span, owners) if args.select == "fixes" \
+            else pick_commits(gitdir, docs_sub, args.points, args.span)
+        for commit in picked:
+            try:
+                rows = measure_commit(gitdir, docs_sub, commit, head_refs)
+            except tarfile.ReadError as exc:  # a snapshot without its largest blobs cannot export this commit
+                print(f"{Path(gitdir).parent.name:22s} {commit[:10]} skipped: {exc}", flush=True)
+                continue
             date = str(git(gitdir, "log", "-1", "--format=%cs", commit)).strip()
             print(f"{Path(gitdir).parent.name:22s} {commit[:10]} {date}  {summary(rows)}", flush=True)
             for r in rows:

@@ -270,3 +270,88 @@ def test_mcp_find_drift_lists_the_drifting_sections(repo, tmp_path):
     found = {s["heading_path"]: [(m["name"], m["line"]) for m in s["missing"]] for s in answer["sections"]}
     assert found == missing(drift(repo, tmp_path / "db2", "--json"))
     assert {name for name, _line in found["Shipit > Usage"]} == {"--dry-run"}  # named on two lines
+
+
+OWN_CODE = '''\
+import argparse
+import os
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="shipit")
+    parser.add_argument("--color", action="store_true")
+    parser.add_argument("--max-size", type=int)
+    parser.add_argument("--verbose", action=argparse.BooleanOptionalAction)
+    debug = os.environ.get("APP_DEBUG")
+    return parser.parse_args(argv), debug
+
+
+class Settings(BaseSettings):  # pydantic-settings: SHIPIT_CACHE_DIR sets cache_dir
+    model_config = SettingsConfigDict(env_prefix="SHIPIT_")
+    cache_dir: str = ""
+'''
+
+OWN_DOCS = '''\
+# Shipit
+
+## Options
+
+Run `shipit --color` to paint, `shipit --no-color` to stop, `shipit --verbose` or
+`shipit --no-verbose`, and `shipit --max-sise 10` for big files.
+
+```bash
+gh pr create --fill | shipit --max-size 3
+```
+
+## Environment
+
+The variables shipit reads: `APP_DEBUG=1` prints more, `APP_LEGACY_MODE=1` keeps the old layout,
+and `SHIPIT_CACHE_DIR` moves the cache.
+'''
+
+
+@pytest.fixture
+def own_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "own"
+    (root / "shipit").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "tests").mkdir()
+    (root / "shipit" / "__init__.py").write_text("")
+    (root / "shipit" / "cli.py").write_text(OWN_CODE)
+    (root / "tests" / "test_cli.py").write_text('ARGS = ["--color", "--max-size"]\n')
+    (root / "pyproject.toml").write_text('[project]\nname = "shipit"\n[project.scripts]\nshipit = "shipit.cli:main"\n')
+    (root / "docs" / "guide.md").write_text(OWN_DOCS)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "init")
+    return root
+
+
+def test_own_flags_and_variables_the_code_lacks_are_flagged_with_owner_and_did_you_mean(own_repo, tmp_path):
+    """`--no-color` (only `--color` defined, no negation generated), `APP_LEGACY_MODE=1` (the code
+    reads APP_DEBUG, never it) and the typo `--max-sise` are flagged; `--no-verbose` (argparse's
+    BooleanOptionalAction makes it), `SHIPIT_CACHE_DIR` (built: "SHIPIT_" + a field) and the flags
+    of `gh` before the pipe are not."""
+    proc = drift(own_repo, tmp_path / "db", "--json")
+    found = {m["name"]: m for s in json.loads(proc.stdout)["sections"] for m in s["missing"]}
+    assert set(found) == {"--no-color", "APP_LEGACY_MODE", "--max-sise"}
+    assert found["--no-color"]["owner"] == {"rule": "shell", "command": "shipit"}
+    assert found["APP_LEGACY_MODE"]["owner"]["rule"] == ""  # no command claims it: the code reads APP_*
+    assert found["--max-sise"]["did_you_mean"] == "--max-size"
+    text = drift(own_repo, tmp_path / "db").stdout
+    assert "--max-sise  (flag)  did you mean --max-size?" in text
+
+
+def test_a_name_left_only_in_a_test_or_a_deprecation_shim_is_flagged(own_repo, tmp_path):
+    """Partial renames: `--max-size` renamed in the code but kept by a test, and `--color` kept
+    only beside a deprecation notice, are gone for the docs."""
+    edit(own_repo / "shipit" / "cli.py", '"--max-size"', '"--size-limit"')
+    edit(own_repo / "shipit" / "cli.py", 'parser.add_argument("--color", action="store_true")',
+         'parser.add_argument("--paint", action="store_true")\n'
+         '    # deprecated: --color was renamed to --paint\n'
+         '    parser.add_argument("--color", dest="paint", help=argparse.SUPPRESS)')
+    found = {m["name"] for s in json.loads(drift(own_repo, tmp_path / "db", "--json").stdout)["sections"]
+             for m in s["missing"]}
+    assert {"--max-size", "--color", "--no-color"} <= found

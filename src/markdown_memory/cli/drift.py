@@ -32,7 +32,8 @@ def render(data: dict[str, Any]) -> str:
     out = []
     for sec in data["sections"]:
         out.append(f"{sec['file_path']}:{sec['start_line']}  {sec['heading_path']}")
-        out.extend(f"  {m['line']:>5}  {m['name']}  ({m['kind']})" for m in sec["missing"])
+        out.extend(f"  {m['line']:>5}  {m['name']}  ({m['kind']})"
+                   + (f"  did you mean {m['did_you_mean']}?" if m.get("did_you_mean") else "") for m in sec["missing"])
     out.append(f"{data['drifting']} drifting section(s) of {data['sections_scanned']}; "
                f"{data['references_checked']} reference(s) checked against {data['code_files']} file(s) "
                f"of {data['code_root']}")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
+from .owners import OWNERS_KEY, read_owners
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
@@ -39,7 +40,30 @@ DOC_NAMES = frozenset({"changelog", "changes", "history", "news", "authors", "co
 
 # identifiers, hyphenated words (flag names in string literals) and file names in literals
 _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[-.][A-Za-z0-9_]+)*")
-_LONG_OPTION = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+_LONG_OPTION = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![\w])")
+
+#: names the code builds at run time (docs/drift.md#names-the-code-builds), stored as marker
+#: tokens no identifier can equal: ``=prefix:APP_`` for ``f"APP_{name}"``, ``"APP_" + name``
+#: (not a bare ``"APP_"``: ``HasPrefix(key, "APP_")`` tests names, it builds none),
+#: ``format!("APP_{}")``, ``fmt.Sprintf("APP_%s")``, ``env_prefix="APP_"``; ``=suffix:_HOME``
+#: for ``f"{tool}_HOME"``; ``=negation`` where the code generates ``--no-x`` for every option
+#: (``"--no-" + name``, ``f"--no-{name}"``); ``=negatable:x`` for an option argparse's
+#: ``BooleanOptionalAction`` gives a ``--no-x``.
+PREFIX_MARK, SUFFIX_MARK, NEGATION_MARK = "=prefix:", "=suffix:", "=negation"
+_BUILT_PREFIX = re.compile(r"""(?<=["'`])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)(?=\{|%[sv]|\$\{|["'`]\s*\+)""")
+_BUILT_SUFFIX = re.compile(r"""(?:\}|%[sv])(_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?=["'`])""")
+_PREFIX_SETTING = re.compile(r"""(?i:env_?(?:var)?_?prefix|auto_?envvar_?prefix)["']?\s*[=:(,]\s*["']([A-Za-z][A-Za-z0-9_]*)["']""")
+#: where code names an option by one word: a string literal (``"json"``, ``"--json"``), an
+#: attribute of the parsed arguments (``args.json``), a field under a clap ``#[arg(long)]``
+LITERAL_MARK = "=lit:"
+_LITERAL = re.compile(r"""["'`]-{0,2}([A-Za-z][\w-]{0,40})["'`]""")
+_ARGS_ATTR = re.compile(r"\b(?:args|argv|opts|options|flags|parsed_args|cli|matches|opt)\.([A-Za-z_]\w*)")
+_CLAP_FIELD = re.compile(r"#\[(?:arg|clap|structopt)\([^\]]*\blong\b[^\]]*\]\s*(?:///[^\n]*\n\s*|#\[[^\]]*\]\s*)*"
+                         r"(?:pub(?:\([\w ]+\))?\s+)?([a-z_]\w*)\s*:")
+_NEGATION = re.compile(r"""["'`](?:--)?no-(?:["'`]\s*\+|\{|%s|\$\{)""")
+#: argparse's BooleanOptionalAction makes `--no-x` for the options of its own call only
+NEGATABLE_MARK = "=negatable:"
+_BOOLEAN_OPTIONAL = re.compile(r"add_argument\(((?:[^()]|\([^()]*\))*?BooleanOptionalAction(?:[^()]|\([^()]*\))*)\)")
 
 
 @dataclass(frozen=True)
@@ -73,6 +97,17 @@ def find_code_root(docs_root: Path, code_root: str | None) -> Path:
     return Path(out.stdout.strip()).resolve()
 
 
+def is_ignored(root: Path, path: str) -> bool:
+    """True when git's ignore rules of the work tree ``root`` match ``path`` (a build or run
+    output such as ``book/`` or ``test/_results``); False outside git or on any error."""
+    try:
+        out = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "--no-index", "--", path],
+                             capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0
+
+
 def list_files(root: Path) -> list[str]:
     """Relative POSIX paths of the code root's files (git's list in a git work tree)."""
     try:
@@ -99,8 +134,20 @@ def _storable(rel: str) -> bool:
     return rel.isprintable()
 
 
+#: tests exercise names, they do not define them: a name left only in a test is gone
+_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|testdata|test_?data|e2e|integration_tests?)/|"
+                        r"(?:^|/)test_[^/]*\.py$|_test\.(?:py|go|rs)$|\.(?:test|spec)\.[cm]?[jt]sx?$")
+
+
+def is_test(path: str) -> bool:
+    """True for a test file or a file under a test folder (``tests/``, ``x_test.go``, ``a.test.js``)."""
+    return bool(_TEST_PATH.search(path))
+
+
 def is_code(path: str) -> bool:
-    """True for a file whose tokens count as names the code holds (not documentation)."""
+    """True for a file whose tokens count as names the code holds (not documentation, not tests)."""
+    if is_test(path):
+        return False
     name = path.rsplit("/", 1)[-1].lower()
     stem, dot, suffix = name.rpartition(".")
     if dot and "." + suffix in DOC_SUFFIXES:
@@ -108,19 +155,47 @@ def is_code(path: str) -> bool:
     return (stem if dot else name) not in DOC_NAMES
 
 
-def tokens_of(data: bytes) -> set[str]:
-    """The distinct names a source file holds: identifiers, hyphenated words (``dry-run``), dotted
-    words (``config.toml``, ``server.port``) and, for each of the last two, its parts; and long
-    options spelled out (``--max-size``)."""
-    text = data.decode("utf-8", "replace")
+#: a line saying a name is on its way out; the names within one line of it are a shim's
+_DEPRECATION = re.compile(r"deprecat|obsolete|no longer (?:supported|used)|renamed to|was renamed|legacy alias",
+                          re.IGNORECASE)
+DEPRECATED_MARK = "=deprecated:"
+
+
+def _words(text: str) -> set[str]:
     found: set[str] = set(_LONG_OPTION.findall(text))
     for match in _TOKEN.finditer(text):
         word = match.group()
         found.add(word)
         if "-" in word or "." in word:
             found.update(p for p in re.split(r"[-.]", word) if p)
-            if "." in word:
-                found.update(p for p in word.split(".") if p)
+    return found
+
+
+def tokens_of(data: bytes) -> set[str]:
+    """The distinct names a source file holds: identifiers, hyphenated words (``dry-run``), dotted
+    words (``config.toml``, ``server.port``) and, for each of the last two, its parts; long
+    options spelled out (``--max-size``); family markers (``=prefix:APP_``, see above). A name
+    held only within one line of a deprecation notice (a shim kept for old users) is stored as
+    ``=deprecated:NAME`` instead: it does not vouch for docs that still teach it."""
+    text = data.decode("utf-8", "replace")
+    lines = text.split("\n")
+    near = {j for i, line in enumerate(lines) if _DEPRECATION.search(line) for j in (i - 1, i, i + 1)}
+    if near:
+        live = _words("\n".join(line for i, line in enumerate(lines) if i not in near))
+        shim = _words("\n".join(line for i, line in enumerate(lines) if i in near)) - live
+    else:
+        live, shim = _words(text), set()
+    found = live | {DEPRECATED_MARK + w for w in shim}
+    found.update(PREFIX_MARK + p for p in _BUILT_PREFIX.findall(text))
+    found.update(PREFIX_MARK + p.upper().rstrip("_") + "_" for p in _PREFIX_SETTING.findall(text))
+    found.update(SUFFIX_MARK + p for p in _BUILT_SUFFIX.findall(text))
+    if _NEGATION.search(text):
+        found.add(NEGATION_MARK)
+    for call in _BOOLEAN_OPTIONAL.findall(text):
+        found.update(NEGATABLE_MARK + o[2:] for o in _LONG_OPTION.findall(call))
+    words = {w for w in _LITERAL.findall(text) if w in live} | set(_ARGS_ATTR.findall(text)) | \
+        {w.replace("_", "-") for w in _CLAP_FIELD.findall(text)}
+    found.update(LITERAL_MARK + w for w in words)
     return found
 
 
@@ -129,6 +204,8 @@ _MANIFEST = re.compile(r"(?:^|/)(?:pyproject\.toml|setup\.py|setup\.cfg|requirem
                        r"package\.json|go\.mod|Pipfile)$")
 _PROJECT_NAME = re.compile(r"""\bname\s*[=:]\s*["']([^"']+)["']""")
 DEPENDENCIES_KEY = "drift_dependencies"
+#: the tokenizer's rules: a stored code index read by other rules is read again
+TOKENS_VERSION_KEY, TOKENS_VERSION = "drift_tokens_version", "6"
 
 
 def dependency_names(code_root: Path, paths: list[str]) -> set[str]:
@@ -154,9 +231,10 @@ def update_code_index(store: Store, code_root: Path) -> CodeUpdate:
     real = str(code_root.resolve())
     with store.transaction():
         store.ensure_code_tables()
-        if store.get_meta("code_root") != real:
-            store.clear_code_index()
+        if store.get_meta("code_root") != real or store.get_meta(TOKENS_VERSION_KEY) != TOKENS_VERSION:
+            store.clear_code_index()  # another root, or tokens read by older rules (no family markers)
             store.set_meta("code_root", real)
+            store.set_meta(TOKENS_VERSION_KEY, TOKENS_VERSION)
     stored = store.code_files()
     listed = list_files(code_root)
     read = tokenized = 0
@@ -192,4 +270,5 @@ def update_code_index(store: Store, code_root: Path) -> CodeUpdate:
         gone = [f.id for p, f in stored.items() if p not in present]
         store.delete_code_files(gone)
         store.set_meta(DEPENDENCIES_KEY, json.dumps(sorted(dependency_names(code_root, sorted(present)))))
+        store.set_meta(OWNERS_KEY, read_owners(code_root, sorted(present)).to_json())
     return CodeUpdate(real, len(present), read, tokenized, len(gone))

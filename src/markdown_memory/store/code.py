@@ -139,3 +139,12 @@ def all_sections(store: Store) -> list[SectionText]:
         "SELECT d.path, s.heading_path, s.start_line, s.text FROM sections s JOIN documents d ON d.id = s.doc_id "
         "ORDER BY d.path, s.ordinal").fetchall()
     return [SectionText(r[0], r[1], int(r[2]), r[3]) for r in rows]
+
+
+def tokens_in_range(store: Store, low: str, high: str, min_len: int, max_len: int, limit: int = 5000) -> list[str]:
+    """Distinct tokens ``t`` with ``low <= t < high`` and ``min_len <= len(t) <= max_len`` (an
+    index range: the near spellings of a name share its first letters), at most ``limit``."""
+    rows = store.conn.execute(
+        "SELECT DISTINCT token FROM code_tokens WHERE token >= ? AND token < ? AND length(token) BETWEEN ? AND ? "
+        "LIMIT ?", (low, high, min_len, max_len, limit)).fetchall()
+    return [r[0] for r in rows]

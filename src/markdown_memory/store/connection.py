@@ -254,6 +254,7 @@ class Store:
     held_tokens = code.held_tokens
     held_path = code.held_path
     top_folders = code.top_folders
+    tokens_in_range = code.tokens_in_range
     all_sections = code.all_sections
     # vectors.py
     has_vec_tables = vectors.has_vec_tables
