@@ -119,7 +119,8 @@ def inject(engine: Engine, payload: Payload, max_tokens: int,
     found = engine.search(SearchRequest(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000)),
                           freshness=Freshness.FLAG)
     picked = gate.select(payload.prompt, found.results, found.confidence)
-    text, used, why = "", [], None
+    text, why = "", None
+    used: list[Hit] = []
     if not picked:
         why = gate.why_not(payload.prompt, found.results, found.confidence)
     else:

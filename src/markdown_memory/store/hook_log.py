@@ -79,6 +79,7 @@ def add_hook_entry(store: Store, entry: HookLogEntry, keep: int) -> None:
     that waits at most :data:`WRITE_WAIT_MS` for the write lock. Raises the driver's
     OperationalError when the lock is not free in time or the database is read-only."""
     conn = store.conn
+    before = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
     conn.execute(f"PRAGMA busy_timeout = {WRITE_WAIT_MS}")
     try:
         with store.transaction():
@@ -89,9 +90,7 @@ def add_hook_entry(store: Store, entry: HookLogEntry, keep: int) -> None:
                  entry.confidence, entry.p_answer, json.dumps(list(entry.sections)), entry.reason))
             conn.execute("DELETE FROM hook_log WHERE id <= ?", (int(cur.lastrowid or 0) - max(1, keep),))
     finally:
-        from .connection import BUSY_TIMEOUT_MS
-
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {before}")
 
 
 def _entry(row: Any) -> HookLogEntry:

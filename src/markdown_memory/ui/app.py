@@ -104,7 +104,8 @@ class UiApp:
         from starlette.responses import RedirectResponse
 
         target = request.query_params.get("next") or access.PREFIX + "/"
-        if not target.startswith(access.PREFIX + "/") or "//" in target or "\\" in target:
+        path = target.partition("?")[0]
+        if not path.startswith(access.PREFIX + "/") or "//" in path or "\\" in path or ".." in path.split("/"):
             target = access.PREFIX + "/"
         why = self._tickets.take(self._token, request.query_params.get("ticket") or "")
         if why is not None:
