@@ -203,6 +203,9 @@ class UiApp:
         return self._page("roots.html", {"rows": rows, "done": request.query_params.get("done")}, request=request)
 
     def search_page(self, request: Request) -> Response:
+        """The search form and, with ``q``, the answer; ``Server-Timing`` says how long the search
+        and the whole page took on the server (``scripts/bench_ui.py`` reads it)."""
+        start = time.perf_counter()
         ident, engine, missing = self._root(request)
         if engine is None:
             return missing  # type: ignore[return-value]
@@ -215,7 +218,10 @@ class UiApp:
                     params["q"], params["folder"], params["tag"], params["kind"], params["lang"]))
             except MarkdownMemoryError as exc:
                 return self._error(exc, ident, request)
-        return self._page("search.html", context, request=request)
+        response = self._page("search.html", context, request=request)
+        searched = f"search;dur={context['answer']['ms']:.1f}, " if context["answer"] else ""
+        response.headers["Server-Timing"] = f"{searched}page;dur={(time.perf_counter() - start) * 1000:.1f}"
+        return response
 
     def read_page(self, request: Request) -> Response:
         ident, engine, missing = self._root(request)
