@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
@@ -32,7 +33,10 @@ import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent / "shared"
+#: the workplace's shared material beside the checkout (a worktree sits one folder deeper)
+SHARED = Path(os.environ.get("MARKDOWN_MEMORY_SHARED_DIR") or next(
+    (p / "shared" for p in (HERE.parent.parent, HERE.parent.parent.parent) if (p / "shared").is_dir()),
+    HERE.parent.parent / "shared"))
 
 
 def _percentile(values: list[float], q: float) -> float:

@@ -29,7 +29,12 @@ from . import access, views
 if TYPE_CHECKING:  # pragma: no cover
     from jinja2 import Environment
     from starlette.requests import Request
-    from starlette.responses import Response
+    from typing import TypeAlias
+
+    from starlette.responses import HTMLResponse, RedirectResponse
+
+    #: what an endpoint answers: a page, or a redirect after a form
+    Answer: TypeAlias = HTMLResponse | RedirectResponse
     from starlette.types import Receive, Scope, Send
 
     from ..config import Settings
@@ -94,13 +99,13 @@ class UiApp:
         scheme, _, presented = (request.headers.get("authorization") or "").partition(" ")
         return scheme.lower() == "bearer" and token_matches(presented.strip(), self._token)
 
-    def _refusal(self, request: Request) -> Response | None:
+    def _refusal(self, request: Request) -> Answer | None:
         if self._bearer(request) or access.cookie_valid(self._token, request.cookies.get(access.COOKIE_NAME)):
             return None
         return self._page("refused.html", {"reason": "this page needs the link `markdown-memory ui` prints"},
                           status=401)
 
-    def _login(self, request: Request) -> Response:
+    def _login(self, request: Request) -> Answer:
         from starlette.responses import RedirectResponse
 
         target = request.query_params.get("next") or access.PREFIX + "/"
@@ -145,7 +150,7 @@ class UiApp:
                 engine = self._engines[settings] = Engine(settings)
             return engine
 
-    def _root(self, request: Request) -> tuple[str, Engine | None, Response | None]:
+    def _root(self, request: Request) -> tuple[str, Engine | None, Answer | None]:
         ident = str(request.path_params["ident"])
         settings = self._settings(ident)
         if settings is None:
@@ -163,7 +168,7 @@ class UiApp:
 
     # -- rendering ----------------------------------------------------------------------------
     def _page(self, template: str, context: dict[str, Any], *, status: int = 200,
-              request: Request | None = None) -> Response:
+              request: Request | None = None) -> Answer:
         from starlette.responses import HTMLResponse
 
         if self._env is None:
@@ -183,7 +188,7 @@ class UiApp:
             "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
                                        "script-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"})
 
-    def _error(self, exc: MarkdownMemoryError, ident: str, request: Request) -> Response:
+    def _error(self, exc: MarkdownMemoryError, ident: str, request: Request) -> Answer:
         from ..errors import describe_error
 
         settings = self._settings(ident)
@@ -191,7 +196,7 @@ class UiApp:
                                          "root": str(settings.docs_root) if settings else ""}, status=400, request=request)
 
     # -- pages --------------------------------------------------------------------------------
-    def roots_page(self, request: Request) -> Response:
+    def roots_page(self, request: Request) -> Answer:
         rows = []
         for ident in self.known_roots():
             settings = self._settings(ident)
@@ -202,7 +207,7 @@ class UiApp:
                 rows.append(views.root_status(ident, None, str(exc)))
         return self._page("roots.html", {"rows": rows, "done": request.query_params.get("done")}, request=request)
 
-    def search_page(self, request: Request) -> Response:
+    def search_page(self, request: Request) -> Answer:
         """The search form and, with ``q``, the answer; ``Server-Timing`` says how long the search
         and the whole page took on the server (``scripts/bench_ui.py`` reads it)."""
         start = time.perf_counter()
@@ -223,7 +228,7 @@ class UiApp:
         response.headers["Server-Timing"] = f"{searched}page;dur={(time.perf_counter() - start) * 1000:.1f}"
         return response
 
-    def read_page(self, request: Request) -> Response:
+    def read_page(self, request: Request) -> Answer:
         ident, engine, missing = self._root(request)
         if engine is None:
             return missing  # type: ignore[return-value]
@@ -233,14 +238,14 @@ class UiApp:
             return self._error(exc, ident, request)
         return self._page("read.html", {"ident": ident, "root": str(engine.root), "s": section}, request=request)
 
-    def hook_page(self, request: Request) -> Response:
+    def hook_page(self, request: Request) -> Answer:
         ident, engine, missing = self._root(request)
         if engine is None:
             return missing  # type: ignore[return-value]
         data = views.hook_log(engine, request.query_params.get("session"))
         return self._page("hook.html", {"ident": ident, "root": str(engine.root), **data}, request=request)
 
-    def drift_page(self, request: Request) -> Response:
+    def drift_page(self, request: Request) -> Answer:
         ident, engine, missing = self._root(request)
         if engine is None:
             return missing  # type: ignore[return-value]
@@ -252,7 +257,7 @@ class UiApp:
             context["error"] = str(exc)
         return self._page("drift.html", context, request=request)
 
-    async def eval_page(self, request: Request) -> Response:
+    async def eval_page(self, request: Request) -> Answer:
         from starlette.concurrency import run_in_threadpool
 
         ident, engine, missing = self._root(request)
@@ -271,7 +276,7 @@ class UiApp:
                 return self._error(exc, ident, request)
         return self._page("eval.html", context, request=request)
 
-    async def index_now(self, request: Request) -> Response:
+    async def index_now(self, request: Request) -> Answer:
         from starlette.concurrency import run_in_threadpool
         from starlette.responses import RedirectResponse
 
