@@ -277,6 +277,30 @@ def test_the_hook_log_is_bounded_off_and_cleared(site, monkeypatch) -> None:
     assert record.keep("25") == 25 and record.keep("on") == record.DEFAULT_KEEP
 
 
+def test_the_hook_clients_setting_travels_to_the_service(site) -> None:
+    """Through the service's ``hook`` op the hook client's MARKDOWN_MEMORY_HOOK_LOG decides:
+    ``off`` writes nothing, a number bounds the log."""
+    import json
+
+    from markdown_memory.service import client_ops
+
+    service = SimpleNamespace(engine=lambda settings: site.engine)
+    session = f"op-{time.time_ns()}"
+
+    def ask(setting: str | None) -> None:
+        stdin = json.dumps({"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": QUESTION,
+                            "cwd": str(site.root)})
+        client_ops.hook(service, {"settings": site.engine.settings.to_wire(), "stdin": stdin, "max_tokens": 800,
+                                  "hook_log": setting})
+
+    ask("off")
+    assert site.engine.store.hook_entries(session) == []
+    for _ in range(3):
+        ask("2")
+    entries = site.engine.store.hook_entries(session)
+    assert len(entries) == 2 and entries[0].reason and "already added" in entries[0].reason
+
+
 def test_ui_clear_hook_log_empties_the_roots_log(tmp_path, cli_main) -> None:
     from markdown_memory.config import Settings
     from markdown_memory.engine import Engine

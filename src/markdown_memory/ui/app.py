@@ -186,7 +186,7 @@ class UiApp:
         return HTMLResponse(html, status_code=status, headers={
             "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
             "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
-                                       "script-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"})
+                                       "script-src 'none'; form-action 'self'; frame-ancestors 'none'"})
 
     def _error(self, exc: MarkdownMemoryError, ident: str, request: Request) -> Answer:
         from ..errors import describe_error
