@@ -27,10 +27,10 @@ from ..errors import MarkdownMemoryError
 from . import access, views
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jinja2 import Environment
-    from starlette.requests import Request
     from typing import TypeAlias
 
+    from jinja2 import Environment
+    from starlette.requests import Request
     from starlette.responses import HTMLResponse, RedirectResponse
 
     #: what an endpoint answers: a page, or a redirect after a form

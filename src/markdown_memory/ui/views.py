@@ -163,10 +163,11 @@ def evaluation(engine: Engine, questions: Path) -> dict[str, Any]:
         "misses": [r for r in results if is_miss(r)],
         "type_chart": charts.bars([(k, float(v["mrr10"])) for k, v in groups.items()], title="MRR@10 per question type"),
         "confidence_chart": charts.confidence_vs_correct(  # p_answer once the evaluation records it
-            [(_p(r) if _p(r) is not None else r.confidence, r.rank5 == 0) for r in results if not r.negative]),
+            [(_certainty(r), r.rank5 == 0) for r in results if not r.negative]),
     }
 
 
-def _p(result: object) -> float | None:
+def _certainty(result: Any) -> str | float:
+    """A question's ``p_answer`` when the evaluation records one, else its confidence label."""
     p = getattr(result, "p_answer", None)
-    return float(p) if isinstance(p, (int, float)) else None
+    return float(p) if isinstance(p, (int, float)) else str(result.confidence)
