@@ -32,13 +32,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from jinja2 import Environment
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, RedirectResponse
-
-    #: what an endpoint answers: a page, or a redirect after a form
-    Answer: TypeAlias = HTMLResponse | RedirectResponse
     from starlette.types import Receive, Scope, Send
 
     from ..config import Settings
     from ..engine import Engine
+
+    #: what an endpoint answers: a page, or a redirect after a form
+    Answer: TypeAlias = HTMLResponse | RedirectResponse
 
 log = logging.getLogger("markdown_memory.ui")
 
