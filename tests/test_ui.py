@@ -277,6 +277,22 @@ def test_the_hook_log_is_bounded_off_and_cleared(site, monkeypatch) -> None:
     assert record.keep("25") == 25 and record.keep("on") == record.DEFAULT_KEEP
 
 
+def test_a_busy_database_drops_the_log_entry_not_the_answer(site) -> None:
+    """An index run holding the write lock: the hook still answers; its log entry is dropped."""
+    from markdown_memory.store import Store
+
+    session = f"busy-{time.time_ns()}"
+    writer = Store(site.engine.settings.db_path)
+    try:
+        with writer.transaction():  # the write lock, as an index run holds it
+            assert _hook(site, QUESTION, session) is not None
+    finally:
+        writer.close()
+    assert site.engine.store.hook_entries(session) == []
+    assert _hook(site, QUESTION, session + "-after") is not None
+    assert len(site.engine.store.hook_entries(session + "-after")) == 1
+
+
 def test_the_hook_clients_setting_travels_to_the_service(site) -> None:
     """Through the service's ``hook`` op the hook client's MARKDOWN_MEMORY_HOOK_LOG decides:
     ``off`` writes nothing, a number bounds the log."""
