@@ -5,7 +5,9 @@ Indexes the corpus (default ../shared/eval-corpus) with one preset into ``--db``
 exists), serves it as the resident service does (``mcp.http.HttpServer`` on an ephemeral
 loopback port, one background engine, the ``/ui`` page mounted), and asks the search page once
 per question of ``--queries`` over real HTTP with the bearer token, after one untimed warm-up
-page. Prints medians and 95th percentiles, in ms, of:
+page. Each question is timed once, cold (its query vector not yet cached): by the page for the
+even positions, by ``Engine.search`` for the odd ones. Prints medians and 95th percentiles, in
+ms, of:
 
 - ``page``: the page's server time (``Server-Timing: page``: the search and the HTML, what the
   100 ms aim is about);
@@ -93,19 +95,27 @@ def main() -> int:
                 timing = resp.headers.get("Server-Timing", "")
             return _timing(timing, "page"), _timing(timing, "search"), (time.perf_counter() - start) * 1000
 
-        ask(queries[0])  # warm-up: model session, page cache, templates
-        for query in queries:
-            p, s, w = ask(query)
-            page.append(p)
-            search.append(s)
-            wall.append(w)
         from markdown_memory.models import Freshness, SearchRequest
 
         freshness = Freshness.REFRESH if engine.settings.auto_index else Freshness.FLAG
-        for query in queries:
+
+        def direct_search(query: str) -> float:
             start = time.perf_counter()
             engine.search(SearchRequest(query), freshness=freshness)
-            direct.append((time.perf_counter() - start) * 1000)
+            return (time.perf_counter() - start) * 1000
+
+        ask(queries[0])  # warm-up: model session, page cache, templates
+        direct_search(queries[0])
+        # the query-vector cache would favour whichever asks second: each question is timed cold
+        # once, by the page for even positions and by the engine for odd ones (the other asks untimed)
+        for i, query in enumerate(queries):
+            if i % 2 == 0:
+                p, s, w = ask(query)
+                page.append(p)
+                search.append(s)
+                wall.append(w)
+            else:
+                direct.append(direct_search(query))
     finally:
         server.stop()
         engine.shutdown()
