@@ -16,7 +16,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 def test_every_subcommand_has_a_handler_of_its_own_module() -> None:
     subcommands = _subcommands(build_parser())
     assert list(subcommands) == ["index", "search", "outline", "read", "status", "list", "eval", "setup",
-                                 "map", "hook", "links", "drift", "roots", "serve"]
+                                 "map", "hook", "links", "drift", "roots", "serve", "ui"]
     modules = {m.__name__ for m in COMMANDS}
     for name, sub in subcommands.items():
         handler = sub.get_default("handler")

@@ -31,7 +31,7 @@ from .options import Parser, add_docs_dir_option, emit
 #: module here. Imported when a parser is built (:data:`COMMANDS`), not with this package: the
 #: ``search`` client path builds the parser of its one command.
 COMMAND_MODULES = ("index", "search", "outline", "read", "status", "listing", "eval", "setup", "map", "hook", "links",
-                   "drift", "roots", "serve")
+                   "drift", "roots", "serve", "ui")
 
 
 def _commands(names: Sequence[str] = COMMAND_MODULES) -> tuple[ModuleType, ...]:

@@ -103,28 +103,40 @@ def _search(payload: Payload, stdin: str, docs_dir: str | None, db: str | None, 
         engine.close()
 
 
-def inject(engine: Engine, payload: Payload, max_tokens: int) -> tuple[str | None, str | None]:
+def inject(engine: Engine, payload: Payload, max_tokens: int,
+           log_keep: int | None = None) -> tuple[str | None, str | None]:
     """(stdout line or None, None): the sections of ``engine``'s docs root that answer
-    ``payload``'s prompt, not yet injected in its session, within ``max_tokens``. The caller
-    closes the engine (this thread's connection). Raises what ``Engine.search`` raises."""
+    ``payload``'s prompt, not yet injected in its session, within ``max_tokens``. What was
+    decided goes to the root's hook log (:mod:`.record`; ``log_keep``: how many prompts it
+    keeps, 0 = off, None = ``MARKDOWN_MEMORY_HOOK_LOG`` of this process). The caller closes the
+    engine (this thread's connection). Raises what ``Engine.search`` raises."""
     from ..models import Freshness, SearchRequest
+    from ..text import count_tokens
+    from . import record
     from .seen import SessionMemory
 
     settings: Settings = engine.settings
     found = engine.search(SearchRequest(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000)),
                           freshness=Freshness.FLAG)
     picked = gate.select(payload.prompt, found.results, found.confidence)
+    text, why = "", None
+    used: list[Hit] = []
     if not picked:
-        _debug("hook added nothing: %s", gate.why_not(payload.prompt, found.results, found.confidence))
-        return None, None
-    memory = SessionMemory(settings.db_path, payload.session_id)
-    seen = memory.seen()
-    fresh = [h for h in picked if (h.file_path, h.heading_path) not in seen]
-    text, used = render(settings.docs_root, fresh, max_tokens)
+        why = gate.why_not(payload.prompt, found.results, found.confidence)
+    else:
+        memory = SessionMemory(settings.db_path, payload.session_id)
+        seen = memory.seen()
+        text, used = render(settings.docs_root, [h for h in picked if (h.file_path, h.heading_path) not in seen],
+                            max_tokens)
+        if used:
+            memory.add((h.file_path, h.heading_path) for h in used)
+        else:
+            why = f"the {len(picked)} section(s) that pass were already added in this session"
+    record.record(engine, payload, found, used, count_tokens(text) if used else 0, why,
+                  record.keep() if log_keep is None else log_keep)
     if not used:
-        _debug("hook added nothing: the %d section(s) that pass were already added in this session", len(picked))
+        _debug("hook added nothing: %s", why)
         return None, None
-    memory.add((h.file_path, h.heading_path) for h in used)
     return answer(text), None
 
 

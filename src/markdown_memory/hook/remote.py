@@ -28,7 +28,10 @@ def via_service(settings: Settings, stdin: str, max_tokens: int) -> tuple[str | 
 
     if client.mode() == "off":
         return None
-    fields: dict[str, Any] = {"settings": settings.to_wire(), "stdin": stdin, "max_tokens": max_tokens}
+    from .record import setting
+
+    fields: dict[str, Any] = {"settings": settings.to_wire(), "stdin": stdin, "max_tokens": max_tokens,
+                              "hook_log": setting()}  # the hook's own MARKDOWN_MEMORY_HOOK_LOG
     try:
         result = client.request("hook", fields, start=False, timeout=SERVICE_TIMEOUT_SECONDS)
     except client.ServiceUnavailable as exc:

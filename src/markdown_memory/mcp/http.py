@@ -22,6 +22,9 @@ Every request passes these checks, in this order, before the SDK sees it:
    a client without the token cannot probe which roots exist.
 5. ``<id>`` must name a registered or indexed docs root that still exists: else 404.
 
+``/ui`` and below is the local page (``ui/app.py``, docs/ui.md): checks 1-2 here, then its own
+token rule (a one-time link exchanged for a cookie, or the same bearer token).
+
 The server listens on 127.0.0.1 only. :class:`HttpServer` runs uvicorn in a thread of its own
 (its own event loop): the resident service starts it beside its socket listener; tests start it
 on an ephemeral port. Refusals answer a JSON-RPC error body (``id`` null) with the sentence.
@@ -96,6 +99,7 @@ class McpHttpApp:
         self._roots: dict[str, _Root] = {}
         self._task_group: TaskGroup | None = None
         self._roots_lock: Any = None  # an anyio.Lock, made on the server's event loop
+        self._ui_app: Any = None  # the local page under /ui (ui/app.py), made on first use
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -121,6 +125,9 @@ class McpHttpApp:
         from starlette.datastructures import Headers
 
         headers = Headers(scope=scope)
+        if scope.get("path", "").split("/")[1:2] == ["ui"]:  # the local page (ui/app.py): checks 1-2, then its own
+            await (self._check_local(headers) or self._ui())(scope, receive, send)
+            return
         ident, refusal = self._check(headers, scope.get("path", ""))
         if refusal is not None:
             await refusal(scope, receive, send)
@@ -140,16 +147,32 @@ class McpHttpApp:
             return
         await root.manager.handle_request(scope, receive, send)
 
-    def _check(self, headers: Any, path: str) -> tuple[str | None, Any]:
-        """(the root id, None) for a request that passes checks 1-4, else (None, the refusal)."""
+    def _check_local(self, headers: Any) -> Any:
+        """None for a request that passes checks 1-2 (Host, Origin), else the refusal."""
         host = headers.get("host")
         if host not in self._hosts:
             log.warning("refused a request for host %r (DNS rebinding?)", host)
-            return None, _refuse(421, f"this server answers only at {' or '.join(sorted(self._hosts))}")
+            return _refuse(421, f"this server answers only at {' or '.join(sorted(self._hosts))}")
         origin = headers.get("origin")
         if origin is not None and origin not in self._origins:
             log.warning("refused a request from origin %r", origin)
-            return None, _refuse(403, f"requests from origin {origin!r} are refused (only local clients may call)")
+            return _refuse(403, f"requests from origin {origin!r} are refused (only local clients may call)")
+        return None
+
+    def _ui(self) -> Any:
+        """The local page's app (``ui.app.UiApp``: its own token and cookie rules), made on first use."""
+        if self._ui_app is None:
+            from ..ui.app import UiApp
+
+            self._ui_app = UiApp(self._token, engine_factory=self._engine_factory, lookup=self._lookup,
+                                 on_request=self._on_request)
+        return self._ui_app
+
+    def _check(self, headers: Any, path: str) -> tuple[str | None, Any]:
+        """(the root id, None) for a request that passes checks 1-4, else (None, the refusal)."""
+        refusal = self._check_local(headers)
+        if refusal is not None:
+            return None, refusal
         if not (path.startswith(_PREFIX) and path.endswith(_SUFFIX)) or len(path) <= len(_PREFIX + _SUFFIX):
             return None, _refuse(404, "not found: the MCP endpoints are /roots/<id>/mcp")
         scheme, _, presented = (headers.get("authorization") or "").partition(" ")

@@ -2,7 +2,8 @@
 CLI command). Each runs the same code as the client would in process and answers what that
 process would print, so a client that falls back prints the same thing.
 
-* ``hook`` fields ``{"settings", "stdin", "max_tokens"}`` -> ``{"stdout": str|null, "stderr": str|null}``:
+* ``hook`` fields ``{"settings", "stdin", "max_tokens", "hook_log"}`` (``hook_log``: the client's
+  ``MARKDOWN_MEMORY_HOOK_LOG``, ``hook.record``) -> ``{"stdout": str|null, "stderr": str|null}``:
   ``hook.inject`` on the pooled engine of ``settings`` (the MCP sessions' engine: background
   mode, its model loaded once, so the hook searches with vectors).
 * ``search`` fields ``{"settings", ...search_text.CliSearch wire form ("request", "output"), "program", "cwd"}`` ->
@@ -51,7 +52,7 @@ def hook(service: Service, fields: dict[str, Any]) -> dict[str, str | None]:
     """Op ``hook`` (see module docstring). Never raises for a prompt: a failure is the stderr
     line the hook would print (ConfigError for unreadable settings)."""
     from .. import messages
-    from ..hook import PayloadError, gate, inject, parse
+    from ..hook import PayloadError, gate, inject, parse, record
 
     settings = _settings(fields)
     try:
@@ -63,7 +64,8 @@ def hook(service: Service, fields: dict[str, Any]) -> dict[str, str | None]:
     try:
         engine = service.engine(settings)
         try:
-            out, err = inject(engine, payload, int(fields.get("max_tokens") or 800))
+            out, err = inject(engine, payload, int(fields.get("max_tokens") or 800),
+                              log_keep=record.keep(fields.get("hook_log")))  # the client's setting
         finally:
             engine.close()  # this thread's connection (the engine stays in the pool)
     except Exception as exc:  # a locked, damaged or foreign database: as the hook says it in process

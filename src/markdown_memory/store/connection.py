@@ -17,7 +17,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from . import code, documents, fts, links, names, pages, passages, schema, scope, sections, tags, vectors
+from . import code, documents, fts, hook_log, links, names, pages, passages, schema, scope, sections, tags, vectors
 from . import failures as failure_log  # not ``failures``: that name is also a method below
 from .driver import load_vec, pick_driver
 from .errors import disk_full_error, is_disk_full, is_readonly, is_transient, readonly_as_user_error, readonly_error
@@ -285,6 +285,11 @@ class Store:
     failures = failure_log.failures
     failed_file_count = failure_log.failed_file_count
     failure_reason = failure_log.failure_reason
+    # hook_log.py (what the prompt hook did with each prompt; the local page shows it)
+    add_hook_entry = hook_log.add_hook_entry
+    hook_entries = hook_log.hook_entries
+    hook_sessions = hook_log.hook_sessions
+    clear_hook_log = hook_log.clear_hook_log
 
 
 class _Transaction:

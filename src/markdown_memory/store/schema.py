@@ -9,7 +9,8 @@ is rebuilt in place from the stored sections, because its text rule changed to
 folds optional marks and reads emoji as words (``text.keyword_form``); v6 -> v7: ``pages_fts``, the
 page identity (``pages.py``; the parser version bump re-parses every file, filling it); v7 -> v8:
 ``vec_passages_exact``, a plain rowid table holding each passage vector again (filled once from
-``vec0`` by ``ensure_exact_table``, also on a later open when sqlite-vec was not loaded then); a newer one
+``vec0`` by ``ensure_exact_table``, also on a later open when sqlite-vec was not loaded then); v8 -> v9:
+``hook_log``, what the prompt hook did with each prompt (``hook_log.py``, shown by the local page); a newer one
 is refused with SchemaError. A change of ``text.fts_text``
 is a schema change: bump the version and rebuild (``fts.rebuild``). The vector tables (``vec_passages``, ``vec_sections``: vec0, cosine distance) are
 not part of the fixed schema: ``create_vector_tables`` makes them when the first embedder
@@ -31,12 +32,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import SchemaError
-from . import fts, links, pages, tags
+from . import fts, hook_log, links, pages, tags
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: The plain copy of ``vec_passages`` (rowid = passage id, float32 blob): the exact distances of a
 #: shortlist are read from it by rowid (``vectors.knn``), where vec0 reads a 1,024-vector chunk per row.
@@ -139,6 +140,8 @@ def migrate(store: Store) -> None:
             fts.rebuild(store)
         if version < 8:  # v8: the exact-distance copy of vec_passages, filled from vec0 once
             _fill_exact_table(store)
+        if version < 9:  # v9: the prompt hook's log (hook_log.py; new databases too)
+            hook_log.create_hook_log(store)
         store.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
