@@ -35,7 +35,7 @@ def search_request(query: str, folder: str, tag: str, kind: str, lang: str) -> S
     max_tokens, as ``search_docs``) with the filters given. Raises QueryError (empty query)."""
     from ..models import SearchRequest
 
-    return SearchRequest(query, path_prefix=folder.strip() or None, tags=tag.strip() or None,
+    return SearchRequest(query, path_prefix=folder.strip() or None, tags=tuple(t for t in tag.replace(",", " ").split() if t),
                          kind=kind.strip() or None, lang=lang.strip() or None)
 
 
