@@ -38,6 +38,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import ConfigError, MarkdownMemoryError, describe_error
+from ..files.private import write_private
 from . import paths
 from .ops import OPS, Session
 from .protocol import PROTOCOL_VERSION, ConnectionClosed, ProtocolError, encode, read_message
@@ -272,17 +273,9 @@ def bind_tcp(port_file: Path, token_file: Path) -> tuple[socket.socket, str]:
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
     token = secrets.token_hex(32)
-    _write_private(token_file, token)
-    _write_private(port_file, str(listener.getsockname()[1]))
+    write_private(token_file, token + "\n")
+    write_private(port_file, f"{listener.getsockname()[1]}\n")
     return listener, token
-
-
-def _write_private(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as out:
-        out.write(text + "\n")
-    os.replace(tmp, path)
 
 
 def peer_uid(conn: socket.socket) -> int | None:

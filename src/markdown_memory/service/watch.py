@@ -1,8 +1,8 @@
 """Watch a docs root and bring the index up to date as files change, without a call to notice.
 
 ``start_watching(engine) -> Watcher`` starts one daemon thread per engine; ``Watcher.stop()``
-ends it. The thread runs ``watchfiles``' Rust watcher (inotify, FSEvents, ReadDirectoryChangesW)
-and hands each group of changes to the engine's incremental machinery:
+ends it. The thread runs ``watchfiles.watch`` (its Rust watcher: inotify, FSEvents,
+ReadDirectoryChangesW) and hands each group of changes to the engine's incremental machinery:
 
 * Grouping (the debounce): changes are collected until ``QUIET_MS`` to ``2 * QUIET_MS`` pass
   without a new one (at most ``GROUP_MS``), so an editor's save (write, rename, chmod) or a
@@ -220,27 +220,33 @@ class Watcher:
 
     def _native(self) -> str | None:
         """Watch with native notifications until stopped (None) or until they fail: then the
-        reason to poll instead."""
-        from watchfiles._rust_notify import RustNotify  # the service's dependency, not the CLI's
+        reason to poll instead. ``watchfiles.watch`` groups the changes (``GROUP_MS``,
+        ``QUIET_MS``) and yields an empty group every ``TICK_MS`` without one; it is armed
+        before its first yield, which sets ``ready``."""
+        import watchfiles  # the service's dependency, not the CLI's
 
+        armed = False
         try:
-            notify = RustNotify([os.fspath(self.root)], False, False, 0, True, True)
+            for group in watchfiles.watch(self.root, watch_filter=None, debounce=GROUP_MS, step=QUIET_MS,
+                                          stop_event=self._stop, rust_timeout=TICK_MS, yield_on_timeout=True,
+                                          debug=False, raise_interrupt=False, force_polling=False,
+                                          recursive=True, ignore_permission_denied=True):
+                if not armed:
+                    armed = True
+                    log.info("watching %s for changes (native notifications, %s)", self.root, sys.platform)
+                    self.ready.set()
+                if self._stop.is_set():
+                    return None
+                if group:
+                    self._take({(int(change), path) for change, path in group})
+                self._work()
         except Exception as exc:  # OSError (the watch limit), WatchfilesRustInternalError
-            return f"native watching failed ({exc}; if it is the inotify watch limit, raise fs.inotify.max_user_watches)"
-        log.info("watching %s for changes (native notifications, %s)", self.root, sys.platform)
-        self.ready.set()
-        try:
-            with notify:
-                while True:
-                    raw = notify.watch(GROUP_MS, QUIET_MS, TICK_MS, self._stop)
-                    if raw == "stop" or self._stop.is_set():
-                        return None
-                    if isinstance(raw, set) and raw:
-                        self._take(raw)
-                    self._work()
-        except Exception as exc:  # failed mid-watch (the watch limit met by a new folder)
-            self._full_due = True  # changes in between may be lost: one run finds them
+            if not armed:
+                return (f"native watching failed ({exc}; if it is the inotify watch limit, raise "
+                        "fs.inotify.max_user_watches)")
+            self._full_due = True  # failed mid-watch (a new folder past the limit): one run finds what was lost
             return f"native watching failed ({exc})"
+        return None
 
     def _poll(self) -> None:
         """Poll with the index's own stat probe (``files.freshness.stale_paths``: size, mtime
