@@ -93,12 +93,14 @@ def read_command(settings: Settings, embedder_chosen: bool, db_chosen: bool) -> 
 
 
 def render_search(answer: SearchAnswer | Mapping[str, Any], read_command: Callable[[str, str], str] | None = None,
-                  *, verbose: bool = False) -> str:
+                  *, verbose: bool = False, embedder_news: bool | None = None) -> str:
     """``search`` for a person: per hit a header line, the first lines of its text (or the
     preview of a pointer hit) and, when text is left out, the command that reads the section;
     the ``embedder:`` line only when the preset changed, or with ``verbose``. ``answer``: the
     answer or its wire form (``to_dict()``, as the service's reply carries it): what is printed
-    is read from the wire form either way, so both print the same."""
+    is read from the wire form either way, so both print the same. ``embedder_news``: whether the
+    embedder's ``chosen`` reason says the preset changed (:func:`embedder_news`), when the
+    caller has it (a service client, which does not import the sentences); else judged here."""
     data = answer if isinstance(answer, Mapping) else answer.to_dict()
     read = read_command or (lambda f, h: shlex.join(["markdown-memory", "read", f, h]))
     out = []
@@ -123,10 +125,9 @@ def render_search(answer: SearchAnswer | Mapping[str, Any], read_command: Callab
     if data.get("message"):
         out.append(f"note: {data['message']}")
     emb = (data.get("index_status") or {}).get("embedder") or {}
-    if emb.get("chosen"):  # nobody named it: which and why (the import only then: the client stays light)
-        from .embed.choice import worth_saying
-
-        if worth_saying(emb["name"], emb["chosen"], verbose=verbose):
+    if emb.get("chosen"):  # nobody named it: which and why
+        news = embedder_news_of(data) if embedder_news is None else embedder_news
+        if verbose or news:
             out.append(f"embedder: {emb['name']} ({emb['chosen']})")
     return "\n".join(out).rstrip()
 
@@ -145,13 +146,23 @@ def search_answer(engine: Engine, params: SearchParams, progress: Progress) -> S
     return answer
 
 
-def answer_output(answer: Mapping[str, Any], params: SearchParams, settings: Settings) -> str:
+def embedder_news_of(answer: Mapping[str, Any]) -> bool:
+    """True when the answer's (wire form) embedder ``chosen`` reason says the preset changed,
+    not simply that the index's own preset was kept (``embed.choice.worth_saying``)."""
+    from .embed.choice import worth_saying
+
+    emb = (answer.get("index_status") or {}).get("embedder") or {}
+    return bool(emb.get("chosen")) and worth_saying(str(emb.get("name")), str(emb["chosen"]))
+
+
+def answer_output(answer: Mapping[str, Any], params: SearchParams, settings: Settings, *,
+                  embedder_news: bool | None = None) -> str:
     """What stdout gets for ``answer`` (its wire form), newline included: the JSON line with
     ``--json``, else the text of :func:`render_search` naming ``settings``' read command."""
     if params.json:
         return dumps_line(answer)
     reader = read_command(settings, params.embedder_chosen, params.db_chosen)
-    return render_search(answer, reader, verbose=params.verbose) + "\n"
+    return render_search(answer, reader, verbose=params.verbose, embedder_news=embedder_news) + "\n"
 
 
 def run_search(engine: Engine, params: SearchParams, progress: Progress) -> str:

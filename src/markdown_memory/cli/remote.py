@@ -51,7 +51,8 @@ def search_via_service(settings: Settings, params: SearchParams) -> int | None:
         out, err = failure_output(reply.failure.payload, reply.failure.sentence, params.json)
         status = reply.failure.exit
     elif reply.answer is not None:
-        out, err, status = answer_output(reply.answer, params, settings), "", 0
+        out = answer_output(reply.answer, params, settings, embedder_news=reply.embedder_news)
+        err, status = "", 0
     else:
         return None
     sys.stderr.write(reply.stderr + err)

@@ -51,11 +51,14 @@ class SearchFailure:
 @dataclass(frozen=True)
 class SearchReply:
     """``answer``: ``SearchAnswer.to_dict()``, or None with ``failure``; ``stderr``: what the
-    search wrote there (warnings, progress)."""
+    search wrote there (warnings, progress); ``embedder_news``: the answer's embedder reason
+    says the preset changed (``search_text.embedder_news_of``: the client does not import the
+    sentences it compares with)."""
 
     answer: dict[str, object] | None = None
     failure: SearchFailure | None = None
     stderr: str = ""
+    embedder_news: bool = False
 
 
 class _ThisThread(logging.Handler):
@@ -92,14 +95,14 @@ def search(service: ServiceContext, call: SearchCall) -> SearchReply:
     from ..errors import MarkdownMemoryError
     from ..progress import Progress
     from ..reader import reader_view
-    from ..search_text import error_facts, search_answer
+    from ..search_text import embedder_news_of, error_facts, search_answer
 
     with _stderr_of_this_thread() as stderr, reader_view(call.program, call.cwd):
         engine = None
         try:
             engine = service.engine(call.settings, foreground=True)
             answer = search_answer(engine, call.params, Progress(stderr)).to_dict()
-            return SearchReply(answer=answer, stderr=stderr.getvalue())
+            return SearchReply(answer=answer, stderr=stderr.getvalue(), embedder_news=embedder_news_of(answer))
         except MarkdownMemoryError as exc:
             payload, sentence, status = error_facts(exc)
             return SearchReply(failure=SearchFailure(payload, sentence, status), stderr=stderr.getvalue())

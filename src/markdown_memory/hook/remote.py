@@ -46,9 +46,9 @@ def via_service(settings: Settings, stdin: str, max_tokens: int) -> tuple[str | 
 
 def spawn_detached() -> None:
     """Start the resident service for the next prompt without waiting for it. Never raises."""
-    from ..service import client, paths
+    from ..service import client
 
     try:
-        client._spawn(paths.log_path())
+        client.spawn()
     except Exception as exc:  # noqa: BLE001 - the prompt goes on in process either way
         log.debug("could not start the service: %s", exc)

@@ -279,6 +279,16 @@ def start_service(args: Sequence[str] = ()) -> None:
     raise ServiceUnavailable(f"the service did not start within {START_WAIT_SECONDS:.0f} s; see {log}")
 
 
+def spawn(args: Sequence[str] = ()) -> None:
+    """Spawn a service as :func:`start_service` does, without waiting for it (the prompt hook:
+    for the next prompt). Raises ServiceUnavailable when it cannot be spawned."""
+    try:
+        log = paths.log_path()
+    except Exception as exc:  # noqa: BLE001 - ConfigError: the runtime folder is refused
+        raise ServiceUnavailable(str(exc)) from exc
+    _spawn(log, args)
+
+
 def _spawn(log: Path, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
     import subprocess
 
