@@ -80,17 +80,17 @@ def test_applied_changes_leave_the_index_as_a_full_run_would(engine: Engine, roo
 
     shutil.rmtree(root / "deep")
     changes = ChangeSet(files=frozenset({"a.md"}), folders=frozenset({"new"}), gone=frozenset({"deep", "never.md"}))
-    outcome = engine.apply_changes(changes, limit=10)
+    outcome = engine.apply_changes(changes, limit=10, why="test")
     assert outcome.refreshed == 3 and outcome.text_changed and not outcome.run
     assert indexed(engine) == {"a.md", "guides/b.md", "new/e.md", "vendor/gen.md"}
     assert {h.file_path for h in engine.search("zebrafinch").results} == {"a.md"}
-    assert engine.apply_changes(ChangeSet(), limit=10) == type(outcome)()  # nothing to do
+    assert engine.apply_changes(ChangeSet(), limit=10, why="test") == type(outcome)()  # nothing to do
 
 
 def test_more_changes_than_the_limit_are_one_run(engine: Engine, root: Path) -> None:
     for i in range(5):
         (root / f"m{i}.md").write_text(f"# M{i}\n", encoding="utf-8")
-    outcome = engine.apply_changes(ChangeSet(folders=frozenset({""})), limit=3)  # no scheduler: runs here
+    outcome = engine.apply_changes(ChangeSet(folders=frozenset({""})), limit=3, why="test")  # no scheduler: runs here
     assert outcome.run and not outcome.refreshed
     assert {f"m{i}.md" for i in range(5)} <= indexed(engine)
 
@@ -98,7 +98,7 @@ def test_more_changes_than_the_limit_are_one_run(engine: Engine, root: Path) -> 
 def test_a_probe_finds_what_changed(engine: Engine, root: Path) -> None:
     os.remove(root / "a.md")
     (root / "guides/b.md").write_text("# B\n\nThe quokkaword text.\n", encoding="utf-8")
-    outcome = engine.apply_changes(PROBE, limit=10)
+    outcome = engine.apply_changes(PROBE, limit=10, why="test")
     assert outcome.refreshed >= 2 and outcome.text_changed  # the two files (and the folders whose mtime moved)
     assert "a.md" not in indexed(engine)
     assert {h.file_path for h in engine.search("quokkaword").results} == {"guides/b.md"}

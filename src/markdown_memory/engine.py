@@ -27,10 +27,9 @@ from .embed.choice import other_vectors
 from .embed.choice import resolve as resolve_embedder
 from .embed.loader import ModelLoader
 from .errors import DiskFullError, DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
-from .files.changes import ChangeSet
 from .files.walk import linked_part, stat_signature
 from .index.activity import IndexActivity
-from .index.changes import ChangeApplier, ChangeOutcome
+from .index.changes import ChangeApplier, ChangeOutcome, ChangeSet, StopCheck
 from .index.embedding import Progress
 from .index.runs import IndexRuns
 from .index.scheduler import BackgroundIndexer, IndexHooks
@@ -104,8 +103,7 @@ class Engine:
         self._vector_cache = VectorCache() if (background if vectors_in_memory is None else vectors_in_memory) else None
         self._scheduler = BackgroundIndexer(self._index_hooks(), enabled=background and settings.auto_index, clock=clock)
         self._runs = IndexRuns(settings, self._database, self._loader, self._activity, clock=clock)
-        self._changes = ChangeApplier(self._database, self._runs, self._activity, start_run=self.start_index_run,
-                                      run_here=lambda stop: self.index(wait_seconds=0.5, should_stop=stop))
+        self._changes = ChangeApplier(self._database, self._runs, self._activity, self.start_index_run, self.index)
         self._database.on_recover = self._rebuild_after_damage
 
     def _index_hooks(self) -> IndexHooks:
@@ -164,12 +162,9 @@ class Engine:
         returns at once. False when auto-index is off, the engine is stopping, or a run is going."""
         return self._scheduler.start_now(reason)
 
-    def apply_changes(self, changes: ChangeSet, *, limit: int, why: str = "changes",
-                      should_stop: Callable[[], bool] | None = None) -> ChangeOutcome:
-        """Bring the index up to date with ``changes`` (the file watcher's one call; see
-        ``index/changes.py``): at most ``limit`` files re-indexed now, else one run of the root.
-        Raises DocsRootMissingError, DatabaseReadOnlyError, DiskFullError."""
-        return self._changes.apply(changes, limit=limit, why=why, should_stop=should_stop)
+    def apply_changes(self, changes: ChangeSet, *, limit: int, why: str, stop: StopCheck = None) -> ChangeOutcome:
+        """The file watcher's one call (``index/changes.py``; ``why`` for the log). Raises as :meth:`refresh`."""
+        return self._changes.apply(changes, limit=limit, why=why, should_stop=stop)
 
     def load_model(self) -> Embedder | None:
         """Load the embedding model now, in this thread (None for the ``none`` preset)."""

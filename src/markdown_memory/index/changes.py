@@ -28,8 +28,10 @@ from .runs import IndexRuns
 
 log = logging.getLogger("markdown_memory.engine")
 
-#: runs one index run of the whole root in the calling thread (``should_stop`` ends it early)
-RunHere = Callable[[Callable[[], bool] | None], object]
+#: an index run's ``should_stop`` (None: runs to the end)
+StopCheck = Callable[[], bool] | None
+#: ``Engine.index``: one index run of the whole root in the calling thread
+RunHere = Callable[..., object]
 
 
 @dataclass(frozen=True)
@@ -48,9 +50,10 @@ class ChangeOutcome:
 class ChangeApplier:
     """See module docstring. ``start_run(why)``: start a background run of the whole root,
     False when none can start (auto-index off, stopping, one going); ``run_here``: the
-    fallback run in the calling thread."""
+    fallback run in the calling thread (``Engine.index``: called with ``wait_seconds`` and
+    ``should_stop``)."""
 
-    def __init__(self, database: Database, runs: IndexRuns, activity: IndexActivity, *,
+    def __init__(self, database: Database, runs: IndexRuns, activity: IndexActivity,
                  start_run: Callable[[str], bool], run_here: RunHere) -> None:
         self._database = database
         self._runs = runs
@@ -58,8 +61,7 @@ class ChangeApplier:
         self._start_run = start_run
         self._run_here = run_here
 
-    def apply(self, changes: ChangeSet, *, limit: int, why: str,
-              should_stop: Callable[[], bool] | None = None) -> ChangeOutcome:
+    def apply(self, changes: ChangeSet, *, limit: int, why: str, should_stop: StopCheck = None) -> ChangeOutcome:
         """Apply ``changes`` (module docstring). Raises DocsRootMissingError,
         DatabaseReadOnlyError, DiskFullError (the refresh), and what a run in this thread
         raises besides IndexBusyError (then ``deferred``)."""
@@ -96,7 +98,7 @@ class ChangeApplier:
                     out.update(p for p in indexed if p.startswith(below))
         return None if len(out) > limit else out
 
-    def _run(self, why: str, should_stop: Callable[[], bool] | None) -> ChangeOutcome:
+    def _run(self, why: str, should_stop: StopCheck) -> ChangeOutcome:
         """One index run of the whole root: in the background, else here; deferred while one goes."""
         if self._activity.indexing:
             return ChangeOutcome(deferred=True)
@@ -104,7 +106,7 @@ class ChangeApplier:
             if self._activity.indexing:
                 return ChangeOutcome(deferred=True)
             try:  # no background scheduler (auto-index off): run here, stoppable
-                self._run_here(should_stop)
+                self._run_here(wait_seconds=0.5, should_stop=should_stop)
             except IndexBusyError:  # another process is indexing: try again later
                 return ChangeOutcome(deferred=True)
             except MarkdownMemoryError as exc:  # root gone, read-only database, disk full
@@ -113,4 +115,4 @@ class ChangeApplier:
         return ChangeOutcome(run=True)
 
 
-__all__ = ["FULL", "ChangeApplier", "ChangeOutcome", "ChangeSet"]
+__all__ = ["FULL", "ChangeApplier", "ChangeOutcome", "ChangeSet", "StopCheck"]

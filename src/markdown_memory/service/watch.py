@@ -300,11 +300,12 @@ class Watcher:
         """``Engine.apply_changes``, counted in ``stats``; None when it failed (logged: an
         expected error once until it changes, e.g. the root gone; others with the traceback)."""
         try:
-            outcome = self.engine.apply_changes(changes, limit=self.mass_change, why=why, should_stop=self._stop.is_set)
+            outcome = self.engine.apply_changes(changes, limit=self.mass_change, why=why, stop=self._stop.is_set)
         except MarkdownMemoryError as exc:  # root gone, read-only database, disk full: said once per kind
             self.stats.errors += 1
             if str(exc) != self._problem:  # a probe's (polling, every half second) said as news, not alarm
-                log.log(logging.INFO if changes.probe else logging.WARNING, "%s failed: %s", _doing(changes, self.root), exc)
+                level = logging.INFO if changes.probe else logging.WARNING
+                log.log(level, "%s failed: %s", _doing(changes, self.root), exc)
             self._problem = str(exc)
             return None
         except Exception:  # an unreadable index: the next group or probe tries again
