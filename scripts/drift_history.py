@@ -170,7 +170,7 @@ def measure_commit(gitdir: str, docs_sub: str, commit: str,
                    for m in s["missing"]}
         store = Store(db)
         try:
-            sections = store.all_sections()
+            sections = store.code.all_sections()
         finally:
             store.close()
     refs = [(s.file_path, r) for s in sections if not is_history(s.file_path)

@@ -118,13 +118,13 @@ class Checker:
     def __init__(self, store: Store, defined: Iterable[str]) -> None:
         self.store = store
         self.defined = set(defined)
-        self.top = store.top_folders()
+        self.top = store.code.top_folders()
         self.dependencies = set(json.loads(store.get_meta(DEPENDENCIES_KEY) or "[]"))
         self._paths: dict[str, bool] = {}
 
     def _path_held(self, path: str) -> bool:
         if path not in self._paths:
-            self._paths[path] = self.store.held_path(path)
+            self._paths[path] = self.store.code.held_path(path)
         return self._paths[path]
 
     def checkable(self, ref: Reference) -> bool:
@@ -157,7 +157,7 @@ class Checker:
     def missing(self, refs: list[Reference]) -> list[Reference]:
         """The references of ``refs`` the code side does not hold."""
         refs = [r for r in refs if self.checkable(r)]
-        held = self.store.held_tokens(t for r in refs for t in _candidates(r))
+        held = self.store.code.held_tokens(t for r in refs for t in _candidates(r))
         out = []
         for ref in refs:
             if ref.kind == "path":
@@ -200,7 +200,7 @@ def find_drift(store: Store, docs_root: Path, code_root: str | None) -> DriftRep
     """Refresh the code index of ``docs_root``'s code side (``codeside``) and list the sections
     of ``store`` that drift. Raises UsageError when the code side is unknown."""
     update = update_code_index(store, find_code_root(docs_root, code_root))
-    sections = store.all_sections()
+    sections = store.code.all_sections()
     defined = definitions(s.text for s in sections)
     with store.transaction():  # search notes drift with the same definitions (with_drift)
         store.set_meta(DEFINITIONS_KEY, json.dumps(sorted(defined)))
@@ -222,7 +222,7 @@ def find_drift(store: Store, docs_root: Path, code_root: str | None) -> DriftRep
 def with_drift(store: Store, hits: list[Hit]) -> list[Hit]:
     """``hits`` with ``drift`` set to the names each one's text gives that the code side lost
     (unchanged when no ``drift`` run has read a code side)."""
-    if not store.has_code_index():
+    if not store.code.has_index():
         return hits
     checker = Checker(store, json.loads(store.get_meta(DEFINITIONS_KEY) or "[]"))
     out = []
