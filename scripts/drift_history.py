@@ -180,7 +180,7 @@ def measure_commit(gitdir: str, docs_sub: str, commit: str,
                    for m in s["missing"]}
         store = Store(db)
         try:
-            sections = store.all_sections()
+            sections = store.code.all_sections()
             owners = Owners.from_json(store.get_meta(OWNERS_KEY))
         finally:
             store.close()

@@ -57,13 +57,14 @@ def _targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom, k
     return found
 
 
-def import_graph(root: Path) -> Graph:
-    """The import graph of the package at ``root`` (see module docstring); self-edges left out."""
+def import_graph(root: Path, *, annotations: bool = False) -> Graph:
+    """The import graph of the package at ``root`` (see module docstring); self-edges left out.
+    ``annotations``: imports under ``if TYPE_CHECKING:`` are edges too."""
     known = module_names(root)
     graph: Graph = {}
     for module, path in known.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        skip = _type_checking_only(tree)
+        skip = set() if annotations else _type_checking_only(tree)
         edges: dict[str, int] = {}
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in skip:
@@ -158,6 +159,34 @@ def test_messages_imports_nothing_above_it():
     assert direct <= allowed, sorted(direct - allowed)
     assert not any(m.startswith(("markdown_memory.files", "markdown_memory.store", "markdown_memory.search",
                                  "markdown_memory.index", "markdown_memory.engine")) for m in reached), sorted(reached)
+
+
+#: the adapters: they plug into the service (their ops, ``cli/serve.py`` registers them), never
+#: the other way round
+ADAPTERS = ("markdown_memory.mcp", "markdown_memory.hook", "markdown_memory.cli", "markdown_memory.search_text",
+            "markdown_memory.entry", "markdown_memory.__main__")
+
+
+def _is_adapter(module: str) -> bool:
+    return any(module == a or module.startswith(a + ".") for a in ADAPTERS)
+
+
+def test_the_service_imports_no_adapter():
+    """No module of ``service/`` imports an adapter, not even for an annotation, and nothing it
+    imports when it runs does either."""
+    typed = import_graph(PACKAGE, annotations=True)
+    service = [m for m in typed if m.startswith("markdown_memory.service")]
+    assert len(service) > 5
+    direct = {f"{m} -> {t} (line {line})" for m in service for t, line in typed[m].items() if _is_adapter(t)}
+    assert not direct, sorted(direct)
+    graph = import_graph(PACKAGE)
+    reached, todo = set(service), list(service)
+    while todo:
+        for target in graph[todo.pop()]:
+            if target not in reached:
+                reached.add(target)
+                todo.append(target)
+    assert not {m for m in reached if _is_adapter(m)}, sorted(m for m in reached if _is_adapter(m))
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:

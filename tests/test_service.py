@@ -561,11 +561,13 @@ def test_pool_keeps_one_engine_per_database_and_settings(tmp_path: Path, monkeyp
 
 def test_serve_runs_extras_and_hooks_each_new_engine(runtime: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """What the integrator wires in: ``extras`` (an HTTP endpoint) start once the socket is bound
-    and stop at shutdown; ``on_new_engine`` (the watcher) sees each engine the pool makes, and its
-    stopper runs at shutdown. (The service runs in a thread of this process here.)"""
+    """What the integrator wires in: ``ops`` (the adapters' operations: here the MCP session);
+    ``extras`` (an HTTP endpoint) start once the socket is bound and stop at shutdown;
+    ``on_new_engine`` (the watcher) sees each engine the pool makes, and its stopper runs at
+    shutdown. (The service runs in a thread of this process here.)"""
     from markdown_memory.config import Settings
     from markdown_memory.embed import loader
+    from markdown_memory.mcp.service_op import OP as MCP
     from markdown_memory.service import client
     from markdown_memory.service.server import serve
 
@@ -582,10 +584,12 @@ def test_serve_runs_extras_and_hooks_each_new_engine(runtime: Path, tmp_path: Pa
 
     docs = tmp_path / "docs"
     shutil.copytree(FIXTURES / "guide", docs)
-    thread = threading.Thread(target=serve, args=(0,), kwargs={"extras": [extra], "on_new_engine": hook})
+    thread = threading.Thread(target=serve, args=(0,), kwargs={"ops": [MCP], "extras": [extra], "on_new_engine": hook})
     thread.start()
     try:
         wait_until(lambda: (runtime / "service.sock").exists(), what="the socket")
+        with pytest.raises(client.ServiceError, match="unknown op 'hook'"):  # only the ops it was given
+            client.request("hook", {}, start=False)
         sock = client.open_session("mcp", {"settings": Settings.load(docs, tmp_path / "i.db", "none",
                                                                       auto_index=False).to_wire()}, start=False)
         with sock, sock.makefile("rb") as wire_in, sock.makefile("wb") as wire_out:

@@ -201,13 +201,13 @@ def test_code_paths_are_matched_exactly_and_case_sensitively(tmp_path):
     code point by code point, like every docs path filter (`API/` is not `api/`; `app` is not
     `app-old`; glob characters in a name are plain characters)."""
     s = Store(tmp_path / "index.db")
-    s.ensure_code_tables()
+    s.code.ensure_tables()
     with s.conn:
         for path in ("src/API/config.py", "src/app-old/run.py", "lib/we[ird]*.py"):
-            s.put_code_file(path, 1, 1, "0" * 64, None)
-    assert s.held_path("src/API/config.py") and s.held_path("src/API") and s.held_path("API/config.py")
-    assert s.held_path("API") and s.held_path("config.py")
-    assert not s.held_path("src/api") and not s.held_path("api/config.py") and not s.held_path("api")
-    assert not s.held_path("src/app") and not s.held_path("app")
-    assert s.held_path("we[ird]*.py") and not s.held_path("weird.py") and not s.held_path("we*")
+            s.code.put_file(path, 1, 1, "0" * 64, None)
+    assert s.code.held_path("src/API/config.py") and s.code.held_path("src/API") and s.code.held_path("API/config.py")
+    assert s.code.held_path("API") and s.code.held_path("config.py")
+    assert not s.code.held_path("src/api") and not s.code.held_path("api/config.py") and not s.code.held_path("api")
+    assert not s.code.held_path("src/app") and not s.code.held_path("app")
+    assert s.code.held_path("we[ird]*.py") and not s.code.held_path("weird.py") and not s.code.held_path("we*")
     s.close()

@@ -298,7 +298,7 @@ def test_the_hook_clients_setting_travels_to_the_service(site) -> None:
     ``off`` writes nothing, a number bounds the log."""
     import json
 
-    from markdown_memory.service import client_ops
+    from markdown_memory.hook.service_op import HookCall, answer
 
     service = SimpleNamespace(engine=lambda settings: site.engine)
     session = f"op-{time.time_ns()}"
@@ -306,8 +306,7 @@ def test_the_hook_clients_setting_travels_to_the_service(site) -> None:
     def ask(setting: str | None) -> None:
         stdin = json.dumps({"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": QUESTION,
                             "cwd": str(site.root)})
-        client_ops.hook(service, {"settings": site.engine.settings.to_wire(), "stdin": stdin, "max_tokens": 800,
-                                  "hook_log": setting})
+        answer(service, HookCall(site.engine.settings, stdin, 800, setting))
 
     ask("off")
     assert site.engine.store.hook_entries(session) == []

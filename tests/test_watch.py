@@ -100,32 +100,24 @@ def test_a_moved_folder_and_ignored_files(watched):
     wait_for(lambda: not files_with(engine, "movedinzq"), "the moved-away folder's file leaves search")
 
 
-class _FailingNotify:
-    """Stands in for watchfiles' Rust watcher where native watching fails: at once (the inotify
-    watch limit on a big tree) or on the first wait (a new folder past the limit)."""
+def _failing_watch(at_start: bool):
+    """Stands in for ``watchfiles.watch`` where native watching fails: at once (the inotify
+    watch limit on a big tree) or after it armed (a new folder past the limit)."""
 
-    fail_at_start = True
-
-    def __init__(self, *args: object) -> None:
-        if self.fail_at_start:
+    def watch(*args: object, **kwargs: object):
+        if at_start:
             raise OSError("OS file watch limit reached. about [\"/docs\"]")
-
-    def __enter__(self) -> _FailingNotify:
-        return self
-
-    def __exit__(self, *args: object) -> None:
-        pass
-
-    def watch(self, *args: object) -> object:
+        yield set()  # armed: an empty group (a tick without changes)
         raise RuntimeError("error in underlying watcher: OS file watch limit reached")
+
+    return watch
 
 
 @pytest.mark.parametrize("at_start", [True, False], ids=["at-start", "mid-watch"])
 def test_native_failure_falls_back_to_polling(watched, monkeypatch, caplog, at_start):
-    import watchfiles._rust_notify
+    import watchfiles
 
-    monkeypatch.setattr(_FailingNotify, "fail_at_start", at_start)
-    monkeypatch.setattr(watchfiles._rust_notify, "RustNotify", _FailingNotify)
+    monkeypatch.setattr(watchfiles, "watch", _failing_watch(at_start))
     monkeypatch.setenv("MARKDOWN_MEMORY_WATCH", "auto")
     engine, watcher, root = watched(mode=None)
     (root / "doc0.md").write_text("# Document 0\n\nThe fallbackzq marker.\n", encoding="utf-8")

@@ -27,6 +27,7 @@ from .errors import DocumentNotFoundError, IndexBusyError, QueryError
 from .files.walk import linked_part
 from .freshness import FreshnessGate
 from .index.activity import IndexActivity
+from .index.changes import ChangeApplier, ChangeOutcome, ChangeSet, StopCheck
 from .index.embedding import Progress
 from .index.runs import IndexRuns
 from .index.scheduler import BackgroundIndexer, IndexHooks
@@ -100,6 +101,7 @@ class Engine:
         self._runs = IndexRuns(settings, self._database, self._loader, self._activity, clock=clock)
         self._gate = FreshnessGate(lambda progress, wait: self.index(progress=progress, wait_seconds=wait),
                                    self.refresh, self._scheduler, self._activity, self._reporter)
+        self._changes = ChangeApplier(self._database, self._runs, self._activity, self.start_index_run, self.index)
         self._database.on_recover = self._rebuild_after_damage
 
     def _index_hooks(self) -> IndexHooks:
@@ -162,6 +164,10 @@ class Engine:
         (the file watcher: after many changed files, and for the vectors of refreshed ones);
         returns at once. False when auto-index is off, the engine is stopping, or a run is going."""
         return self._scheduler.start_now(reason)
+
+    def apply_changes(self, changes: ChangeSet, *, limit: int, why: str, stop: StopCheck = None) -> ChangeOutcome:
+        """The file watcher's one call (``index/changes.py``; ``why`` for the log). Raises as :meth:`refresh`."""
+        return self._changes.apply(changes, limit=limit, why=why, should_stop=stop)
 
     def load_model(self) -> Embedder | None:
         """Load the embedding model now, in this thread (None for the ``none`` preset)."""

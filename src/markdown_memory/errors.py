@@ -150,7 +150,7 @@ class ErrorReport:
     ambiguous: bool | None = None
     detail: str = ""
 
-    def tool_payload(self, tool: str) -> dict[str, Any]:
+    def tool_payload(self, tool: str) -> dict[str, object]:
         """The JSON body of an MCP error result: ``{"error": sentence, "candidates"?: [...],
         "ambiguous"?: true}``. A bug is logged with its traceback by ``describe_error``'s
         caller; the agent gets no traceback."""
@@ -164,7 +164,7 @@ class ErrorReport:
                 payload["ambiguous"] = True
         return payload
 
-    def cli_payload(self) -> dict[str, Any]:
+    def cli_payload(self) -> dict[str, object]:
         """``--json``'s error object: ``{"error": {"message", "type", "candidates"?,
         "ambiguous"?}}``."""
         if not self.expected:

@@ -1,11 +1,13 @@
-"""What ``markdown-memory search`` prints, for both places that run it: the CLI process itself
+"""What ``markdown-memory search`` prints, for both places that answer it: the CLI process itself
 (``cli/search.py``) and the resident service answering a CLI client (op ``search``,
-``service/client_ops.py``), so the two print the same bytes.
+``cli/search_op.py``), so the two print the same bytes: both render the answer's wire form
+(``SearchAnswer.to_dict()``, what ``--json`` prints) in the CLI's own process.
 
-Outside the ``cli`` package on purpose: the service imports this module, and ``cli`` imports
-the service's client (an import of ``cli`` from the service would be a cycle).
-:class:`CliSearch` is the command's arguments (the request and the output options) as the wire carries them; :func:`run_search`
-returns the text of stdout; :func:`error_output` renders a user's mistake as ``main`` does.
+Outside the ``cli`` package on purpose: the service's ``search`` op runs :func:`search_answer`
+in the service process. :class:`CliSearch` is the command's arguments (the request and the
+output options) as the wire carries them; :func:`search_answer` runs the search;
+:func:`answer_output` renders its wire form as stdout (:func:`run_search`: both);
+:func:`error_facts` / :func:`error_output` a user's mistake as ``main`` does.
 """
 
 from __future__ import annotations
@@ -101,66 +103,106 @@ def read_command(settings: Settings, embedder_chosen: bool, db_chosen: bool,
     return command
 
 
-def render_search(answer: SearchAnswer, read_command: Callable[[str, str], str] | None = None, *,
-                  verbose: bool = False) -> str:
+def render_search(answer: SearchAnswer | Mapping[str, Any], read_command: Callable[[str, str], str] | None = None,
+                  *, verbose: bool = False, embedder_news: bool | None = None) -> str:
     """``search`` for a person: per hit a header line, the first lines of its text (or the
     preview of a pointer hit) and, when text is left out, the command that reads the section;
-    the ``embedder:`` line only when the preset changed, or with ``verbose``."""
-    from .embed.choice import worth_saying
-
+    the ``embedder:`` line only when the preset changed, or with ``verbose``. ``answer``: the
+    answer or its wire form (``to_dict()``, as the service's reply carries it): what is printed
+    is read from the wire form either way, so both print the same. ``embedder_news``: whether the
+    embedder's ``chosen`` reason says the preset changed (:func:`embedder_news`), when the
+    caller has it (a service client, which does not import the sentences); else judged here."""
+    data = answer if isinstance(answer, Mapping) else answer.to_dict()
     read = read_command or (lambda f, h: shlex.join(["markdown-memory", "read", f, h]))
     out = []
-    for i, hit in enumerate(answer.results, start=1):
-        notes = [f"score {hit.score}", f"{hit.tokens} tokens", "+".join(hit.matched_by),
-                 f"stale: file {hit.stale} since indexed" if hit.stale else ""]
-        out.append(f"{i}. {hit.file_path}:{hit.start_line}-{hit.end_line}  {hit.heading_path}  "
+    for i, hit in enumerate(data["results"], start=1):
+        where, tokens = (hit["file_path"], hit["heading_path"]), hit["tokens"]
+        notes = [f"score {hit['score']}", f"{tokens} tokens", "+".join(hit["matched_by"]),
+                 f"stale: file {hit['stale']} since indexed" if hit.get("stale") else ""]
+        out.append(f"{i}. {where[0]}:{hit['start_line']}-{hit['end_line']}  {where[1]}  "
                    f"({', '.join(n for n in notes if n)})")
-        if hit.content is None:
-            out.append(f"   {hit.preview}")
-            out.append(f"   … (not shown, {hit.tokens} tokens: {read(hit.file_path, hit.heading_path)})")
+        if hit.get("content") is None:
+            out.append(f"   {hit['preview']}")
+            out.append(f"   … (not shown, {tokens} tokens: {read(*where)})")
         else:
-            text_lines = hit.content.split("\n")
+            text_lines = hit["content"].split("\n")
             shown = text_lines[:12]
             out.extend("   " + clip(line) for line in shown)
             if len(text_lines) > len(shown):
-                out.append(f"   … ({len(text_lines) - len(shown)} more lines: "
-                           f"{read(hit.file_path, hit.heading_path)})")
+                out.append(f"   … ({len(text_lines) - len(shown)} more lines: {read(*where)})")
         out.append("")
-    if not answer.results:
+    if not data["results"]:
         out.append("no results")
-    if answer.message:
-        out.append(f"note: {answer.message}")
-    emb = answer.index_status.embedder if answer.index_status is not None else None
-    if emb is not None and worth_saying(emb.name, emb.chosen, verbose=verbose):  # nobody named it: which and why
-        out.append(f"embedder: {emb.name} ({emb.chosen})")
+    if data.get("message"):
+        out.append(f"note: {data['message']}")
+    emb = (data.get("index_status") or {}).get("embedder") or {}
+    if emb.get("chosen"):  # nobody named it: which and why
+        news = embedder_news_of(data) if embedder_news is None else embedder_news
+        if verbose or news:
+            out.append(f"embedder: {emb['name']} ({emb['chosen']})")
     return "\n".join(out).rstrip()
 
 
-def run_search(engine: Engine, search: CliSearch, progress: Progress, reader: Reader | None = None) -> str:
-    """Search (re-indexing changed files first unless ``no_refresh``) and return what stdout
-    gets, newline included; the answer's notes are worded for ``reader`` (default: this
-    process's). Raises what ``Engine.search`` raises (QueryError, ...)."""
+def search_answer(engine: Engine, search: CliSearch, progress: Progress, reader: Reader | None = None) -> SearchAnswer:
+    """Search (re-indexing changed files first unless ``no_refresh``; ``progress`` says so) and
+    return the answer, its notes worded for ``reader`` (default: this process's; the service
+    passes its client's). Raises what ``Engine.search`` raises (QueryError, ...)."""
     from .models import Freshness
 
-    out = search.output
     answer = engine.search(search.request, progress=progress, reader=reader,
-                           freshness=Freshness.FLAG if out.no_refresh else Freshness.INDEX)
+                           freshness=Freshness.FLAG if search.output.no_refresh else Freshness.INDEX)
     progress.finish()
-    if out.json:
-        return dumps_line(answer.to_dict())
-    read = read_command(engine.settings, out.embedder_chosen, out.db_chosen, reader.program if reader else None)
-    return render_search(answer, read, verbose=out.verbose) + "\n"
+    return answer
+
+
+def embedder_news_of(answer: Mapping[str, Any]) -> bool:
+    """True when the answer's (wire form) embedder ``chosen`` reason says the preset changed,
+    not simply that the index's own preset was kept (``embed.choice.worth_saying``)."""
+    from .embed.choice import worth_saying
+
+    emb = (answer.get("index_status") or {}).get("embedder") or {}
+    return bool(emb.get("chosen")) and worth_saying(str(emb.get("name")), str(emb["chosen"]))
+
+
+def answer_output(answer: Mapping[str, Any], output: SearchOutput, settings: Settings, *,
+                  embedder_news: bool | None = None, program: str | None = None) -> str:
+    """What stdout gets for ``answer`` (its wire form), newline included: the JSON line with
+    ``--json``, else the text of :func:`render_search` naming ``settings``' read command (run
+    as ``program``: by default this process's)."""
+    if output.json:
+        return dumps_line(answer)
+    read = read_command(settings, output.embedder_chosen, output.db_chosen, program)
+    return render_search(answer, read, verbose=output.verbose, embedder_news=embedder_news) + "\n"
+
+
+def run_search(engine: Engine, search: CliSearch, progress: Progress, reader: Reader | None = None) -> str:
+    """:func:`search_answer`, then :func:`answer_output`: what stdout gets, worded for ``reader``
+    (default: this process's). Raises as :func:`search_answer`."""
+    answer = search_answer(engine, search, progress, reader).to_dict()
+    return answer_output(answer, search.output, engine.settings, program=reader.program if reader else None)
+
+
+def error_facts(exc: BaseException) -> tuple[dict[str, object], str, int]:
+    """(the ``--json`` error object, the stderr sentence without its prefix, exit status) of a
+    command that failed with ``exc``: a MarkdownMemoryError (exit 2: the user can fix it) or
+    KeyboardInterrupt (128 + the signal)."""
+    from .errors import describe_error
+
+    payload = dict(describe_error(exc).cli_payload())
+    if isinstance(exc, KeyboardInterrupt):
+        return payload, "interrupted", int(getattr(exc, "exit_status", 130))
+    candidates = [c for c in (getattr(exc, "candidates", None) or []) if c not in str(exc)]
+    listed = f" (candidates: {' | '.join(candidates[:10])})" if candidates else ""
+    return payload, f"error: {exc}{listed}", 2
+
+
+def failure_output(payload: Mapping[str, object], sentence: str, as_json: bool) -> tuple[str, str]:
+    """(stdout, stderr) of a failure's facts (:func:`error_facts`), as the CLI's ``main`` prints
+    them: with ``as_json`` the error object on stdout too."""
+    return (dumps_line(payload) if as_json else ""), f"markdown-memory: {sentence}\n"
 
 
 def error_output(exc: BaseException, as_json: bool) -> tuple[str, str, int]:
-    """(stdout, stderr, exit status) of a command that failed with ``exc``, a
-    MarkdownMemoryError (exit 2: the user can fix it) or KeyboardInterrupt (128 + the signal),
-    as the CLI's ``main`` prints it: with ``as_json`` the error object on stdout too."""
-    from .errors import describe_error
-
-    out = dumps_line(describe_error(exc).cli_payload()) if as_json else ""
-    if isinstance(exc, KeyboardInterrupt):
-        return out, "markdown-memory: interrupted\n", int(getattr(exc, "exit_status", 130))
-    candidates = [c for c in (getattr(exc, "candidates", None) or []) if c not in str(exc)]
-    listed = f" (candidates: {' | '.join(candidates[:10])})" if candidates else ""
-    return out, f"markdown-memory: error: {exc}{listed}\n", 2
+    """(stdout, stderr, exit status) of a command that failed with ``exc`` (:func:`error_facts`)."""
+    payload, sentence, status = error_facts(exc)
+    return (*failure_output(payload, sentence, as_json), status)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from .options import add_docs_dir_option, add_json, add_run_options, emit, open_engine, real_path
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..models import IndexReport
 
 
 def register(sub: Any) -> None:
@@ -31,21 +34,22 @@ def index_root(positional: str | None, flag: str | None) -> str | None:
     return positional or flag
 
 
-def render_report(report: dict[str, Any]) -> str:
-    """The report of an index run (``IndexReport.to_dict()``) as lines for a person."""
+def render_report(report: IndexReport) -> str:
+    """The report of an index run as lines for a person (``--json`` prints ``report.to_dict()``)."""
+    r = report
     lines = [
-        f"indexed {report['root']}: {report['scanned']} files scanned, {report['added']} added, "
-        f"{report['updated']} updated, {report['unchanged']} unchanged, {report['removed']} removed",
-        f"  {report['sections']} sections, {report['passages']} passages; {report['vectors_embedded']} passages "
-        f"embedded, {report['vectors_reused']} given a stored vector, in {report['seconds']:.2f} s",
+        f"indexed {r.root}: {r.scanned} files scanned, {r.added} added, "
+        f"{r.updated} updated, {r.unchanged} unchanged, {r.removed} removed",
+        f"  {r.sections} sections, {r.passages} passages; {r.vectors_embedded} passages "
+        f"embedded, {r.vectors_reused} given a stored vector, in {r.seconds:.2f} s",
     ]
-    for w in report["warnings"]:
+    for w in r.warnings:
         lines.append(f"  warning: {w['path']}: {w['message']}")
-    for f in report["failed"]:
+    for f in r.failed:
         lines.append(f"  not indexed: {f['path']}: {f['reason']}")
-    problems = len(report["failed"]) + len(report["warnings"])
-    if report.get("message"):
-        lines.append(f"  note: {report['message']}")
+    problems = len(r.failed) + len(r.warnings)
+    if r.message:
+        lines.append(f"  note: {r.message}")
     lines.append("completed" + (f" with {problems} problem(s) listed above" if problems else ""))
     return "\n".join(lines)
 
@@ -65,6 +69,5 @@ def run(args: argparse.Namespace) -> int:
         finally:  # Ctrl-C too: end the bar's line, so "interrupted" gets a line of its own
             progress.finish()
             found_log.setLevel(level)
-        data = report.to_dict()
-        emit(data) if args.json else print(render_report(data))
+        emit(report.to_dict()) if args.json else print(render_report(report))
     return 0

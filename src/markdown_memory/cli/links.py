@@ -9,9 +9,12 @@ breadcrumb, or its status when it leads nowhere, with the candidate paths of an 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .options import add_docs_dir, add_json, bounded, emit, open_engine
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..models import Links
 
 
 def register(sub: Any) -> None:
@@ -25,27 +28,28 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
-def render(data: dict[str, Any]) -> str:
-    """The answer of ``Engine.links(...).to_dict()`` as lines for a person."""
-    out = [f"{data['file_path']}: {data['outgoing_total']} outgoing link(s), {data['unresolved']} not resolved; "
-           f"{data['backlinks_total']} backlink(s)"]
-    for link in data["outgoing"]:
-        if link["target_path"]:
-            where = link["target_path"] + (f" > {link['target_heading_path']}" if link["target_heading_path"] else "")
-            if link["status"] != "resolved":
-                where += f" ({link['status']}: {link['target']})"
-        elif link.get("candidates"):
-            where = f"({link['status']}: {link['target']}: {' | '.join(link['candidates'])})"
+def render(answer: Links) -> str:
+    """The answer of ``Engine.links(...)`` as lines for a person (``--json`` prints ``to_dict()``)."""
+    a = answer
+    out = [f"{a.file_path}: {a.outgoing_total} outgoing link(s), {a.unresolved} not resolved; "
+           f"{a.backlinks_total} backlink(s)"]
+    for link in a.outgoing:
+        if link.target_path:
+            where = link.target_path + (f" > {link.target_heading_path}" if link.target_heading_path else "")
+            if link.status != "resolved":
+                where += f" ({link.status}: {link.target})"
+        elif link.candidates:
+            where = f"({link.status}: {link.target}: {' | '.join(link.candidates)})"
         else:
-            where = f"({link['status']}: {link['target']})"
-        out.append(f"  {link['line']:>5}  {link['heading_path']}  ->  {where}")
-    if data["backlinks"]:
+            where = f"({link.status}: {link.target})"
+        out.append(f"  {link.line:>5}  {link.heading_path}  ->  {where}")
+    if a.backlinks:
         out.append("backlinks:")
-    for link in data["backlinks"]:
-        to = f"  ->  {link['target_heading_path']}" if link["target_heading_path"] else ""
-        out.append(f"  {link['file_path']}:{link['line']}  {link['heading_path']}{to}")
-    if data["next_offset"] is not None:
-        out.append(f"more: --offset {data['next_offset']}")
+    for link in a.backlinks:
+        to = f"  ->  {link.target_heading_path}" if link.target_heading_path else ""
+        out.append(f"  {link.file_path}:{link.line}  {link.heading_path}{to}")
+    if a.next_offset is not None:
+        out.append(f"more: --offset {a.next_offset}")
     return "\n".join(out)
 
 
@@ -55,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     with open_engine(args) as engine:
         # backlinks come from every document: the index is brought up to date first (as search does)
-        data = engine.links(args.file, offset=max(0, args.offset), limit=max(1, min(args.limit, 1000)),
-                            freshness=Freshness.INDEX).to_dict()
-    emit(data) if args.json else print(render(data))
+        answer = engine.links(args.file, offset=max(0, args.offset), limit=max(1, min(args.limit, 1000)),
+                              freshness=Freshness.INDEX)
+    emit(answer.to_dict()) if args.json else print(render(answer))
     return 0

@@ -20,7 +20,9 @@ from ..errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Engine
+    from ..service.ops import Op
     from ..service.server import Service
+    from ..service.wire import PingReply
 
 log = logging.getLogger("markdown_memory.service")
 
@@ -71,13 +73,23 @@ def run(args: argparse.Namespace) -> int:
     from ..service.server import AlreadyRunning, serve
 
     if port is None:
-        return serve(args.idle_timeout, on_new_engine=_watch)
+        return serve(args.idle_timeout, ops=_ops(), on_new_engine=_watch)
     # an agent holding the URL cannot start the service again: no idle exit unless asked for
     try:
-        return serve(0.0 if args.idle_timeout is None else args.idle_timeout, on_new_engine=_watch,
+        return serve(0.0 if args.idle_timeout is None else args.idle_timeout, ops=_ops(), on_new_engine=_watch,
                      extras=[_http_extra(port, args.idle_timeout)], raise_if_running=True)
     except AlreadyRunning as exc:
         return _already_running(port, exc.pid)
+
+
+def _ops() -> tuple[Op[Any], ...]:
+    """The adapters' ops the service answers besides ``ping`` and ``stop`` (each module is light:
+    its handler imports the engine): the MCP session, the prompt hook, the CLI's search."""
+    from ..hook.service_op import OP as HOOK
+    from ..mcp.service_op import OP as MCP
+    from .search_op import OP as SEARCH
+
+    return MCP, HOOK, SEARCH
 
 
 def _watch(engine: Engine) -> Callable[[], object] | None:
@@ -94,22 +106,23 @@ def _already_running(port: int, pid: int | None) -> int:
     from ..service import client
 
     try:
-        info = client.request("ping", {}, start=False)
+        info: PingReply | None = client.ping(start=False)
+        pid, http = (info.pid, info.http_port) if info is not None else (pid, None)
     except (client.ServiceUnavailable, client.ServiceError):
-        info = {"pid": pid, "http_port": None}
-    if info.get("http_port") == port:
-        sys.stderr.write(f"markdown-memory: the service already runs (pid {info.get('pid')}) "
+        http = None
+    if http == port:
+        sys.stderr.write(f"markdown-memory: the service already runs (pid {pid}) "
                          f"with MCP over HTTP on port {port}\n")
         return 0
-    raise ConfigError(_other_service(info, port))
+    raise ConfigError(_other_service(pid, http, port))
 
 
-def _other_service(info: dict[str, Any], port: int) -> str:
-    """The sentence for a running service (its ``ping``) that does not serve HTTP on ``port``."""
+def _other_service(pid: int | None, http_port: int | None, port: int) -> str:
+    """The sentence for a running service (its pid and HTTP port) that does not serve HTTP on ``port``."""
     from ..service import paths
 
-    serving = f"with HTTP on port {info['http_port']}" if info.get("http_port") else "without HTTP"
-    return (f"a service already runs (pid {info.get('pid')}) {serving}, not on port {port}; stop it with "
+    serving = f"with HTTP on port {http_port}" if http_port else "without HTTP"
+    return (f"a service already runs (pid {pid}) {serving}, not on port {port}; stop it with "
             f"`markdown-memory serve --stop`, then run this again (log: {paths.log_path()})")
 
 
@@ -149,13 +162,13 @@ def _status() -> int:
     if info is None:
         sys.stdout.write(f"the service is not running (runtime folder {paths.runtime_dir()})\n")
         return 0
-    roots = info.get("roots") or []
-    sys.stdout.write(f"the service is running: pid {info.get('pid')}, version {info.get('version')}, "
-                     f"up {float(info.get('uptime_s') or 0):.0f} s, {len(roots)} docs root(s)\n")
-    if info.get("http_port"):
-        sys.stdout.write(f"MCP over HTTP: http://127.0.0.1:{info['http_port']}/roots/<id>/mcp\n")
-    elif info.get("http_error"):
-        sys.stdout.write(f"MCP over HTTP: off, it could not start: {info['http_error']}\n")
+    roots = info.roots
+    sys.stdout.write(f"the service is running: pid {info.pid}, version {info.version}, "
+                     f"up {info.uptime_s:.0f} s, {len(roots)} docs root(s)\n")
+    if info.http_port:
+        sys.stdout.write(f"MCP over HTTP: http://127.0.0.1:{info.http_port}/roots/<id>/mcp\n")
+    elif info.http_error:
+        sys.stdout.write(f"MCP over HTTP: off, it could not start: {info.http_error}\n")
     else:
         sys.stdout.write("MCP over HTTP: off (not asked for: `serve --http-port PORT`)\n")
     if client.mode() == "off":
@@ -176,15 +189,14 @@ def _stop() -> int:
     return 0
 
 
-def _ping() -> dict[str, Any] | None:
+def _ping() -> PingReply | None:
     """The running service's ``ping`` answer, or None when none runs (none is started)."""
     from ..service import client
 
     try:
-        answer: dict[str, Any] = client.request("ping", {}, start=False)
+        return client.ping(start=False)
     except client.ServiceUnavailable:
         return None
-    return answer
 
 
 def _start_detached(http_port: int | None, idle_timeout: float | None) -> int:
@@ -204,14 +216,14 @@ def _start_detached(http_port: int | None, idle_timeout: float | None) -> int:
         before = _ping()
         if before is None:
             client.start_service(flags)
-        info = client.request("ping", {}, start=False)
+        info = client.ping(start=False)
     except (client.ServiceUnavailable, client.ServiceError) as exc:
         raise ConfigError(f"the service did not start: {exc}") from exc
-    if http_port is not None and info.get("http_port") != http_port:
-        if before is None and info.get("http_error"):  # the one just started: leave nothing behind
+    if http_port is not None and info.http_port != http_port:
+        if before is None and info.http_error:  # the one just started: leave nothing behind
             with contextlib.suppress(client.ServiceUnavailable):
                 client.stop_service()
-            raise ConfigError(f"MCP over HTTP could not start, so the service was stopped: {info['http_error']}")
-        raise ConfigError(_other_service(info, http_port))
-    sys.stdout.write(f"the service is running (pid {info.get('pid')}); log: {paths.log_path()}\n")
+            raise ConfigError(f"MCP over HTTP could not start, so the service was stopped: {info.http_error}")
+        raise ConfigError(_other_service(info.pid, info.http_port, http_port))
+    sys.stdout.write(f"the service is running (pid {info.pid}); log: {paths.log_path()}\n")
     return 0

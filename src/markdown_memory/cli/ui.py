@@ -80,20 +80,20 @@ def _ensure_service(port: int) -> None:
 
     try:
         try:
-            info = client.request("ping", {}, start=False)
+            info = client.ping(start=False)
         except client.ServiceUnavailable:
             client.start_service(["--http-port", str(port)])
-            info = client.request("ping", {}, start=False)
+            info = client.ping(start=False)
     except (client.ServiceUnavailable, client.ServiceError) as exc:
         raise ConfigError(f"the service did not start: {exc}") from exc
-    if info.get("http_port") == port:
+    if info.http_port == port:
         return
-    if info.get("http_error"):
-        raise ConfigError(f"the service could not serve HTTP on port {port}: {info['http_error']}")
-    if info.get("http_port"):
-        raise ConfigError(f"a service already runs (pid {info.get('pid')}) with HTTP on port {info['http_port']}, "
-                          f"not {port}: run `markdown-memory ui --http-port {info['http_port']}`")
-    raise ConfigError(f"a service already runs (pid {info.get('pid')}) without HTTP; stop it with `markdown-memory "
+    if info.http_error:
+        raise ConfigError(f"the service could not serve HTTP on port {port}: {info.http_error}")
+    if info.http_port:
+        raise ConfigError(f"a service already runs (pid {info.pid}) with HTTP on port {info.http_port}, "
+                          f"not {port}: run `markdown-memory ui --http-port {info.http_port}`")
+    raise ConfigError(f"a service already runs (pid {info.pid}) without HTTP; stop it with `markdown-memory "
                       "serve --stop` (agents work in process meanwhile), then run this again")
 
 

@@ -174,7 +174,7 @@ class Checker:
         code_root = store.get_meta("code_root")
         self.root = root or (Path(code_root) if code_root else None)
         self.defined = set(defined)
-        self.top = store.top_folders()
+        self.top = store.code.top_folders()
         self.dependencies = set(json.loads(store.get_meta(DEPENDENCIES_KEY) or "[]"))
         self.owners = Owners.from_json(store.get_meta(OWNERS_KEY))
         self._paths: dict[str, bool] = {}
@@ -182,7 +182,7 @@ class Checker:
 
     def _path_held(self, path: str) -> bool:
         if path not in self._paths:
-            self._paths[path] = self.store.held_path(path)
+            self._paths[path] = self.store.code.held_path(path)
         return self._paths[path]
 
     def _reads_prefix(self, first: str) -> bool:
@@ -190,9 +190,9 @@ class Checker:
         beside a documented ``APP_LEGACY_MODE``): that family is the repository's."""
         if first not in self._prefixes:
             low = first + "_"
-            spelled = [t for t in self.store.tokens_in_range(low, first + "`", len(low) + 1, 80, 50)
+            spelled = [t for t in self.store.code.tokens_in_range(low, first + "`", len(low) + 1, 80, 50)
                        if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", t)]
-            self._prefixes[first] = bool(spelled) or bool(self.store.held_tokens([PREFIX_MARK + low]))
+            self._prefixes[first] = bool(spelled) or bool(self.store.code.held_tokens([PREFIX_MARK + low]))
         return self._prefixes[first]
 
     def checkable(self, ref: Reference) -> bool:
@@ -258,7 +258,7 @@ class Checker:
         is deprecated, removed or renamed."""
         says_old = bool(_SAYS_OLD.search(text))
         refs = [r for r in refs if self.checkable(r)]
-        held = self.store.held_tokens(t for r in refs for t in _candidates(r))
+        held = self.store.code.held_tokens(t for r in refs for t in _candidates(r))
         out = []
         for ref in refs:
             if ref.kind == "path":
@@ -289,7 +289,7 @@ class Checker:
         limit = 1 if len(bare) <= 5 else 2
         best: tuple[int, int, str] | None = None
         for low in {bare[:1], bare[:1].swapcase()} if ref.kind == "flag" else {bare[:1]}:
-            for token in self.store.tokens_in_range(low, low + "\uffff", len(bare) - limit, len(bare) + limit):
+            for token in self.store.code.tokens_in_range(low, low + "\uffff", len(bare) - limit, len(bare) + limit):
                 cand = token.replace("_", "-").lower() if ref.kind == "flag" else token
                 if ref.kind == "env" and not re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", cand):
                     continue
@@ -352,7 +352,7 @@ def find_drift(store: Store, docs_root: Path, code_root: str | None) -> DriftRep
     of ``store`` that drift. Raises UsageError when the code side is unknown."""
     root = find_code_root(docs_root, code_root)
     update = update_code_index(store, root)
-    every = store.all_sections()
+    every = store.code.all_sections()
     sections = [s for s in every if not is_skipped(s.file_path)]
     defined = definitions(s.text for s in every)
     checker = Checker(store, defined, root)
@@ -376,7 +376,7 @@ def find_drift(store: Store, docs_root: Path, code_root: str | None) -> DriftRep
 def with_drift(store: Store, hits: list[Hit]) -> list[Hit]:
     """``hits`` with ``drift`` set to the names each one's text gives that the code side lost
     (unchanged when no ``drift`` run has read a code side)."""
-    if not store.has_code_index():
+    if not store.code.has_index():
         return hits
     checker = Checker(store, json.loads(store.get_meta(DEFINITIONS_KEY) or "[]"))
     vouched = set(json.loads(store.get_meta(VOUCHED_KEY) or "[]"))

@@ -230,12 +230,12 @@ def update_code_index(store: Store, code_root: Path) -> CodeUpdate:
     that cannot be read is skipped with a warning; it never stops the run."""
     real = str(code_root.resolve())
     with store.transaction():
-        store.ensure_code_tables()
+        store.code.ensure_tables()
         if store.get_meta("code_root") != real or store.get_meta(TOKENS_VERSION_KEY) != TOKENS_VERSION:
-            store.clear_code_index()  # another root, or tokens read by older rules (no family markers)
+            store.code.clear()  # another root, or tokens read by older rules (no family markers)
             store.set_meta("code_root", real)
             store.set_meta(TOKENS_VERSION_KEY, TOKENS_VERSION)
-    stored = store.code_files()
+    stored = store.code.files()
     listed = list_files(code_root)
     read = tokenized = 0
     present: set[str] = set()
@@ -262,13 +262,13 @@ def update_code_index(store: Store, code_root: Path) -> CodeUpdate:
                 continue
             digest = hashlib.sha256(data).hexdigest()
             if old is not None and old.sha256 == digest:
-                store.touch_code_file(old.id, st.st_size, st.st_mtime_ns)
+                store.code.touch_file(old.id, st.st_size, st.st_mtime_ns)
                 continue
             code = is_code(rel) and data and b"\0" not in data[:8192]
-            store.put_code_file(rel, st.st_size, st.st_mtime_ns, digest, tokens_of(data) if code else None)
+            store.code.put_file(rel, st.st_size, st.st_mtime_ns, digest, tokens_of(data) if code else None)
             tokenized += 1 if code else 0
         gone = [f.id for p, f in stored.items() if p not in present]
-        store.delete_code_files(gone)
+        store.code.delete_files(gone)
         store.set_meta(DEPENDENCIES_KEY, json.dumps(sorted(dependency_names(code_root, sorted(present)))))
         store.set_meta(OWNERS_KEY, read_owners(code_root, sorted(present)).to_json())
     return CodeUpdate(real, len(present), read, tokenized, len(gone))

@@ -1,4 +1,5 @@
-"""The hook's client path: ask a RUNNING resident service (op ``hook``) for the answer.
+"""The hook's client path: ask a RUNNING resident service (op ``hook``, :mod:`.service_op`) for
+the answer.
 
 A prompt never waits for a service to start: when none is running (and the switch is
 ``auto``), one is spawned detached for the next prompt and the caller answers in process,
@@ -8,7 +9,7 @@ keyword-only. Imports only the service's light client (no engine, numpy or model
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
@@ -25,15 +26,15 @@ def via_service(settings: Settings, stdin: str, max_tokens: int) -> tuple[str | 
     with this ``stdin``; None when there is no service (or it failed mid-call: the caller
     answers in process). Never raises."""
     from ..service import client
+    from .service_op import HookCall, HookReply
 
     if client.mode() == "off":
         return None
     from .record import setting
 
-    fields: dict[str, Any] = {"settings": settings.to_wire(), "stdin": stdin, "max_tokens": max_tokens,
-                              "hook_log": setting()}  # the hook's own MARKDOWN_MEMORY_HOOK_LOG
     try:
-        result = client.request("hook", fields, start=False, timeout=SERVICE_TIMEOUT_SECONDS)
+        reply = client.call("hook", HookCall(settings, stdin, max_tokens, setting()), HookReply, start=False,
+                            timeout=SERVICE_TIMEOUT_SECONDS)
     except client.ServiceUnavailable as exc:
         log.debug("hook answers in process: %s", exc)
         if client.mode() == "auto":  # a live service's lock makes a second one exit at once
@@ -42,17 +43,14 @@ def via_service(settings: Settings, stdin: str, max_tokens: int) -> tuple[str | 
     except client.ServiceError as exc:
         log.debug("the service refused the hook call (%s): answering in process", exc)
         return None
-    if not isinstance(result, dict):
-        return None
-    out, err = result.get("stdout"), result.get("stderr")
-    return (out if isinstance(out, str) else None), (err if isinstance(err, str) else None)
+    return reply.stdout, reply.stderr
 
 
 def spawn_detached() -> None:
     """Start the resident service for the next prompt without waiting for it. Never raises."""
-    from ..service import client, paths
+    from ..service import client
 
     try:
-        client._spawn(paths.log_path())
+        client.spawn()
     except Exception as exc:  # noqa: BLE001 - the prompt goes on in process either way
         log.debug("could not start the service: %s", exc)

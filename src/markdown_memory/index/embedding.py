@@ -20,7 +20,8 @@ from ..embed.base import Embedder, batch_order_lengths
 from ..embed.onnx_runtime import CALLS_IN_FLIGHT
 from ..markdown import ParsedDocument
 from ..markdown.passages import embed_body, pack_runs, run_text
-from ..store import Store, blob_vector, vector_blob
+from ..store import blob_vector, vector_blob
+from ..store.views import IndexWrites
 
 log = logging.getLogger("markdown_memory.indexer")
 
@@ -72,7 +73,7 @@ def passage_keys(doc: ParsedDocument) -> list[str]:
     return keys
 
 
-def reuse_identical_vectors(store: Store) -> int:
+def reuse_identical_vectors(store: IndexWrites) -> int:
     """Give every passage without a vector the stored vector of an embedded passage with the
     same ``embed_key`` (same breadcrumb and text: a moved, renamed or copied file). Returns how
     many passages got one. Needs the vec tables of the current model (a no-op without them)."""
@@ -89,7 +90,7 @@ def reuse_identical_vectors(store: Store) -> int:
 
 
 def embed_pending(
-    store: Store,
+    store: IndexWrites,
     embedder: Embedder,
     *,
     progress: Progress | None = None,
@@ -150,7 +151,7 @@ class _Pending:
     rekey: list[tuple[str, int]] = field(default_factory=list)
 
 
-def _pending_texts(store: Store, embedder: Embedder) -> _Pending:
+def _pending_texts(store: IndexWrites, embedder: Embedder) -> _Pending:
     """The pending passages packed into runs (``pack_runs``) per section, keyed (see
     :func:`embed_pending`)."""
     rows = store.pending_passages()
@@ -179,7 +180,7 @@ def _pending_texts(store: Store, embedder: Embedder) -> _Pending:
     return pending
 
 
-def _reuse_identical(store: Store, pending: _Pending, remaining: dict[int, int],
+def _reuse_identical(store: IndexWrites, pending: _Pending, remaining: dict[int, int],
                      sums: dict[int, tuple[np.ndarray, int]]) -> int:
     """Give pending passages the stored vectors of identical keys embedded elsewhere (their
     keys leave ``pending.texts``); returns how many passages got one."""
@@ -203,7 +204,7 @@ class _ChunkRun:
     """Embeds the pending texts chunk by chunk (``EMBED_WORKERS`` chunks in flight) and writes
     each chunk in its own transaction (see :func:`embed_pending`)."""
 
-    store: Store
+    store: IndexWrites
     embedder: Embedder
     pending: _Pending
     remaining: dict[int, int]

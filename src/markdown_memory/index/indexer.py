@@ -35,8 +35,9 @@ from ..files.walk import MARKDOWN_SUFFIXES, WalkEntry, WalkResult, name_is_text,
 from ..markdown import parse_document
 from ..models import IndexReport
 from ..reading.links import relink, relink_documents
-from ..store import DocumentFile, Store, StoredDocument
+from ..store import DocumentFile, StoredDocument
 from ..store.errors import is_disk_full
+from ..store.views import IndexWrites
 from .embedding import Progress, embed_pending, passage_keys, reuse_identical_vectors
 from .navigation import navigation_titles
 
@@ -124,7 +125,7 @@ def read_markdown(entry: WalkEntry, max_bytes: int = MAX_FILE_BYTES) -> tuple[by
     return data, text, warning
 
 
-def write_document(store: Store, rel: str, data: bytes, text: str, signature: tuple[int, int, int],
+def write_document(store: IndexWrites, rel: str, data: bytes, text: str, signature: tuple[int, int, int],
                    warnings: list[str], old_id: int | None, nav_title: str | None = None) -> tuple[int, int, int]:
     """Parse and replace one document in a single transaction; its unchanged passages (same
     embed key) keep their vectors. ``nav_title``: the site navigation's title for it.
@@ -152,7 +153,7 @@ def write_document(store: Store, rel: str, data: bytes, text: str, signature: tu
 
 
 def index_tree(
-    store: Store,
+    store: IndexWrites,
     root: Path,
     *,
     embedder: Callable[[], Embedder | None] | None,
@@ -222,7 +223,7 @@ def index_tree(
     return tally.freeze(failed)
 
 
-def _parser_changed(store: Store) -> bool:
+def _parser_changed(store: IndexWrites) -> bool:
     """True when the index holds sections of an older parser (every file is then re-parsed;
     unchanged passages keep their vectors); an empty index just records this parser."""
     if store.get_meta("parser_version") == PARSER_VERSION:
@@ -234,7 +235,7 @@ def _parser_changed(store: Store) -> bool:
     return False
 
 
-def stored_navigation(store: Store) -> dict[str, str]:
+def stored_navigation(store: IndexWrites) -> dict[str, str]:
     """The navigation titles (``{path: title}``) the stored documents were parsed with."""
     try:
         data = json.loads(store.get_meta(NAVIGATION_META) or "{}")
@@ -243,7 +244,7 @@ def stored_navigation(store: Store) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
-def _navigation(store: Store, root: Path, files: list[WalkEntry], prefix: str) -> tuple[dict[str, str], set[str]]:
+def _navigation(store: IndexWrites, root: Path, files: list[WalkEntry], prefix: str) -> tuple[dict[str, str], set[str]]:
     """This run's navigation titles of the whole root (``navigation.py``; outside ``prefix``
     the stored ones) and the paths whose title changed since the stored documents were parsed
     (they are parsed again, so an edited mkdocs.yml or SUMMARY.md re-titles its pages)."""
@@ -253,7 +254,7 @@ def _navigation(store: Store, root: Path, files: list[WalkEntry], prefix: str) -
     return new, {p for p in set(old) | set(new) if old.get(p) != new.get(p)}
 
 
-def _parse_files(store: Store, files: list[WalkEntry], known: dict[str, StoredDocument], tally: RunTally,
+def _parse_files(store: IndexWrites, files: list[WalkEntry], known: dict[str, StoredDocument], tally: RunTally,
                  force: bool, max_file_bytes: int, progress: Progress | None, stop: Callable[[], bool],
                  nav: dict[str, str], renamed: set[str]) -> set[str]:
     """Phase 1 over the walked ``files`` (``index_file`` each, polling ``stop`` between them);
@@ -277,7 +278,7 @@ def _parse_files(store: Store, files: list[WalkEntry], known: dict[str, StoredDo
     return seen
 
 
-def _remove_gone(store: Store, gone: list[int], tally: RunTally) -> None:
+def _remove_gone(store: IndexWrites, gone: list[int], tally: RunTally) -> None:
     """Delete the documents ``gone`` (ids) whose files disappeared, each in its own transaction."""
     if gone and tally.report.added:
         # a moved or renamed file (folder): its new passages take the vectors of the old
@@ -289,7 +290,7 @@ def _remove_gone(store: Store, gone: list[int], tally: RunTally) -> None:
         tally.add(removed=1)
 
 
-def _record_walk(store: Store, walk: WalkResult, prefix: str, tally: RunTally, now: float,
+def _record_walk(store: IndexWrites, walk: WalkResult, prefix: str, tally: RunTally, now: float,
                  nav: dict[str, str]) -> bool:
     """Record the run's failures, walk facts and navigation titles (``nav``), writing only what
     differs: a run that found nothing new leaves the database untouched (no write transaction,
@@ -323,7 +324,7 @@ def _record_walk(store: Store, walk: WalkResult, prefix: str, tally: RunTally, n
     return changed
 
 
-def _embed_phase(store: Store, tally: RunTally, embedder: Callable[[], Embedder | None] | None,
+def _embed_phase(store: IndexWrites, tally: RunTally, embedder: Callable[[], Embedder | None] | None,
                  weights_id: str | None, stored_id: str | None, progress: Progress | None,
                  stop: Callable[[], bool]) -> None:
     """Phase 2: embed pending passages (see ``index_tree`` for when the model is loaded)."""
@@ -348,7 +349,7 @@ def _embed_phase(store: Store, tally: RunTally, embedder: Callable[[], Embedder 
 
 
 def index_file(
-    store: Store,
+    store: IndexWrites,
     entry: WalkEntry,
     old: StoredDocument | None,
     tally: RunTally,
@@ -414,7 +415,7 @@ def index_file(
         log.warning("%s: %s", entry.rel, w)
 
 
-def _leave_out(store: Store, rel: str, old: StoredDocument | None, tally: RunTally, why: str) -> None:
+def _leave_out(store: IndexWrites, rel: str, old: StoredDocument | None, tally: RunTally, why: str) -> None:
     """Keep ``rel`` out of the index (its stored document removed), saying ``why`` in the report."""
     if old is not None:
         with store.transaction():
@@ -423,7 +424,7 @@ def _leave_out(store: Store, rel: str, old: StoredDocument | None, tally: RunTal
     tally.warn(rel, [why])
 
 
-def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str] | None = None,
+def refresh_paths(store: IndexWrites, root: Path, paths: list[str], exclude: list[str] | None = None,
                   max_file_bytes: int = MAX_FILE_BYTES) -> IndexReport:
     """Re-check specific documents now (edited, deleted, unreadable or new files), keyword
     index only: their passages get vectors in the next index run (passages whose text did not
@@ -437,7 +438,7 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
     tally = RunTally(str(root))
     known = store.documents_by_path()
     paths = [p for p in paths if name_is_text(p)]  # never indexed (walk.py); SQLite refuses them
-    before = store.document_names_at(paths)  # as links named them: only links these can reach are re-resolved
+    before = store.links.document_names_at(paths)  # as links named them: only links these can reach are re-resolved
     nav = stored_navigation(store)  # as the last index run read it
     gone: list[int] = []
     for rel in dict.fromkeys(paths):
@@ -453,7 +454,7 @@ def refresh_paths(store: Store, root: Path, paths: list[str], exclude: list[str]
         index_file(store, entry, old, tally, max_file_bytes=max_file_bytes, nav_title=nav.get(rel))
     _remove_gone(store, gone, tally)  # a move: see index_tree
     if tally.report.added or tally.report.updated or tally.report.removed:
-        relink_documents(store, before, store.document_names_at(paths))
+        relink_documents(store, before, store.links.document_names_at(paths))
     with store.transaction():
         store.clear_failures(list(dict.fromkeys(paths)))
         now = time.time()

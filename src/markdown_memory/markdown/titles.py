@@ -16,7 +16,7 @@ else its first section (the preamble of a page without H1, as mkdocs pages often
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
 
 #: Front-matter keys that name the page, in order.
 TITLE_KEYS = ("title", "linkTitle", "sidebar_label")
@@ -24,7 +24,7 @@ _INDEX_STEMS = frozenset({"index", "readme", "_index"})
 _SEPARATORS = re.compile(r"[\s_\-]+")
 
 
-def front_matter_title(metadata: dict[str, Any]) -> str | None:
+def front_matter_title(metadata: Mapping[str, object]) -> str | None:
     """The first non-empty string (or number) of ``TITLE_KEYS`` in ``metadata``, stripped."""
     for key in TITLE_KEYS:
         value = metadata.get(key)
@@ -52,7 +52,7 @@ def file_name_title(path: str) -> str:
     return words_of_name(stem) or stem
 
 
-def choose_title(metadata: dict[str, Any], h1: str | None, nav_title: str | None, path: str) -> str:
+def choose_title(metadata: Mapping[str, object], h1: str | None, nav_title: str | None, path: str) -> str:
     """The document title by the module's order; ``h1`` is the first level-1 heading's text
     (None without one), ``nav_title`` the navigation's title for the page (None without)."""
     return front_matter_title(metadata) or h1 or (nav_title or "").strip() or file_name_title(path)

@@ -32,7 +32,7 @@ def answer_bytes(data: Any) -> int:
     return len(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
-def fit_answer(data: dict[str, Any], limit: int = MAX_ANSWER_BYTES) -> dict[str, Any]:
+def fit_answer(data: dict[str, object], limit: int = MAX_ANSWER_BYTES) -> dict[str, object]:
     """``data`` when its JSON is at most ``limit`` bytes, else a copy cut to fit (module
     docstring). Never raises on a JSON-able dict."""
     if answer_bytes(data) <= limit:

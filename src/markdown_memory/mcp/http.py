@@ -9,7 +9,9 @@ engine per root) and one low-level server from :func:`.server.build_server`, run
 (``Mcp-Session-Id``) and its own memory of the section texts already sent, as a stdio server
 has; the answers are the stdio server's.
 
-Every request passes these checks, in this order, before the SDK sees it:
+Every request passes these checks, in this order, before the SDK's session manager sees it
+(checks 1 and 2 are the SDK's own ``TransportSecurityMiddleware``, with the settings its
+transport also gets; the refusals here word them):
 
 1. ``Host`` must be ``127.0.0.1:PORT`` or ``localhost:PORT`` (a DNS-rebinding page's host is
    refused): 421.
@@ -94,8 +96,14 @@ class McpHttpApp:
         self._on_request = on_request
         self._engine_factory = engine_factory
         self._lookup = lookup
+        from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+
         self._hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
-        self._origins = {f"http://{host}" for host in self._hosts}
+        #: checks 1 and 2 (Host, then Origin): the SDK's, with the settings its transport gets too
+        self._security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                                   allowed_hosts=sorted(self._hosts),
+                                                   allowed_origins=sorted(f"http://{host}" for host in self._hosts))
+        self._host_origin = TransportSecurityMiddleware(self._security)
         self._roots: dict[str, _Root] = {}
         self._task_group: TaskGroup | None = None
         self._roots_lock: Any = None  # an anyio.Lock, made on the server's event loop
@@ -122,13 +130,13 @@ class McpHttpApp:
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from starlette.datastructures import Headers
+        from starlette.requests import Request
 
-        headers = Headers(scope=scope)
-        if scope.get("path", "").split("/")[1:2] == ["ui"]:  # the local page (ui/app.py): checks 1-2, then its own
-            await (self._check_local(headers) or self._ui())(scope, receive, send)
+        request = Request(scope)
+        if str(scope.get("path", "")).split("/")[1:2] == ["ui"]:  # the local page (ui/app.py): checks 1-2, then its own
+            await (await self._check_local(request) or self._ui())(scope, receive, send)
             return
-        ident, refusal = self._check(headers, scope.get("path", ""))
+        ident, refusal = await self._check(request)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
@@ -147,14 +155,17 @@ class McpHttpApp:
             return
         await root.manager.handle_request(scope, receive, send)
 
-    def _check_local(self, headers: Any) -> Any:
-        """None for a request that passes checks 1-2 (Host, Origin), else the refusal."""
-        host = headers.get("host")
-        if host not in self._hosts:
-            log.warning("refused a request for host %r (DNS rebinding?)", host)
+    async def _check_local(self, request: Any) -> Any:
+        """None for a request that passes checks 1-2, else the refusal. They are the SDK's
+        (``TransportSecurityMiddleware``): 421 for the Host, 403 for the Origin; the refusal here
+        words them."""
+        headers = request.headers
+        denied = await self._host_origin.validate_request(request)
+        if denied is not None and denied.status_code == 421:
+            log.warning("refused a request for host %r (DNS rebinding?)", headers.get("host"))
             return _refuse(421, f"this server answers only at {' or '.join(sorted(self._hosts))}")
-        origin = headers.get("origin")
-        if origin is not None and origin not in self._origins:
+        if denied is not None:
+            origin = headers.get("origin")
             log.warning("refused a request from origin %r", origin)
             return _refuse(403, f"requests from origin {origin!r} are refused (only local clients may call)")
         return None
@@ -168,11 +179,12 @@ class McpHttpApp:
                                  on_request=self._on_request)
         return self._ui_app
 
-    def _check(self, headers: Any, path: str) -> tuple[str | None, Any]:
+    async def _check(self, request: Any) -> tuple[str | None, Any]:
         """(the root id, None) for a request that passes checks 1-4, else (None, the refusal)."""
-        refusal = self._check_local(headers)
+        refusal = await self._check_local(request)
         if refusal is not None:
             return None, refusal
+        headers, path = request.headers, str(request.scope.get("path", ""))
         if not (path.startswith(_PREFIX) and path.endswith(_SUFFIX)) or len(path) <= len(_PREFIX + _SUFFIX):
             return None, _refuse(404, "not found: the MCP endpoints are /roots/<id>/mcp")
         scheme, _, presented = (headers.get("authorization") or "").partition(" ")
@@ -221,15 +233,12 @@ class McpHttpApp:
 
     def _make_root(self, settings: Settings) -> _Root:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-        from mcp.server.transport_security import TransportSecuritySettings
 
         from .runtime import Runtime
         from .server import build_server
 
         runtime = Runtime(settings, engine_factory=self._engine_factory)
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=sorted(self._hosts),
-                                             allowed_origins=sorted(self._origins))
-        manager = StreamableHTTPSessionManager(build_server(runtime), security_settings=security,
+        manager = StreamableHTTPSessionManager(build_server(runtime), security_settings=self._security,
                                                session_idle_timeout=SESSION_IDLE_SECONDS,
                                                max_sessions=MAX_SESSIONS_PER_ROOT)
         return _Root(runtime, manager)

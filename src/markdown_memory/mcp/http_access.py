@@ -35,6 +35,7 @@ from urllib.parse import quote
 
 from ..config import Settings, default_db_path
 from ..errors import ConfigError
+from ..files.private import write_private
 
 log = logging.getLogger("markdown_memory.http")
 
@@ -89,18 +90,6 @@ def _check_private(path: Path) -> None:
                           f"run `chmod 600 {path}` or delete it (a new token is then made)")
 
 
-def _write_private(path: Path, text: str, *, exclusive: bool) -> None:
-    """Write ``text`` to ``path`` created 0600 (``exclusive``: fail with FileExistsError when it
-    exists, else replace it atomically through a temporary file)."""
-    target = path if exclusive else path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
-    fd = os.open(target, flags, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    if not exclusive:
-        os.replace(target, path)
-
-
 def token_path() -> Path:
     return config_dir() / TOKEN_FILE
 
@@ -112,7 +101,7 @@ def load_token(*, create: bool = True) -> str:
     if create and not path.exists():
         _private_dir(path.parent)
         try:
-            _write_private(path, secrets.token_urlsafe(32) + "\n", exclusive=True)
+            write_private(path, secrets.token_urlsafe(32) + "\n", exclusive=True)
             log.info("made the HTTP bearer token in %s", path)
         except FileExistsError:  # another process made it meanwhile: use that one
             pass
@@ -163,7 +152,7 @@ def register(settings: Settings) -> str:
     roots = _read_registry()
     roots[ident] = settings.to_wire()
     _private_dir(config_dir())
-    _write_private(_registry_path(), json.dumps({"roots": roots}, indent=2, sort_keys=True) + "\n", exclusive=False)
+    write_private(_registry_path(), json.dumps({"roots": roots}, indent=2, sort_keys=True) + "\n", exclusive=False)
     return ident
 
 
@@ -175,7 +164,7 @@ def unregister(idents: list[str]) -> list[str]:
     if gone:
         for ident in gone:
             del roots[ident]
-        _write_private(_registry_path(), json.dumps({"roots": roots}, indent=2, sort_keys=True) + "\n",
+        write_private(_registry_path(), json.dumps({"roots": roots}, indent=2, sort_keys=True) + "\n",
                        exclusive=False)
     return gone
 

@@ -302,7 +302,7 @@ def _reconnect(connect: Callable[[], Link]) -> Link:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def run_relay(settings_wire: dict[str, Any], argv: list[str]) -> int:
+def run_relay(settings_wire: dict[str, object], argv: list[str]) -> int:
     """Relay this process's stdio to an ``mcp`` session on the service until stdin closes.
     ``argv``: this command's arguments (the in-process child gets the same). Raises
     ServiceUnavailable / ServiceError when no session can be opened at start (the caller runs

@@ -171,7 +171,7 @@ class Runtime:
             return self._engine
 
     # -- plumbing ---------------------------------------------------------------------------
-    async def call(self, tool: str, fn: Callable[[], dict[str, Any]]) -> CallToolResult:
+    async def call(self, tool: str, fn: Callable[[], dict[str, object]]) -> CallToolResult:
         """Run ``fn`` in a worker thread; its answer (cut to the client's output limit,
         ``fit.py``), or its exception as an error result."""
         import anyio
@@ -224,14 +224,14 @@ class Runtime:
         return self._engine.shutdown(timeout)
 
     # -- tools ------------------------------------------------------------------------------
-    def search_docs(self, request: SearchRequest) -> dict[str, Any]:
+    def search_docs(self, request: SearchRequest) -> dict[str, object]:
         """Texts already sent in this session come as ``already_sent`` pointers unless the
         request says ``resend``."""
         answer = self.engine.search(request, freshness=self.freshness, already_sent=self.memory)
         self.memory.remember(answer.results)
         return answer.to_dict(agent=True)
 
-    def answer(self, tool: str, arguments: Mapping[str, object]) -> dict[str, Any]:
+    def answer(self, tool: str, arguments: Mapping[str, object]) -> dict[str, object]:
         """Tool ``tool`` called in this thread with ``arguments`` (validated by its input model,
         ``tools.SPECS``): its JSON answer. Raises pydantic's ValidationError for refused
         arguments and what the engine call raises. For tests and embedders; the server goes
@@ -255,7 +255,7 @@ class Runtime:
             return messages.map_unavailable(str(exc) if report.expected else None)
 
     def index_directory(self, directory: str | None, force: bool,
-                        progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+                        progress: Callable[[str, int, int], None] | None = None) -> dict[str, object]:
         from .. import messages
         from ..models import IndexOutcome
 

@@ -99,7 +99,13 @@ def _valid_id(ident: Any) -> bool:
     return isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool))
 
 
-def invalid_id_reply(line: str) -> dict[str, Any] | None:
+def _error_message(reply: dict[str, object]) -> object:
+    """The ``error.message`` of a JSON-RPC error reply (for the log)."""
+    error = reply.get("error")
+    return error.get("message") if isinstance(error, dict) else error
+
+
+def invalid_id_reply(line: str) -> dict[str, object] | None:
     """The -32600 error answering ``line`` (a JSON-RPC message the SDK took as a notification)
     when it carries an ``id`` key whose value MCP does not accept as a request id, else None.
     The reply echoes the id when JSON-RPC allows it in a response (a number or null), null
@@ -120,7 +126,7 @@ def invalid_id_reply(line: str) -> dict[str, Any] | None:
                                  "send requests with a string or integer id, or no id for a notification"}}
 
 
-def tool_arguments_reply(line: str) -> dict[str, Any] | None:
+def tool_arguments_reply(line: str) -> dict[str, object] | None:
     """The -32602 error answering a ``tools/call`` request whose ``arguments`` is present but
     not a JSON object (a string, a list, a number), naming what was sent and the expected
     shape; None for any other line. The SDK's own answer says only "Invalid request
@@ -149,7 +155,7 @@ def tool_arguments_reply(line: str) -> dict[str, Any] | None:
                                  "call tools/list for each tool's parameters"}}
 
 
-def lifecycle_reply(message: Any, initialized: bool) -> dict[str, Any] | None:
+def lifecycle_reply(message: Any, initialized: bool) -> dict[str, object] | None:
     """The error answering request ``message`` (a parsed JSON-RPC message) that breaks the MCP
     lifecycle, or None: -32002 for a request other than initialize/ping before ``initialize``,
     -32600 for a second ``initialize`` (``initialized``: an ``initialize`` was already passed on)."""
@@ -191,7 +197,7 @@ class WireLines:
     ``on_eof`` is called when the input ends (stdin closed), so long-running tool bodies can be
     told to stop while the transport winds down."""
 
-    def __init__(self, source: Any, reply: Callable[[dict[str, Any]], Awaitable[None]],
+    def __init__(self, source: Any, reply: Callable[[dict[str, object]], Awaitable[None]],
                  on_eof: Callable[[], None]) -> None:
         self._source = source
         self._reply = reply
@@ -225,7 +231,7 @@ class WireLines:
                     continue
                 answer = lifecycle_reply(message, self._initialized)
                 if answer is not None:
-                    log.warning("%s", answer["error"]["message"])
+                    log.warning("%s", _error_message(answer))
                     await self._reply(answer)
                     continue
                 self._initialized = self._initialized or _accepts_initialize(message)
@@ -265,7 +271,7 @@ class SerialWriter:
         async with self._lock:
             await anyio.to_thread.run_sync(self._file.flush)
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: dict[str, object]) -> None:
         """Write ``message`` as one JSON line and flush it, with no other write in between."""
         import anyio
 

@@ -45,8 +45,8 @@ from ..files.walk import MARKDOWN_SUFFIXES
 from ..markdown.frontmatter import FrontMatter, front_matter_aliases
 from ..markdown.links import anchor_ids
 from ..models import Links
-from ..store import Store
 from ..store.links import DocumentName, HeadingRow, LinkRow, LinkTarget
+from ..store.views import LinkWrites
 from ..text import heading_slug, heading_slugs, match_form
 
 #: an indexed extension at the end of a name (``files.walk.MARKDOWN_SUFFIXES``, any case)
@@ -120,7 +120,7 @@ def _path_lookups(dest: str, source: str) -> tuple[list[tuple[str, bool]], list[
 class Vault:
     """The documents of one root as links name them, read once per resolution pass."""
 
-    store: Store
+    store: LinkWrites
     docs: list[DocumentName]
     by_suffix: dict[str, list[DocumentName]] = field(default_factory=dict)
     by_alias: dict[str, list[DocumentName]] = field(default_factory=dict)
@@ -133,8 +133,8 @@ class Vault:
     _anchors: dict[int, dict[str, int]] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, store: Store) -> Vault:
-        vault = cls(store, store.document_names())
+    def load(cls, store: LinkWrites) -> Vault:
+        vault = cls(store, store.links.document_names())
         for doc in vault.docs:
             vault.by_path[doc.path] = doc
             vault.by_path_form.setdefault(match_form(doc.path), doc)
@@ -211,7 +211,7 @@ class Vault:
         if fragment.startswith("^"):
             if doc.id not in self._blocks:
                 self._blocks[doc.id] = {}
-                for block, sid in self.store.block_ids_of(doc.id):
+                for block, sid in self.store.links.block_ids_of(doc.id):
                     self._blocks[doc.id].setdefault(match_form(block), sid)
             return self._blocks[doc.id].get(match_form(fragment[1:]))
         return self._heading(doc, [p for p in fragment.split("#") if p.strip()])
@@ -222,7 +222,7 @@ class Vault:
         memo = (doc.id, "#".join(parts))
         if memo not in self._found:
             if doc.id not in self._headings:
-                self._headings[doc.id] = _heading_keys(self.store.headings_of(doc.id))
+                self._headings[doc.id] = _heading_keys(self.store.links.headings_of(doc.id))
             wanted = [_names(p) for p in parts]
             found = next((sid for sid, own, ancestors in self._headings[doc.id]
                           if own & wanted[-1] and _in_order(wanted[:-1], ancestors)), None)
@@ -234,9 +234,9 @@ class Vault:
     def _anchor(self, doc: DocumentName, fragment: str) -> int | None:
         """The section holding the explicit anchor ``fragment`` (``{#id}``, ``<a name>``), or None."""
         if doc.id not in self._anchors:
-            first_piece = {h.ordinal: h.id for h in self.store.headings_of(doc.id)}
+            first_piece = {h.ordinal: h.id for h in self.store.links.headings_of(doc.id)}
             anchors: dict[str, int] = {}
-            for ordinal, text in self.store.anchor_texts_of(doc.id):
+            for ordinal, text in self.store.links.anchor_texts_of(doc.id):
                 for anchor in anchor_ids(text):
                     if ordinal in first_piece:
                         anchors.setdefault(match_form(anchor), first_piece[ordinal])
@@ -303,7 +303,7 @@ def _looks_like_name(text: str) -> bool:
     return " " not in text.strip() and bool(re.search(r"[./#]", text))
 
 
-def _store_outcomes(store: Store, vault: Vault, rows: list[LinkRow]) -> int:
+def _store_outcomes(store: LinkWrites, vault: Vault, rows: list[LinkRow]) -> int:
     """Resolve ``rows`` and write the outcomes that differ from the stored ones. Returns how many."""
     changed: list[LinkTarget] = []
     for row in rows:
@@ -314,14 +314,14 @@ def _store_outcomes(store: Store, vault: Vault, rows: list[LinkRow]) -> int:
             changed.append(LinkTarget(target, outcome.status, doc_id, outcome.section_id, row.id))
     if changed:
         with store.transaction():
-            store.set_link_targets(changed)
+            store.links.set_link_targets(changed)
     return len(changed)
 
 
-def relink(store: Store) -> int:
+def relink(store: LinkWrites) -> int:
     """Resolve every stored link against the documents indexed now, writing only the rows whose
     outcome changed (a note created since is found, a deleted one is not). Returns how many."""
-    rows = store.all_links()
+    rows = store.links.all_links()
     if not rows:
         return 0
     return _store_outcomes(store, Vault.load(store), rows)
@@ -403,7 +403,7 @@ def _last_segment(name: str) -> str:
     return name.strip().strip("<>").strip().rstrip("/").rsplit("/", 1)[-1].strip()
 
 
-def relink_documents(store: Store, before: list[DocumentName], after: list[DocumentName]) -> int:
+def relink_documents(store: LinkWrites, before: list[DocumentName], after: list[DocumentName]) -> int:
     """Resolve again only the links a change to some documents can affect: ``before`` are those
     documents as they were (an empty list for new ones), ``after`` as they are now (none for
     removed ones; a rename is the old path before and the new one after). Leaves the links in
@@ -414,7 +414,7 @@ def relink_documents(store: Store, before: list[DocumentName], after: list[Docum
     vault = Vault.load(store)
     paths = {d.id: d.path for d in vault.docs}
     wanted: list[int] = []
-    for link_id, doc_id, first, second, target_doc_id in store.link_sides():
+    for link_id, doc_id, first, second, target_doc_id in store.links.link_sides():
         if doc_id in new_ids or target_doc_id in old_ids or target_doc_id in new_ids:
             wanted.append(link_id)
             continue
@@ -425,10 +425,10 @@ def relink_documents(store: Store, before: list[DocumentName], after: list[Docum
             wanted.append(link_id)
     if not wanted:
         return 0
-    return _store_outcomes(store, vault, store.links_by_id(wanted))
+    return _store_outcomes(store, vault, store.links.links_by_id(wanted))
 
 
-def link_address(written: str, heading_path: str, store: Store) -> tuple[str, str]:
+def link_address(written: str, heading_path: str, store: LinkWrites) -> tuple[str, str]:
     """(document path, breadcrumb) a link target typed by an agent names: ``note``,
     ``note#Heading``, ``[[note#Heading|label]]``, ``![[note#^id]]``, ``dir/x.md#frag``, read
     from the docs root. The breadcrumb is ``heading_path`` when given, else the section the
@@ -457,7 +457,7 @@ def link_address(written: str, heading_path: str, store: Store) -> tuple[str, st
         raise DocumentNotFoundError(messages.link_not_found(written))
     if heading_path.strip():
         return outcome.doc.path, heading_path
-    headings = vault.store.headings_of(outcome.doc.id)
+    headings = vault.store.links.headings_of(outcome.doc.id)
     if outcome.section_id is not None:
         return outcome.doc.path, next(h.base_path for h in headings if h.id == outcome.section_id)
     parts = [p.strip() for p in unquote(target.partition("#")[2]).split("#") if p.strip()]
@@ -466,7 +466,7 @@ def link_address(written: str, heading_path: str, store: Store) -> tuple[str, st
     return outcome.doc.path, headings[0].base_path if headings else ""
 
 
-def note_path(written: str, store: Store) -> str | None:
+def note_path(written: str, store: LinkWrites) -> str | None:
     """The path of the one indexed note ``written`` names as a wikilink would (its name, an alias
     or its front-matter title: ``Front Matter Doc``); None when none does. Raises
     DocumentNotFoundError listing the candidates when several do (``a/dup.md``, ``b/dup.md``)."""
@@ -486,13 +486,13 @@ def is_wikilink(file_path: str) -> bool:
 LINKS_PAGE = 50
 
 
-def links_answer(store: Store, doc_id: int, path: str, title: str, offset: int = 0, limit: int = LINKS_PAGE) -> Links:
+def links_answer(store: LinkWrites, doc_id: int, path: str, title: str, offset: int = 0, limit: int = LINKS_PAGE) -> Links:
     """Document ``doc_id``'s outgoing links and backlinks, ``limit`` of each from ``offset``; an
     ``ambiguous`` outgoing link carries the paths its name leads to (resolved again, not stored)."""
-    total, unresolved, out = store.outgoing_links(doc_id, limit, offset)
-    back_total, back = store.incoming_links(doc_id, limit, offset)
+    total, unresolved, out = store.links.outgoing(doc_id, limit, offset)
+    back_total, back = store.links.incoming(doc_id, limit, offset)
     more = offset + limit < max(total, back_total)
-    ambiguous = store.ambiguous_links(doc_id) if unresolved else 0
+    ambiguous = store.links.ambiguous_count(doc_id) if unresolved else 0
     message = messages.links_unresolved(unresolved - ambiguous, ambiguous) if unresolved else None
     vault = Vault.load(store) if any(v.status == AMBIGUOUS for v in out) else None
     outgoing = tuple(replace(v, candidates=vault.resolve(v.kind, v.target, v.file_path).candidates)

@@ -20,13 +20,16 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from .. import __version__
 from . import paths
-from .protocol import PROTOCOL_VERSION, ProtocolError, encode, recv_message_exact
+from .protocol import PROTOCOL_VERSION, JsonObject, ProtocolError, encode, recv_message_exact
+from .wire import Empty, PingReply, WireError, decode, encode_object
+
+Reply = TypeVar("Reply")
 
 if TYPE_CHECKING:  # pragma: no cover
     import subprocess
@@ -100,7 +103,7 @@ def _connect() -> tuple[socket.socket, str | None]:
     Raises _NotRunning when there is none (no socket file, refused with the lock free, no port
     file), _Refused when the runtime folder or one of its files is refused (a link), and
     ServiceUnavailable when the service stayed busy (see :func:`_dial`)."""
-    address: Any
+    address: str | tuple[str, int]
     token: str | None
     try:
         kind = paths.transport()
@@ -119,7 +122,7 @@ def _connect() -> tuple[socket.socket, str | None]:
     return _dial(family, address), token
 
 
-def _dial(family: int, address: Any) -> socket.socket:
+def _dial(family: int, address: str | tuple[str, int]) -> socket.socket:
     """A socket connected to ``address``. A service that is there but cannot take the connection
     now is busy, not absent: EAGAIN (its listen backlog is full) and ECONNREFUSED while a process
     holds the service lock (a service binding its socket, or going away) are retried for up to
@@ -165,7 +168,7 @@ def _lock_held() -> bool:
     return False
 
 
-def _exchange(op: str, fields: dict[str, Any], timeout: float | None) -> tuple[socket.socket, dict[str, Any]]:
+def _exchange(op: str, fields: Mapping[str, object], timeout: float | None) -> tuple[socket.socket, JsonObject]:
     """Connect, send the request line, read the reply line (without reading past it). Returns the
     still-open socket and the reply. A "busy" refusal (the service serves its most connections)
     is retried for up to :data:`CONNECT_TIMEOUT` seconds, then returned. Raises ServiceUnavailable."""
@@ -180,10 +183,10 @@ def _exchange(op: str, fields: dict[str, Any], timeout: float | None) -> tuple[s
         time.sleep(BUSY_PAUSE_SECONDS)
 
 
-def _exchange_once(op: str, fields: dict[str, Any], timeout: float | None) -> tuple[socket.socket, dict[str, Any]]:
+def _exchange_once(op: str, fields: Mapping[str, object], timeout: float | None) -> tuple[socket.socket, JsonObject]:
     """One :func:`_exchange` attempt."""
     sock, token = _connect()
-    request: dict[str, Any] = {**fields, "v": PROTOCOL_VERSION, "op": op, "version": __version__}
+    request: JsonObject = {**fields, "v": PROTOCOL_VERSION, "op": op, "version": __version__}
     if token is not None:
         request["token"] = token
     try:
@@ -196,7 +199,7 @@ def _exchange_once(op: str, fields: dict[str, Any], timeout: float | None) -> tu
     return sock, reply
 
 
-def _open(op: str, fields: dict[str, Any], start: bool, timeout: float | None) -> tuple[socket.socket, Any]:
+def _open(op: str, fields: Mapping[str, object], start: bool, timeout: float | None) -> tuple[socket.socket, object]:
     """The exchange, starting a service first when there is none and ``start`` allows it, and
     replacing a service of another version once. Returns the socket and the reply's result.
     Raises ServiceUnavailable or ServiceError."""
@@ -235,15 +238,16 @@ def _open(op: str, fields: dict[str, Any], start: bool, timeout: float | None) -
     return sock, reply.get("result")
 
 
-def _error_of(reply: dict[str, Any]) -> ServiceError:
+def _error_of(reply: JsonObject) -> ServiceError:
     """The ServiceError an error reply carries."""
     raw = reply.get("error")
-    error: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    error: dict[object, object] = raw if isinstance(raw, dict) else {}
     return ServiceError(str(error.get("message") or "the service refused the request"), str(error.get("kind") or "error"))
 
 
-def request(op: str, fields: dict[str, Any], *, start: bool = True, timeout: float = 60.0) -> Any:
-    """Send one request and return the reply's ``result`` (JSON).
+def request(op: str, fields: Mapping[str, object], *, start: bool = True, timeout: float = 60.0) -> object:
+    """Send one request (its fields as JSON) and return the reply's ``result`` (JSON): the wire
+    itself; adapters use :func:`call`.
 
     ``start``: start a service when none runs (only in mode "auto"). ``timeout``: seconds for the
     whole exchange once connected. Raises ServiceUnavailable (mode "off", no service and none
@@ -255,27 +259,46 @@ def request(op: str, fields: dict[str, Any], *, start: bool = True, timeout: flo
     return result
 
 
-def open_session(op: str, fields: dict[str, Any], *, start: bool = True) -> socket.socket:
-    """Send one request (``mcp``) and return the connected socket after its ok reply, blocking
+def call(op: str, message: object, reply: type[Reply], *, start: bool = True, timeout: float = 60.0) -> Reply:
+    """Send ``message`` (the op's request dataclass) and return the reply read into the
+    ``reply`` dataclass (``wire.decode``). Raises as :func:`request`, and ServiceUnavailable
+    for a reply that does not fit ``reply`` (a service of another build)."""
+    result = request(op, encode_object(message), start=start, timeout=timeout)
+    try:
+        return decode(reply, result)
+    except WireError as exc:
+        raise ServiceUnavailable(f"the service's {op!r} reply could not be read: {exc}") from exc
+
+
+def ping(*, start: bool = True, timeout: float = 60.0) -> PingReply:
+    """The service's ``ping`` reply (:func:`call`; ``start`` as there). Raises as :func:`call`."""
+    return call("ping", Empty(), PingReply, start=start, timeout=timeout)
+
+
+def open_session(op: str, message: object, *, start: bool = True) -> socket.socket:
+    """Send ``message`` (the op's request dataclass: ``mcp``) and return the connected socket after its ok reply, blocking
     and without timeout, positioned at the first byte after the reply line: the caller owns it
     and speaks the op's session protocol on it. Raises as :func:`request`."""
-    sock, _result = _open(op, fields, start, 60.0)
+    sock, _result = _open(op, encode_object(message), start, 60.0)
     sock.settimeout(None)
     return sock
 
 
-def status() -> dict[str, Any] | None:
-    """The running service's ``ping`` result whatever the switch says (a person's
-    ``serve --status``), or None when none answers. Raises ServiceError for an error reply."""
+def status() -> PingReply | None:
+    """The running service's ``ping`` reply whatever the switch says (a person's
+    ``serve --status``), or None when none answers (or its reply cannot be read). Raises
+    ServiceError for an error reply."""
     try:
-        sock, reply = _exchange("ping", {}, 10.0)
+        sock, reply = _exchange("ping", encode_object(Empty()), 10.0)
     except ServiceUnavailable:
         return None
     sock.close()
     if not reply.get("ok"):
         raise _error_of(reply)
-    result = reply.get("result")
-    return result if isinstance(result, dict) else {}
+    try:
+        return decode(PingReply, reply.get("result"))
+    except WireError:
+        return None
 
 
 def stop_service(wait: float = STOP_WAIT_SECONDS) -> int | None:
@@ -284,7 +307,7 @@ def stop_service(wait: float = STOP_WAIT_SECONDS) -> int | None:
     one can start at once). Returns its pid, or None when none was running. Raises
     ServiceUnavailable when it did not go in time."""
     try:
-        sock, reply = _exchange("stop", {}, 10.0)
+        sock, reply = _exchange("stop", encode_object(Empty()), 10.0)
     except ServiceUnavailable:
         return None
     sock.close()
@@ -365,6 +388,16 @@ def start_service(args: Sequence[str] = ()) -> None:
         sock.close()
         return
     raise ServiceUnavailable(f"the service did not start within {START_WAIT_SECONDS:.0f} s; see {log}")
+
+
+def spawn(args: Sequence[str] = ()) -> None:
+    """Spawn a service as :func:`start_service` does, without waiting for it (the prompt hook:
+    for the next prompt). Raises ServiceUnavailable when it cannot be spawned."""
+    try:
+        log = paths.log_path()
+    except Exception as exc:  # noqa: BLE001 - ConfigError: the runtime folder is refused
+        raise ServiceUnavailable(str(exc)) from exc
+    _spawn(log, args)
 
 
 def _spawn(log: Path, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:

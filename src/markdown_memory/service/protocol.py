@@ -15,7 +15,10 @@ from __future__ import annotations
 import json
 import socket
 import time
-from typing import Any, BinaryIO
+from typing import BinaryIO
+
+#: a JSON object as a line carries it
+JsonObject = dict[str, object]
 
 #: the "v" of every request line
 PROTOCOL_VERSION = 1
@@ -40,13 +43,13 @@ class ConnectionClosed(ProtocolError):
     """The peer closed without sending a byte (a client probing whether the service is up)."""
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode(message: JsonObject) -> bytes:
     """``message`` as one line: compact JSON, UTF-8, ``\\n``-terminated (JSON escapes any
     newline inside strings, so the line has exactly one)."""
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def decode(line: bytes) -> dict[str, Any]:
+def decode(line: bytes) -> JsonObject:
     """One line (with or without its ``\\n``) as a JSON object. Raises ProtocolError."""
     if len(line) > MAX_LINE:
         raise ProtocolError(f"a line of more than {MAX_LINE} bytes")
@@ -61,7 +64,7 @@ def decode(line: bytes) -> dict[str, Any]:
     return data
 
 
-def read_message(stream: BinaryIO) -> dict[str, Any]:
+def read_message(stream: BinaryIO) -> JsonObject:
     """The next line of a buffered binary stream as a JSON object. Raises ConnectionClosed on EOF
     before any byte, ProtocolError on EOF before a complete line, a line over :data:`MAX_LINE`,
     or bad JSON; OSError (timeouts included) as the stream raises it."""
@@ -76,7 +79,7 @@ def read_message(stream: BinaryIO) -> dict[str, Any]:
 
 
 def recv_message_exact(sock: socket.socket, *, limit: int = MAX_LINE,
-                       deadline: float | None = None) -> dict[str, Any]:
+                       deadline: float | None = None) -> JsonObject:
     """The next line read from ``sock`` without consuming a byte past its ``\\n`` (peeks, then
     reads exactly the line), so the bytes after it (an MCP session) stay in the socket for the
     next reader. ``limit``: the longest line accepted (bytes; never more than ``limit + 1``

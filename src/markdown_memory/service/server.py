@@ -38,10 +38,20 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import ConfigError, MarkdownMemoryError, describe_error
+from ..files.private import write_private
 from . import paths
-from .ops import OPS, Session
+from .ops import Op, Session, registry
 from .pagecheck import PageCheck
-from .protocol import MAX_REQUEST_LINE, PROTOCOL_VERSION, ConnectionClosed, ProtocolError, encode, recv_message_exact
+from .protocol import (
+    MAX_REQUEST_LINE,
+    PROTOCOL_VERSION,
+    ConnectionClosed,
+    JsonObject,
+    ProtocolError,
+    encode,
+    recv_message_exact,
+)
+from .wire import WireError, decode, encode_object
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
@@ -100,8 +110,11 @@ class Service:
     """The running service's state shared by the connection threads: start time, the engine
     pool, activity (for the idle exit) and the stop request."""
 
-    def __init__(self, idle_timeout: float, token: str | None, on_new_engine: EngineHook | None = None) -> None:
+    def __init__(self, idle_timeout: float, token: str | None, on_new_engine: EngineHook | None = None,
+                 ops: Sequence[Op[Any]] = ()) -> None:
         self.started = time.monotonic()
+        #: the ops it answers: the built-in ones and ``ops`` (the adapters'), by name
+        self.ops = registry(ops)
         self._on_new_engine = on_new_engine
         self.idle_timeout = idle_timeout
         #: the TCP transport's secret (None over a Unix socket)
@@ -121,7 +134,12 @@ class Service:
         #: why the HTTP endpoint asked for could not start (port taken, token file), None otherwise
         self.http_error: str | None = None
 
-    # -- what handlers use ------------------------------------------------------------------
+    # -- what handlers use (ops.ServiceContext) -------------------------------------------------
+    @property
+    def uptime(self) -> float:
+        """Seconds since the service started."""
+        return time.monotonic() - self.started
+
     @property
     def pool(self) -> Pool:
         """The engine pool, created (and :mod:`.pool` imported) on first use."""
@@ -317,19 +335,9 @@ def bind_tcp(port_file: Path, token_file: Path) -> tuple[socket.socket, str]:
     listener.bind(("127.0.0.1", 0))
     listener.listen(LISTEN_BACKLOG)
     token = secrets.token_hex(32)
-    _write_private(token_file, token)
-    _write_private(port_file, str(listener.getsockname()[1]))
+    write_private(token_file, token + "\n")
+    write_private(port_file, f"{listener.getsockname()[1]}\n")
     return listener, token
-
-
-def _write_private(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()  # a leftover (or a link planted there): made anew, never written through
-    fd = paths.open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    with os.fdopen(fd, "w", encoding="ascii") as out:
-        out.write(text + "\n")
-    os.replace(tmp, path)
 
 
 def peer_uid(conn: socket.socket) -> int | None:
@@ -348,21 +356,21 @@ def peer_uid(conn: socket.socket) -> int | None:
 
 # -- one connection --------------------------------------------------------------------------
 
-def _reply(ok: bool, payload: Any) -> dict[str, Any]:
+def _reply(ok: bool, payload: object) -> JsonObject:
     key = "result" if ok else "error"
     return {"ok": ok, "version": __version__, "pid": os.getpid(), key: payload}
 
 
-def _error(message: str, kind: str) -> dict[str, Any]:
+def _error(message: str, kind: str) -> JsonObject:
     return _reply(False, {"message": message, "kind": kind})
 
 
-def _forbidden(message: str) -> dict[str, Any]:
+def _forbidden(message: str) -> JsonObject:
     """The reply to a peer that is not let in: no pid or version (nothing about the service)."""
     return {"ok": False, "error": {"message": message, "kind": "forbidden"}}
 
 
-def _refusal(service: Service, conn: socket.socket, request: dict[str, Any]) -> dict[str, Any] | None:
+def _refusal(service: Service, conn: socket.socket, request: JsonObject) -> JsonObject | None:
     """The error reply refusing ``request`` (another uid, a wrong token, another protocol or
     version, an unknown op), or None to serve it."""
     uid = peer_uid(conn)
@@ -376,34 +384,36 @@ def _refusal(service: Service, conn: socket.socket, request: dict[str, Any]) -> 
     if request.get("v") != PROTOCOL_VERSION:
         return _error(f"protocol {request.get('v')!r} is not {PROTOCOL_VERSION}", "protocol")
     op = request.get("op")
-    if not isinstance(op, str) or op not in OPS:
-        return _error(f"unknown op {op!r}; the ops are {', '.join(sorted(OPS))}", "unknown_op")
+    if not isinstance(op, str) or op not in service.ops:
+        return _error(f"unknown op {op!r}; the ops are {', '.join(sorted(service.ops))}", "unknown_op")
     if request.get("version") != __version__ and op not in ("ping", "stop"):
         return _error(f"this service is version {__version__}, the client {request.get('version')}; "
                       "stop the service and retry", "version_mismatch")
     return None
 
 
-def _answer(service: Service, request: dict[str, Any]) -> tuple[dict[str, Any], Session | None]:
+def _answer(service: Service, request: JsonObject) -> tuple[JsonObject, Session | None]:
     """Run the request's op: the reply, and the session to run after it (or None)."""
-    op = str(request["op"])
+    op = service.ops[str(request["op"])]
     fields = {k: v for k, v in request.items() if k not in ("v", "op", "version", "token")}
     try:
-        result = OPS[op](service, fields)
+        result = op.handle(service, decode(op.request, fields))
+    except WireError as exc:
+        return _error(f"the {op.name} request could not be read: {exc}", "config"), None
     except MarkdownMemoryError as exc:
         report = describe_error(exc)
         return _error(report.message, report.kind), None
     except Exception as exc:  # noqa: BLE001 - the client gets one sentence, the log the traceback
-        log.error("op %s failed", op, exc_info=exc)
+        log.error("op %s failed", op.name, exc_info=exc)
         from ..store.errors import is_corruption
 
         if is_corruption(exc):  # damage surfaced: find it and move it aside now, not at the next idle moment
             service.check_pages(now=True)
-        return _error(f"internal error in the service's {op} ({type(exc).__name__}: {exc}); see its log",
+        return _error(f"internal error in the service's {op.name} ({type(exc).__name__}: {exc}); see its log",
                       "internal"), None
     if isinstance(result, Session):
-        return _reply(True, result.result), result
-    return _reply(True, result), None
+        return _reply(True, encode_object(result.reply)), result
+    return _reply(True, encode_object(result)), None
 
 
 def handle_connection(service: Service, conn: socket.socket) -> None:
@@ -510,12 +520,13 @@ def _refuse_busy(conn: socket.socket) -> None:
 Extra = Callable[[Service], Callable[[], object]]
 
 
-def serve(idle_timeout: float | None = None, *, on_new_engine: EngineHook | None = None,
+def serve(idle_timeout: float | None = None, *, ops: Sequence[Op[Any]] = (), on_new_engine: EngineHook | None = None,
           extras: Sequence[Extra] = (), raise_if_running: bool = False) -> int:
     """Run the service until stopped or idle. Returns the exit status: 0 (also when another
     service already runs: said on stderr, unless ``raise_if_running``: AlreadyRunning is raised
     for the caller to judge). ``on_new_engine``: called with each engine the pool makes (the
-    file watcher), returns its stopper. ``extras``: started after the socket is bound, stopped
+    file watcher), returns its stopper. ``ops``: the adapters' ops besides ``ping`` and ``stop``
+    (``ops.Op``). ``extras``: started after the socket is bound, stopped
     first at shutdown. Raises ConfigError (runtime folder refused, bad idle value) and what an
     extra's start raises."""
     timeout = default_idle_timeout() if idle_timeout is None else idle_timeout
@@ -537,7 +548,7 @@ def serve(idle_timeout: float | None = None, *, on_new_engine: EngineHook | None
         listener, token = bind_tcp(paths.port_path(), paths.token_path())
         cleanup = [paths.port_path(), paths.token_path()]
         address = Path(f"127.0.0.1:{listener.getsockname()[1]}")
-    service = Service(timeout, token, on_new_engine)
+    service = Service(timeout, token, on_new_engine, ops)
     _on_signals(service)
     if log.getEffectiveLevel() > logging.INFO:  # the service's own log says when it starts and stops
         log.setLevel(logging.INFO)

@@ -1,31 +1,33 @@
 """Watch a docs root and bring the index up to date as files change, without a call to notice.
 
 ``start_watching(engine) -> Watcher`` starts one daemon thread per engine; ``Watcher.stop()``
-ends it. The thread runs ``watchfiles``' Rust watcher (inotify, FSEvents, ReadDirectoryChangesW)
-and hands each group of changes to the engine's incremental machinery:
+ends it. The thread runs ``watchfiles.watch`` (its Rust watcher: inotify, FSEvents,
+ReadDirectoryChangesW) and hands each group of changes to the engine's incremental machinery:
 
 * Grouping (the debounce): changes are collected until ``QUIET_MS`` to ``2 * QUIET_MS`` pass
   without a new one (at most ``GROUP_MS``), so an editor's save (write, rename, chmod) or a
   burst of edits is one refresh.
-* Scope: only what an index run would index. Paths are judged by the walk's own rules
-  (``files.walk.ScopeCheck``: Markdown names, pruned and ignored folders, ignore files,
+* Scope: only what an index run would index. A group of events becomes a
+  ``files.changes.ChangeSet`` by the walk's own rules (``files.changes.ScopeClassifier`` over
+  ``files.walk.ScopeCheck``: Markdown names, pruned and ignored folders, ignore files,
   ``MARKDOWN_MEMORY_EXCLUDE``); the database's own files (a database kept inside the docs root)
   are dropped first, so index writes never wake the watcher into a loop. A folder created,
   moved in, moved away or deleted stands for the Markdown files under it (folder moves carry no
   event per file). A changed ``.gitignore`` / ``.markdown-memory-ignore`` changes the scope of
   the whole tree: it asks for a full run.
-* Few changed files (at most ``MASS_CHANGE_PATHS`` in a group): ``Engine.refresh(paths)``
-  re-indexes them now, keyword index only (milliseconds per file), so an edit is searchable
-  well within 2 s; vectors follow in a background index run started ``VECTOR_DELAY_SECONDS``
-  after the first refresh of a burst (one run per burst; none with the ``none`` embedder).
+* The watcher's one call into the engine is ``Engine.apply_changes(changes)``
+  (``index/changes.py``): at most ``MASS_CHANGE_PATHS`` changed files are re-indexed now,
+  keyword index only (milliseconds per file), so an edit is searchable well within 2 s;
+  vectors follow in a background index run asked for ``VECTOR_DELAY_SECONDS`` after the first
+  refresh of a burst (one run per burst; none with the ``none`` embedder).
 * Many (a ``git checkout`` of 5,000 files): one background index run of the whole root
-  (``Engine.start_index_run``) instead of thousands of refreshes. While any index run of this
-  process is going, a due run waits and later groups fold into it: the work pending is a set
-  of paths bounded by ``MASS_CHANGE_PATHS`` and a flag, never a growing queue.
+  instead of thousands of refreshes. While any index run of this process is going, a due run
+  is deferred and later groups fold into it: the work pending is one change set bounded by
+  ``MASS_CHANGE_PATHS`` paths (else a full run), never a growing queue.
 * Native watching is not always possible: on a network or FUSE file system (NFS, SMB/CIFS,
   sshfs, 9p as in WSL's ``/mnt/c``...) change notifications miss edits made on other machines,
   and inotify has a per-user watch limit (``fs.inotify.max_user_watches``). There the watcher
-  polls with the index's own stat probe (``Watcher._poll``). Which mode is used, and why, is
+  polls with the index's own stat probe (``Watcher._poll``: ``ChangeSet(probe=True)``). Which mode is used, and why, is
   logged once (INFO for native, WARNING for polling). ``MARKDOWN_MEMORY_WATCH`` = ``auto``
   (default) | ``native`` | ``poll`` | ``off`` overrides the choice (``off``: no thread;
   changes are seen when a call notices them).
@@ -43,13 +45,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import IndexBusyError, MarkdownMemoryError
-from ..files.freshness import stale_paths
-from ..files.walk import IGNORE_FILES, PRUNED_DIRS, ScopeCheck, walk_markdown
+from ..errors import MarkdownMemoryError
+from ..files.changes import FULL, PROBE, ChangeSet, ScopeClassifier
 from ..index.runs import PROBE_COST_FACTOR
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Engine
+    from ..index.changes import ChangeOutcome
 
 log = logging.getLogger("markdown_memory.watch")
 
@@ -171,12 +173,11 @@ class Watcher:
         self.stats = WatchStats()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._prefix = os.path.join(os.fspath(self.root), "")
-        self._db_prefix = os.fspath(engine.settings.db_path)  # the database, its -wal, -shm, .lock, .run
-        self._scope = ScopeCheck(self.root, engine.settings.exclude)
-        self._pending: set[str] = set()  # changed paths not refreshed yet (at most mass_change)
-        self._full_due = False
+        # the database's own files (-wal, -shm, .lock, .run) kept inside the root are never news
+        self._classify = ScopeClassifier(self.root, engine.settings.exclude, skip=[os.fspath(engine.settings.db_path)])
+        self._pending = ChangeSet()  # changes not applied yet (at most mass_change paths, else FULL)
         self._vectors_at: float | None = None  # monotonic time the vectors run is due
+        self._problem: str | None = None  # the last expected error (said once until it changes)
 
     @property
     def alive(self) -> bool:
@@ -220,182 +221,111 @@ class Watcher:
 
     def _native(self) -> str | None:
         """Watch with native notifications until stopped (None) or until they fail: then the
-        reason to poll instead."""
-        from watchfiles._rust_notify import RustNotify  # the service's dependency, not the CLI's
+        reason to poll instead. ``watchfiles.watch`` groups the changes (``GROUP_MS``,
+        ``QUIET_MS``) and yields an empty group every ``TICK_MS`` without one; it is armed
+        before its first yield, which sets ``ready``."""
+        import watchfiles  # the service's dependency, not the CLI's
 
+        armed = False
         try:
-            notify = RustNotify([os.fspath(self.root)], False, False, 0, True, True)
+            for group in watchfiles.watch(self.root, watch_filter=None, debounce=GROUP_MS, step=QUIET_MS,
+                                          stop_event=self._stop, rust_timeout=TICK_MS, yield_on_timeout=True,
+                                          debug=False, raise_interrupt=False, force_polling=False,
+                                          recursive=True, ignore_permission_denied=True):
+                if not armed:
+                    armed = True
+                    log.info("watching %s for changes (native notifications, %s)", self.root, sys.platform)
+                    self.ready.set()
+                if self._stop.is_set():
+                    return None
+                if group:
+                    self._add(self._classify.classify((int(change), path) for change, path in group))
+                self._work()
         except Exception as exc:  # OSError (the watch limit), WatchfilesRustInternalError
-            return f"native watching failed ({exc}; if it is the inotify watch limit, raise fs.inotify.max_user_watches)"
-        log.info("watching %s for changes (native notifications, %s)", self.root, sys.platform)
-        self.ready.set()
-        try:
-            with notify:
-                while True:
-                    raw = notify.watch(GROUP_MS, QUIET_MS, TICK_MS, self._stop)
-                    if raw == "stop" or self._stop.is_set():
-                        return None
-                    if isinstance(raw, set) and raw:
-                        self._take(raw)
-                    self._work()
-        except Exception as exc:  # failed mid-watch (the watch limit met by a new folder)
-            self._full_due = True  # changes in between may be lost: one run finds them
+            if not armed:
+                return (f"native watching failed ({exc}; if it is the inotify watch limit, raise "
+                        "fs.inotify.max_user_watches)")
+            self._pending = FULL  # failed mid-watch (a new folder past the limit): one run finds what was lost
             return f"native watching failed ({exc})"
+        return None
 
     def _poll(self) -> None:
         """Poll with the index's own stat probe (``files.freshness.stale_paths``: size, mtime
         and ctime in nanoseconds of every indexed file, mtimes of the folders the last walk
-        saw) every ``POLL_SECONDS``, or ``PROBE_COST_FACTOR`` times the probe's cost when that
-        is longer, so probing a huge tree on a slow file system never takes more than a part
-        of one core. (watchfiles' own polling compares mtimes in whole seconds: a second edit
+        saw; ``ChangeSet(probe=True)`` applied by the engine) every ``POLL_SECONDS``, or
+        ``PROBE_COST_FACTOR`` times the cost of the last probe and its refresh when that is
+        longer, so probing a huge tree on a slow file system never takes more than a part of
+        one core. (watchfiles' own polling compares mtimes in whole seconds: a second edit
         within the same second would be missed.) A changed ignore file is not seen by polling."""
         self.ready.set()
         interval = POLL_SECONDS
-        problem: str | None = None  # the expected error the last probe met (logged when it changes)
         while not self._stop.wait(interval):
-            if not self._full_due:  # a run is due: it covers whatever a probe would find
-                started = time.monotonic()
-                try:
-                    found = stale_paths(self.engine.store, self.root, self.engine.settings.exclude)
-                    problem = None
-                except MarkdownMemoryError as exc:  # the root gone, the index locked: said once, no traceback
-                    self.stats.errors += 1
-                    if str(exc) != problem:
-                        log.info("probing %s for changed files failed: %s", self.root, exc)
-                    problem, found = str(exc), []
-                except Exception:  # an unreadable index: the next probe tries again
-                    self.stats.errors += 1
-                    log.warning("probing %s for changed files failed", self.root, exc_info=True)
-                    found = []
-                interval = max(POLL_SECONDS, PROBE_COST_FACTOR * (time.monotonic() - started))
-                # many stale files while a run is going: most are that run's work still to do, so
-                # they wait for the probe after it (a change polled stays visible, unlike an event)
-                if found and not (self.engine.indexing and len(found) > self.mass_change):
-                    self._add(set(found))
+            started = time.monotonic()
+            self._pending |= PROBE
             self._work()
+            interval = max(POLL_SECONDS, PROBE_COST_FACTOR * (time.monotonic() - started))
 
     # -- turning changes into work ------------------------------------------------------------
-    def _take(self, raw: set[tuple[int, str]]) -> None:
-        """Add a group's changed paths in scope to the pending work (module docstring)."""
-        from watchfiles import Change
-
-        files: set[str] = set()
-        folders: set[str] = set()
-        for change, path in raw:
-            if not path.startswith(self._prefix) or path.startswith(self._db_prefix):
-                continue
-            rel = path[len(self._prefix):].replace(os.sep, "/")
-            parts = rel.split("/")
-            if parts[-1] in IGNORE_FILES and not any(p.startswith(".") or p in PRUNED_DIRS for p in parts[:-1]):
-                self._full_due = True  # the scope of the tree changed (module docstring)
-                self._scope = ScopeCheck(self.root, self.engine.settings.exclude)
-                continue
-            if any(p.startswith(".") or p in PRUNED_DIRS for p in parts):
-                continue  # never walked (files.walk.pruned_folder): no stat needed
-            if change == Change.deleted:
-                files.add(rel)  # a gone file or folder: judged against the index below
-            elif os.path.isdir(path):
-                if change == Change.added:  # created or moved in; a folder's mtime (polling) is no news
-                    folders.add(rel)
-            elif self._scope.file(rel):
-                files.add(rel)
-        if folders or files:
-            files.update(self._expand(folders, files))
-        self._add(files)
-
-    def _add(self, files: set[str]) -> None:
-        """Queue a group's changed paths: pending refreshes, or one run when there are many."""
-        if not files:
+    def _add(self, changes: ChangeSet) -> None:
+        """Queue a group's changes: one run instead when they come to more than ``mass_change``."""
+        if not changes:
             return
         self.stats.groups += 1
-        if self._full_due or len(self._pending) + len(files) > self.mass_change:
-            self._full_due = True
-            self._pending.clear()  # the run covers them
-        else:
-            self._pending.update(files)
-
-    def _expand(self, folders: set[str], files: set[str]) -> set[str]:
-        """The Markdown paths that ``folders`` (present) and gone paths in ``files`` (a
-        deleted folder's indexed files) stand for. Gone paths that are neither indexed nor a
-        Markdown name are dropped from ``files``."""
-        out: set[str] = set()
-        for rel in sorted(folders):
-            if self._scope.folder(rel):
-                out.update(e.rel for e in walk_markdown(self.root, self.engine.settings.exclude, self.root / rel).files)
-                if len(out) > self.mass_change:
-                    return out
-        gone = [rel for rel in files if not os.path.lexists(self._prefix + rel)]
-        if gone:
-            try:
-                indexed = self.engine.indexed_paths()
-            except Exception:  # an unreadable index: the refresh below says it
-                indexed = []
-            known = set(indexed)
-            for rel in gone:
-                if rel not in known:
-                    files.discard(rel)  # not a file of the index: maybe a folder that was
-                    below = rel + "/"
-                    out.update(p for p in indexed if p.startswith(below))
-        return out
+        self._pending = (self._pending | changes).limited(self.mass_change)
 
     def _work(self) -> None:
-        """Do what is due: a full run, else a refresh of the pending paths, else the vectors run."""
+        """Apply what is pending (a run going defers it), else start the vectors run when due."""
         if self.engine.stopping:  # Engine.shutdown: no more index work for it
-            self._pending.clear()
-            self._full_due, self._vectors_at = False, None
+            self._pending, self._vectors_at = ChangeSet(), None
             return
-        if self._full_due:
-            if self._start_run("changes"):
-                self._full_due = False
-                self._vectors_at = None
-            return  # the pending paths wait: the run going (or this one) covers them
         if self._pending:
-            paths = sorted(self._pending)
-            self._pending.clear()
-            self._refresh(paths)
-        if self._vectors_at is not None and time.monotonic() >= self._vectors_at and self._start_run("vectors"):
-            self._vectors_at = None
+            outcome = self._apply(self._pending, "changes")
+            if outcome is not None and outcome.deferred:
+                return  # the run going covers them, or they wait for it
+            self._pending = ChangeSet()
+            if outcome is not None and outcome.run:
+                self._vectors_at = None  # the run embeds what the refreshes left
+            elif outcome is not None and outcome.text_changed and self.engine.settings.embedder != "none":
+                # due a fixed time after the first refresh of a burst: later edits do not postpone it
+                if self._vectors_at is None:
+                    self._vectors_at = time.monotonic() + VECTOR_DELAY_SECONDS
+            if outcome is None or outcome.run:
+                return
+        if self._vectors_at is not None and time.monotonic() >= self._vectors_at:
+            outcome = self._apply(FULL, "vectors")
+            if outcome is None or not outcome.deferred:
+                self._vectors_at = None
 
-    def _refresh(self, paths: list[str]) -> None:
-        """Keyword-index ``paths`` now; schedule the vectors run when text changed."""
+    def _apply(self, changes: ChangeSet, why: str) -> ChangeOutcome | None:
+        """``Engine.apply_changes``, counted in ``stats``; None when it failed (logged: an
+        expected error once until it changes, e.g. the root gone; others with the traceback)."""
         try:
-            report = self.engine.refresh(paths)
+            outcome = self.engine.apply_changes(changes, limit=self.mass_change, why=why, stop=self._stop.is_set)
         except MarkdownMemoryError as exc:  # root gone, read-only database, disk full: said once per kind
             self.stats.errors += 1
-            log.warning("refreshing %d changed file(s) failed: %s", len(paths), exc)
-            return
-        except Exception:
+            if str(exc) != self._problem:  # a probe's (polling, every half second) said as news, not alarm
+                level = logging.INFO if changes.probe else logging.WARNING
+                log.log(level, "%s failed: %s", _doing(changes, self.root), exc)
+            self._problem = str(exc)
+            return None
+        except Exception:  # an unreadable index: the next group or probe tries again
             self.stats.errors += 1
-            log.exception("refreshing %d changed file(s) failed", len(paths))
-            return
-        self.stats.refreshes += 1
-        self.stats.refreshed += len(paths)
-        if report is not None and (report.added or report.updated) and self.engine.settings.embedder != "none":
-            # due a fixed time after the first refresh of a burst: later edits do not postpone it
-            if self._vectors_at is None:
-                self._vectors_at = time.monotonic() + VECTOR_DELAY_SECONDS
+            log.exception("%s failed", _doing(changes, self.root))
+            return None
+        self._problem = None
+        if outcome.refreshed:
+            self.stats.refreshes += 1
+            self.stats.refreshed += outcome.refreshed
+        if outcome.run:
+            self.stats.full_runs += 1
+        return outcome
 
-    def _start_run(self, why: str) -> bool:
-        """Start an index run of the whole root (the scheduler's thread; in this thread when
-        the engine has no background indexing). False while another run of this process is
-        going: the caller keeps it due and tries again on the next tick."""
-        if self.engine.indexing:
-            return False
-        if not self.engine.start_index_run(f"watch ({why})"):
-            if self.engine.indexing:
-                return False
-            try:  # no background scheduler (auto-index off): run here, stoppable by stop()
-                self.engine.index(wait_seconds=0.5, should_stop=self._stop.is_set)
-            except IndexBusyError:  # another process is indexing: try again on the next tick
-                return False
-            except MarkdownMemoryError as exc:  # root gone, read-only database, disk full
-                log.warning("index run after file changes stopped: %s", exc)
-            except Exception:
-                self.stats.errors += 1
-                log.exception("index run after file changes failed")
-        self.stats.full_runs += 1
-        log.info("index run of %s after file changes (%s)", self.root, why)
-        return True
+
+def _doing(changes: ChangeSet, root: Path) -> str:
+    """What applying ``changes`` is, for a log line."""
+    if changes.probe:
+        return f"probing {root} for changed files"
+    return f"index run of {root}" if changes.full else f"refreshing {changes.size} changed path(s) of {root}"
 
 
 def watch_engine(engine: Engine) -> Callable[[], object] | None:

@@ -19,7 +19,14 @@ Modules (find a query by the table it reads):
 * ``errors`` — what a SQLite error means: transient, corruption, read-only, a rejected query.
 * ``common`` — ``IN (...)`` batching, ``LIKE`` escaping.
 
-Convention: each table module holds plain functions whose first argument is the ``Store``
+Repositories: ``store.links`` (``links.LinkTable``: links, block ids, the names and headings
+link resolution reads) and ``store.code`` (``code.CodeIndex``: the drift check's code side) hold
+the connection and are reached only through those attributes. Narrow views per consumer live in
+``views`` (``SearchReads``, ``IndexWrites``, ``LinkWrites``): ``index/`` and ``reading/links.py``
+are annotated with theirs, ``search/`` is checked against its own by a test.
+
+Convention (the other tables, until they move into repositories): each table module holds plain
+functions whose first argument is the ``Store``
 (``documents.has_documents(store)``), and the ``Store`` class lists every one of them as a
 method (``has_documents = documents.has_documents``), so callers outside the package write
 ``store.has_documents()`` and a reader finds the SQL in the module named for the table. The

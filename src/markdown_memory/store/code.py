@@ -47,104 +47,111 @@ class SectionText(NamedTuple):
     text: str
 
 
-def has_code_index(store: Store) -> bool:
-    """True when ``drift`` has read a code side into this database."""
-    row = store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'code_files'").fetchone()
-    return row is not None and store.get_meta(CODE_ROOT_KEY) is not None
+class CodeIndex:
+    """The code side's tables over one connection: what ``drift/`` reads and writes (the
+    store's ``code`` repository: ``store.code.held_path(path)``)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def has_index(self) -> bool:
+        """True when ``drift`` has read a code side into this database."""
+        row = self._store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'code_files'").fetchone()
+        return row is not None and self._store.get_meta(CODE_ROOT_KEY) is not None
 
 
-def ensure_code_tables(store: Store) -> None:
-    """Create the code tables when missing. Call inside a transaction."""
-    for statement in DDL:
-        store.conn.execute(statement)
+    def ensure_tables(self) -> None:
+        """Create the code tables when missing. Call inside a transaction."""
+        for statement in DDL:
+            self._store.conn.execute(statement)
 
 
-def clear_code_index(store: Store) -> None:
-    """Forget every code file and token (the code root changed). Call inside a transaction."""
-    store.conn.execute("DELETE FROM code_tokens")
-    store.conn.execute("DELETE FROM code_files")
+    def clear(self) -> None:
+        """Forget every code file and token (the code root changed). Call inside a transaction."""
+        self._store.conn.execute("DELETE FROM code_tokens")
+        self._store.conn.execute("DELETE FROM code_files")
 
 
-def code_files(store: Store) -> dict[str, CodeFile]:
-    """``{path: CodeFile}`` of every stored code file."""
-    rows = store.conn.execute("SELECT id, path, size, mtime_ns, sha256 FROM code_files").fetchall()
-    return {r[1]: CodeFile(int(r[0]), r[1], int(r[2]), int(r[3]), r[4]) for r in rows}
+    def files(self) -> dict[str, CodeFile]:
+        """``{path: CodeFile}`` of every stored code file."""
+        rows = self._store.conn.execute("SELECT id, path, size, mtime_ns, sha256 FROM code_files").fetchall()
+        return {r[1]: CodeFile(int(r[0]), r[1], int(r[2]), int(r[3]), r[4]) for r in rows}
 
 
-def put_code_file(store: Store, path: str, size: int, mtime_ns: int, sha256: str,
-                  tokens: Iterable[str] | None) -> None:
-    """Insert or replace ``path``; ``tokens`` None keeps no tokens (a file that is not code).
-    Call inside a transaction."""
-    row = store.conn.execute("SELECT id FROM code_files WHERE path = ?", (path,)).fetchone()
-    if row is not None:
-        store.conn.execute("DELETE FROM code_tokens WHERE file_id = ?", (row[0],))
-        store.conn.execute("DELETE FROM code_files WHERE id = ?", (row[0],))
-    cur = store.conn.execute(
-        "INSERT INTO code_files(path, size, mtime_ns, sha256, tokenized) VALUES (?, ?, ?, ?, ?)",
-        (path, size, mtime_ns, sha256, 0 if tokens is None else 1))
-    file_id = cur.lastrowid
-    if tokens is not None:
-        store.conn.executemany("INSERT INTO code_tokens(file_id, token) VALUES (?, ?)",
-                               [(file_id, t) for t in tokens])
+    def put_file(self, path: str, size: int, mtime_ns: int, sha256: str,
+                      tokens: Iterable[str] | None) -> None:
+        """Insert or replace ``path``; ``tokens`` None keeps no tokens (a file that is not code).
+        Call inside a transaction."""
+        row = self._store.conn.execute("SELECT id FROM code_files WHERE path = ?", (path,)).fetchone()
+        if row is not None:
+            self._store.conn.execute("DELETE FROM code_tokens WHERE file_id = ?", (row[0],))
+            self._store.conn.execute("DELETE FROM code_files WHERE id = ?", (row[0],))
+        cur = self._store.conn.execute(
+            "INSERT INTO code_files(path, size, mtime_ns, sha256, tokenized) VALUES (?, ?, ?, ?, ?)",
+            (path, size, mtime_ns, sha256, 0 if tokens is None else 1))
+        file_id = cur.lastrowid
+        if tokens is not None:
+            self._store.conn.executemany("INSERT INTO code_tokens(file_id, token) VALUES (?, ?)",
+                                   [(file_id, t) for t in tokens])
 
 
-def touch_code_file(store: Store, file_id: int, size: int, mtime_ns: int) -> None:
-    """Record a new stat signature for unchanged content. Call inside a transaction."""
-    store.conn.execute("UPDATE code_files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id))
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """Record a new stat signature for unchanged content. Call inside a transaction."""
+        self._store.conn.execute("UPDATE code_files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id))
 
 
-def delete_code_files(store: Store, file_ids: Sequence[int]) -> None:
-    """Remove files (and their tokens) by id. Call inside a transaction."""
-    for chunk in bound_chunks(list(file_ids)):
-        store.conn.execute(f"DELETE FROM code_tokens WHERE file_id IN ({marks(len(chunk))})", list(chunk))
-        store.conn.execute(f"DELETE FROM code_files WHERE id IN ({marks(len(chunk))})", list(chunk))
+    def delete_files(self, file_ids: Sequence[int]) -> None:
+        """Remove files (and their tokens) by id. Call inside a transaction."""
+        for chunk in bound_chunks(list(file_ids)):
+            self._store.conn.execute(f"DELETE FROM code_tokens WHERE file_id IN ({marks(len(chunk))})", list(chunk))
+            self._store.conn.execute(f"DELETE FROM code_files WHERE id IN ({marks(len(chunk))})", list(chunk))
 
 
-def held_tokens(store: Store, names: Iterable[str]) -> set[str]:
-    """The subset of ``names`` some tokenized code file holds (exact, case-sensitive)."""
-    wanted = sorted(set(names))
-    found: set[str] = set()
-    for chunk in bound_chunks(wanted):
-        rows = store.conn.execute(
-            f"SELECT DISTINCT token FROM code_tokens WHERE token IN ({marks(len(chunk))})", list(chunk)).fetchall()
-        found.update(r[0] for r in rows)
-    return found
+    def held_tokens(self, names: Iterable[str]) -> set[str]:
+        """The subset of ``names`` some tokenized code file holds (exact, case-sensitive)."""
+        wanted = sorted(set(names))
+        found: set[str] = set()
+        for chunk in bound_chunks(wanted):
+            rows = self._store.conn.execute(
+                f"SELECT DISTINCT token FROM code_tokens WHERE token IN ({marks(len(chunk))})", list(chunk)).fetchall()
+            found.update(r[0] for r in rows)
+        return found
 
 
-def held_path(store: Store, path: str) -> bool:
-    """True when ``path`` (relative, ``/``-separated, no trailing slash) is a code file, a folder
-    holding one, or the tail of one (``app/config.py`` matches ``src/app/config.py``)."""
-    # Exact and case-sensitive like every path test of the store: a folder is a range
-    # (common.under_clause), a tail a GLOB (LIKE would take `API/` for `api/`).
-    under, params = under_clause(path)
-    row = store.conn.execute(f"SELECT 1 FROM code_files WHERE path = ? OR {under} LIMIT 1", [path, *params]).fetchone()
-    if row is not None:
-        return True
-    esc = glob_escape(path)
-    row = store.conn.execute("SELECT 1 FROM code_files WHERE path GLOB ? OR path GLOB ? LIMIT 1",
-                             ("*/" + esc, "*/" + esc + "/*")).fetchone()
-    return row is not None
+    def held_path(self, path: str) -> bool:
+        """True when ``path`` (relative, ``/``-separated, no trailing slash) is a code file, a folder
+        holding one, or the tail of one (``app/config.py`` matches ``src/app/config.py``)."""
+        # Exact and case-sensitive like every path test of the store: a folder is a range
+        # (common.under_clause), a tail a GLOB (LIKE would take `API/` for `api/`).
+        under, params = under_clause(path)
+        row = self._store.conn.execute(f"SELECT 1 FROM code_files WHERE path = ? OR {under} LIMIT 1", [path, *params]).fetchone()
+        if row is not None:
+            return True
+        esc = glob_escape(path)
+        row = self._store.conn.execute("SELECT 1 FROM code_files WHERE path GLOB ? OR path GLOB ? LIMIT 1",
+                                 ("*/" + esc, "*/" + esc + "/*")).fetchone()
+        return row is not None
 
 
-def top_folders(store: Store) -> set[str]:
-    """The first path component of every code file in a folder (``src``, ``docs``, ...)."""
-    rows = store.conn.execute(
-        "SELECT DISTINCT substr(path, 1, instr(path, '/') - 1) FROM code_files WHERE instr(path, '/') > 0").fetchall()
-    return {r[0] for r in rows}
+    def top_folders(self) -> set[str]:
+        """The first path component of every code file in a folder (``src``, ``docs``, ...)."""
+        rows = self._store.conn.execute(
+            "SELECT DISTINCT substr(path, 1, instr(path, '/') - 1) FROM code_files WHERE instr(path, '/') > 0").fetchall()
+        return {r[0] for r in rows}
 
 
-def all_sections(store: Store) -> list[SectionText]:
-    """Every stored section in file and section order."""
-    rows = store.conn.execute(
-        "SELECT d.path, s.heading_path, s.start_line, s.text FROM sections s JOIN documents d ON d.id = s.doc_id "
-        "ORDER BY d.path, s.ordinal").fetchall()
-    return [SectionText(r[0], r[1], int(r[2]), r[3]) for r in rows]
+    def all_sections(self) -> list[SectionText]:
+        """Every stored section in file and section order."""
+        rows = self._store.conn.execute(
+            "SELECT d.path, s.heading_path, s.start_line, s.text FROM sections s JOIN documents d ON d.id = s.doc_id "
+            "ORDER BY d.path, s.ordinal").fetchall()
+        return [SectionText(r[0], r[1], int(r[2]), r[3]) for r in rows]
 
 
-def tokens_in_range(store: Store, low: str, high: str, min_len: int, max_len: int, limit: int = 5000) -> list[str]:
-    """Distinct tokens ``t`` with ``low <= t < high`` and ``min_len <= len(t) <= max_len`` (an
-    index range: the near spellings of a name share its first letters), at most ``limit``."""
-    rows = store.conn.execute(
-        "SELECT DISTINCT token FROM code_tokens WHERE token >= ? AND token < ? AND length(token) BETWEEN ? AND ? "
-        "LIMIT ?", (low, high, min_len, max_len, limit)).fetchall()
-    return [r[0] for r in rows]
+    def tokens_in_range(self, low: str, high: str, min_len: int, max_len: int, limit: int = 5000) -> list[str]:
+        """Distinct tokens ``t`` with ``low <= t < high`` and ``min_len <= len(t) <= max_len`` (an
+        index range: the near spellings of a name share its first letters), at most ``limit``."""
+        rows = self._store.conn.execute(
+            "SELECT DISTINCT token FROM code_tokens WHERE token >= ? AND token < ? AND length(token) BETWEEN ? AND ? "
+            "LIMIT ?", (low, high, min_len, max_len, limit)).fetchall()
+        return [r[0] for r in rows]

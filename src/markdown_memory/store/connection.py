@@ -10,6 +10,7 @@ module: ``store.documents_by_path()`` is ``documents.documents_by_path(store)``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -17,10 +18,12 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from . import code, documents, fts, hook_log, links, names, pages, passages, schema, scope, sections, tags, vectors
+from . import documents, fts, hook_log, names, pages, passages, schema, scope, sections, tags, vectors
 from . import failures as failure_log  # not ``failures``: that name is also a method below
+from .code import CodeIndex
 from .driver import load_vec, pick_driver
 from .errors import disk_full_error, is_disk_full, is_readonly, is_transient, readonly_as_user_error, readonly_error
+from .links import LinkTable
 from .root import bind_root
 
 log = logging.getLogger("markdown_memory.store")
@@ -198,6 +201,16 @@ class Store:
         pending = c.execute("SELECT count(*) FROM passages WHERE has_vector = 0").fetchone()[0]
         return {"documents": docs, "sections": secs, "passages": pas, "vectors": pas - pending, "pending_vectors": pending}
 
+    @functools.cached_property
+    def code(self) -> CodeIndex:
+        """The code side's tables (``drift``): a repository over this connection."""
+        return CodeIndex(self)
+
+    @functools.cached_property
+    def links(self) -> LinkTable:
+        """The link tables (``reading/links.py``, the indexer): a repository over this connection."""
+        return LinkTable(self.conn)
+
     # -- the table modules' functions as methods (first argument: this Store) -------------
     # documents.py
     documents_by_path = documents.documents_by_path
@@ -243,19 +256,6 @@ class Store:
     has_scoped_sections = scope.has_scoped_sections
     sections_in_scope = scope.sections_in_scope
     empty_filters = scope.empty_filters
-    # code.py (the code side of the drift check)
-    has_code_index = code.has_code_index
-    ensure_code_tables = code.ensure_code_tables
-    clear_code_index = code.clear_code_index
-    code_files = code.code_files
-    put_code_file = code.put_code_file
-    touch_code_file = code.touch_code_file
-    delete_code_files = code.delete_code_files
-    held_tokens = code.held_tokens
-    held_path = code.held_path
-    top_folders = code.top_folders
-    tokens_in_range = code.tokens_in_range
-    all_sections = code.all_sections
     # vectors.py
     has_vec_tables = vectors.has_vec_tables
     vector_space = vectors.vector_space
@@ -265,19 +265,6 @@ class Store:
     attach_vectors = vectors.attach_vectors
     refresh_section_vectors = vectors.refresh_section_vectors
     knn = vectors.knn
-    # links.py
-    all_links = links.all_links
-    link_sides = links.link_sides
-    links_by_id = links.links_by_id
-    document_names_at = links.document_names_at
-    document_names = links.document_names
-    headings_of = links.headings_of
-    block_ids_of = links.block_ids_of
-    anchor_texts_of = links.anchor_texts_of
-    set_link_targets = links.set_link_targets
-    outgoing_links = links.outgoing
-    ambiguous_links = links.ambiguous_count
-    incoming_links = links.incoming
     # failures.py
     record_failure = failure_log.record_failure
     clear_failures = failure_log.clear_failures

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import links, pages, passages, schema, sections, tags
+from . import pages, passages, schema, sections, tags
 from .common import bound_chunks, delete_rowids, marks, under_clause
 from .scope import Scope, document_clause
 
@@ -210,7 +210,7 @@ def delete_document(store: Store, doc_id: int) -> None:
     delete_rowids(store, "sections_fts", section_ids)
     tags.delete_vault(store, doc_id)
     pages.delete_page(store, doc_id)
-    links.delete_links(store, doc_id)
+    store.links.delete(doc_id)
     store.conn.execute("DELETE FROM passages WHERE doc_id = ?", (doc_id,))
     store.conn.execute("DELETE FROM sections WHERE doc_id = ?", (doc_id,))
     store.conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
@@ -248,7 +248,7 @@ def insert_document(store: Store, file: DocumentFile, doc: ParsedDocument, embed
     section_ids = sections.insert_sections(store, doc_id, doc)
     passages.insert_passages(store, doc_id, section_ids, zip(doc.passages, embed_keys, strict=True))
     tags.insert_vault(store, doc_id, section_ids, doc.names, doc.vault.tags)
-    links.insert_links(store, doc_id, section_ids, doc.links, doc.block_ids)
+    store.links.insert(doc_id, section_ids, doc.links, doc.block_ids)
     if doc.sections:
         pages.index_page(store, doc_id, file.path, [doc.title, *(n for n, _src in doc.names)],
                          doc.vault.description, doc.lead)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import SchemaError
-from . import fts, hook_log, links, pages, tags
+from . import fts, hook_log, pages, tags
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -127,7 +127,7 @@ def migrate(store: Store) -> None:
                 if statement.strip():
                     store.conn.execute(statement)
         if version < 5:  # v5: the links tables (new databases too)
-            links.ensure_tables(store)
+            store.links.ensure_tables()
         if 0 < version < 2:  # v2: ctime_ns, so a rewrite that restores size and mtime is seen
             store.conn.execute("ALTER TABLE documents ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0")
         columns = {row[1] for row in store.conn.execute("PRAGMA table_info(passages)")}
