@@ -57,10 +57,10 @@ def call(rt: Runtime, tool: str, fn) -> dict:
 
 #: tool -> (the answer as the engine makes it, the same through MCP)
 TOOLS = {
-    "get_document_outline": lambda rt: rt.outline("big.md", None),
-    "list_documents": lambda rt: rt.list_documents(None, 0),
-    "get_links": lambda rt: rt.get_links("hub.md", 0),
-    "read_section": lambda rt: rt.read_section("huge.md", "Huge > One section", False, None),
+    "get_document_outline": lambda rt: rt.answer("get_document_outline", {"file_path": "big.md"}),
+    "list_documents": lambda rt: rt.answer("list_documents", {}),
+    "get_links": lambda rt: rt.answer("get_links", {"file_path": "hub.md"}),
+    "read_section": lambda rt: rt.answer("read_section", {"file_path": "huge.md", "heading_path": "Huge > One section"}),
     "search_docs": lambda rt: rt.search_docs(SearchRequest("sharedword", top_k=MAX_TOP_K, max_tokens=MAX_MAX_TOKENS)),
 }
 #: where each answer points to the rest
@@ -81,20 +81,20 @@ def test_every_tool_answer_fits_and_points_to_the_rest(runtime, tool):
 
 
 def test_the_outline_keeps_the_chapters_and_says_what_it_left_out(runtime):
-    full = runtime.outline("big.md", None)
+    full = runtime.answer("get_document_outline", {"file_path": "big.md"})
     assert answer_bytes(full) > MAX_ANSWER_BYTES  # the test's input is one the cap must act on
-    answer = call(runtime, "get_document_outline", lambda: runtime.outline("big.md", None))
+    answer = call(runtime, "get_document_outline", lambda: runtime.answer("get_document_outline", {"file_path": "big.md"}))
     assert len(answer["headings"]) == 251 and answer["truncated"]["max_depth"] == 2
     assert answer["truncated"]["omitted"] == 5_000 and "max_depth=2" in answer["truncated"]["note"]
-    small = call(runtime, "get_document_outline", lambda: runtime.outline("small.md", None))
+    small = call(runtime, "get_document_outline", lambda: runtime.answer("get_document_outline", {"file_path": "small.md"}))
     assert [h["heading_path"] for h in small["headings"]] == ["Small", "Small > Only section"] and "truncated" not in small
 
 
 @pytest.mark.parametrize(("tool", "fields"), [("list_documents", ("documents",)),
                                               ("get_links", ("outgoing", "backlinks"))])
 def test_a_cut_page_continues_where_it_stopped(runtime, tool, fields):
-    page = (lambda o: runtime.list_documents(None, o)) if tool == "list_documents" else (
-        lambda o: runtime.get_links("hub.md", o))
+    page = (lambda o: runtime.answer("list_documents", {"offset": o})) if tool == "list_documents" else (
+        lambda o: runtime.answer("get_links", {"file_path": "hub.md", "offset": o}))
     assert answer_bytes(page(0)) > MAX_ANSWER_BYTES
     seen: dict[str, list[str]] = {f: [] for f in fields}
     offset: int | None = 0
