@@ -288,7 +288,7 @@ def test_case_060_mcp_get_links_and_search(tmp_path):
 
     try:
         call("index_directory", lambda: runtime.index_directory(None, False))
-        links = call("get_links", lambda: runtime.get_links("paper.md", 0))
+        links = call("get_links", lambda: runtime.answer("get_links", {"file_path": "paper.md"}))
         assert [o["raw"] for o in links["outgoing"]] == ["guide.md"]
         found = call("search_docs", lambda: runtime.search_docs(SearchRequest("footnoterfctoken")))
         assert found["results"][0]["file_path"] == "paper.md"

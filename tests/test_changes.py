@@ -13,6 +13,7 @@ from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
 from markdown_memory.files.changes import ADDED, DELETED, FULL, MODIFIED, PROBE, ChangeSet, ScopeClassifier
 from markdown_memory.files.walk import walk_markdown
+from markdown_memory.request import SearchRequest
 
 TREE = ("a.md", "guides/b.md", "guides/c.draft.md", "node_modules/pkg/readme.md", ".hidden/z.md",
         "venv/lib/q.md", "vendor/gen.md", "notes.txt", "deep/er/d.md")
@@ -83,7 +84,7 @@ def test_applied_changes_leave_the_index_as_a_full_run_would(engine: Engine, roo
     outcome = engine.apply_changes(changes, limit=10, why="test")
     assert outcome.refreshed == 3 and outcome.text_changed and not outcome.run
     assert indexed(engine) == {"a.md", "guides/b.md", "new/e.md", "vendor/gen.md"}
-    assert {h.file_path for h in engine.search("zebrafinch").results} == {"a.md"}
+    assert {h.file_path for h in engine.search(SearchRequest("zebrafinch")).results} == {"a.md"}
     assert engine.apply_changes(ChangeSet(), limit=10, why="test") == type(outcome)()  # nothing to do
 
 
@@ -101,4 +102,4 @@ def test_a_probe_finds_what_changed(engine: Engine, root: Path) -> None:
     outcome = engine.apply_changes(PROBE, limit=10, why="test")
     assert outcome.refreshed >= 2 and outcome.text_changed  # the two files (and the folders whose mtime moved)
     assert "a.md" not in indexed(engine)
-    assert {h.file_path for h in engine.search("quokkaword").results} == {"guides/b.md"}
+    assert {h.file_path for h in engine.search(SearchRequest("quokkaword")).results} == {"guides/b.md"}

@@ -157,7 +157,7 @@ def test_case_057_mcp_list_documents_and_search(case_057, checkout):
 
     try:
         call("index_directory", lambda: runtime.index_directory(None, False))
-        assert {d["path"] for d in call("list_documents", lambda: runtime.list_documents(None, 0))["documents"]} == {
+        assert {d["path"] for d in call("list_documents", lambda: runtime.answer("list_documents", {}))["documents"]} == {
             "guide.md", "index.md"}
         assert call("search_docs", lambda: runtime.search_docs(SearchRequest("buildcopytoken")))["results"] == []
         assert call("search_docs", lambda: runtime.search_docs(SearchRequest("homepagetoken")))["results"][0][
