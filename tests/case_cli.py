@@ -34,3 +34,13 @@ class Cli:
 
     def listed(self, *folder: str) -> set[str]:
         return {d["path"] for d in self("list", *folder)["documents"]}
+
+
+def mcp_call(runtime: Any, tool: str, fn: Any) -> dict:
+    """``fn`` run as the MCP tool ``tool`` through ``runtime.call`` (worker thread, size cap,
+    error payloads): its JSON answer, which must not be an error."""
+    import anyio
+
+    result = anyio.run(runtime.call, tool, fn)
+    assert not result.is_error, result.content[0].text
+    return json.loads(result.content[0].text)  # type: ignore[no-any-return]

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from case_cli import Cli
+from case_cli import Cli, mcp_call
 from markdown_memory.markdown.parse import parse_document
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
@@ -270,9 +270,7 @@ def test_case_060_footnotes_are_not_links_but_a_link_inside_one_is(cli_060):
 
 
 def test_case_060_mcp_get_links_and_search(tmp_path):
-    import json
 
-    import anyio
 
     from markdown_memory.config import Settings
     from markdown_memory.mcp.runtime import Runtime
@@ -282,9 +280,7 @@ def test_case_060_mcp_get_links_and_search(tmp_path):
     runtime = Runtime(Settings.load(root, tmp_path / "mcp.db", "none", auto_index=False))
 
     def call(tool, fn):
-        result = anyio.run(runtime.call, tool, fn)
-        assert not result.is_error, result.content[0].text
-        return json.loads(result.content[0].text)
+        return mcp_call(runtime, tool, fn)
 
     try:
         call("index_directory", lambda: runtime.index_directory(None, False))

@@ -8,19 +8,17 @@ Skipped when git is not installed."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import anyio
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from case_cli import Cli
+from case_cli import Cli, mcp_call
 from markdown_memory.config import Settings
 from markdown_memory.files.walk import ScopeCheck, walk_markdown, walk_one
 from markdown_memory.mcp.runtime import Runtime
@@ -151,9 +149,7 @@ def test_case_057_mcp_list_documents_and_search(case_057, checkout):
     runtime = Runtime(Settings.load(case_057 / checkout / "docs", case_057 / f"{checkout}-mcp.db", "none", auto_index=False))
 
     def call(tool, fn):
-        result = anyio.run(runtime.call, tool, fn)
-        assert not result.is_error, result.content[0].text
-        return json.loads(result.content[0].text)
+        return mcp_call(runtime, tool, fn)
 
     try:
         call("index_directory", lambda: runtime.index_directory(None, False))
