@@ -41,6 +41,9 @@ DATA = HERE / "eval" / "ranker"
 VECTOR_FILES = tuple(DATA / f"features-minilm-{s}.jsonl.gz" for s in ("shared", "corpus2", "corpus3"))
 KEYWORD_FILES = tuple(DATA / f"features-none-{s}.jsonl.gz" for s in ("shared", "corpus2", "corpus3"))
 L2 = 1.0
+#: Non-answering candidates paired with an answering one: the first stage's first NEG_DEPTH (the
+#: ones that can take its place near the top); None: all 50.
+NEG_DEPTH: int | None = None
 ITERATIONS = 50
 DIGITS = 12
 
@@ -77,7 +80,8 @@ def _standardiser(records: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.nda
     return mean, scale
 
 
-def _pairs(records: Sequence[dict[str, Any]], mean: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _pairs(records: Sequence[dict[str, Any]], mean: np.ndarray, scale: np.ndarray,
+           neg_depth: int | None) -> tuple[np.ndarray, np.ndarray]:
     """(pair differences ``[m, d]``, pair weights ``[m]``): each question's pairs weigh 1 in all."""
     diffs, weights = [], []
     for rec in records:
@@ -85,7 +89,10 @@ def _pairs(records: Sequence[dict[str, Any]], mean: np.ndarray, scale: np.ndarra
         if not len(y) or y.all() or not y.any():
             continue
         z = (x - mean) / scale
-        pos, neg = z[y == 1], z[y == 0]
+        near = np.arange(len(y)) < (neg_depth or len(y))
+        pos, neg = z[y == 1], z[(y == 0) & near]
+        if not len(neg):
+            continue
         d = (pos[:, None, :] - neg[None, :, :]).reshape(-1, z.shape[1])
         diffs.append(d)
         weights.append(np.full(len(d), 1.0 / len(d)))
@@ -94,11 +101,12 @@ def _pairs(records: Sequence[dict[str, Any]], mean: np.ndarray, scale: np.ndarra
     return np.vstack(diffs), np.concatenate(weights)
 
 
-def fit(records: Sequence[dict[str, Any]], l2: float = L2, iterations: int = ITERATIONS) -> dict[str, list[float]]:
+def fit(records: Sequence[dict[str, Any]], l2: float = L2, iterations: int = ITERATIONS,
+        neg_depth: int | None = NEG_DEPTH) -> dict[str, list[float]]:
     """The linear model ``{"mean", "scale", "weights"}`` (lists of floats, rounded to ``DIGITS``
     significant digits) of ``records`` (module docstring)."""
     mean, scale = _standardiser(records)
-    d, w = _pairs(records, mean, scale)
+    d, w = _pairs(records, mean, scale, neg_depth)
     beta = np.zeros(d.shape[1])
     for _ in range(iterations):
         margin = d @ beta

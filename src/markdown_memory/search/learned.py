@@ -83,6 +83,29 @@ def shipped_model() -> RankerModel:
     return parse_model(json.loads(MODEL_PATH.read_text(encoding="utf-8")))
 
 
+_override: RankerModel | None = None
+
+
+@contextmanager
+def using(model: RankerModel) -> Iterator[None]:
+    """Rank with ``model`` whatever the setting while open (leave-one-project-out evaluation
+    scores each project with the model trained without it: ``scripts/lopo_ranker.py``)."""
+    global _override
+    previous, _override = _override, model
+    try:
+        yield
+    finally:
+        _override = previous
+
+
+def chosen_model(ranker: str) -> RankerModel | None:
+    """The model ranking uses: the one ``using`` set, else the shipped one for ``ranker``
+    ``learned``, else None (``rrf``: the first stage's order stays)."""
+    if _override is not None:
+        return _override
+    return shipped_model() if ranker == "learned" else None
+
+
 @dataclass
 class Captured:
     """One ranking seen by ``capture``: the query text, whether it had vectors, its first ``DEPTH``

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..config import ranker_choice
 from ..store import Store, VectorCache
 from ..store.scope import Scope
 from ..text import WORD, fts_text, match_form
@@ -42,10 +43,9 @@ from .candidates import (
     keyword_candidates,
     vector_candidates,
 )
-from ..config import ranker_choice
 from .confidence import Confidence, breadcrumb_names_query, confidence
 from .cues import asks_about_changes, boost_identifier, cjk_share, pasted, release_notes, strong_identifier
-from .learned import rerank, shipped_model
+from .learned import chosen_model, rerank
 from .query import AnalysedQuery, stem_prefix
 from .sections import EVIDENCE, TokenStates, choose_sections
 from .siblings import unique_text, with_shared_parents
@@ -115,7 +115,7 @@ def rank(
         ordered = [c for c in ordered if c.section_id in inside]
     ordered = choose_sections(store, query.text, facts.weights, facts.stems, ordered, tuning,
                               tokens if qvec is not None else None)
-    ordered = rerank(pool, ordered, shipped_model() if (ranker or ranker_choice()) == "learned" else None)
+    ordered = rerank(pool, ordered, chosen_model(ranker or ranker_choice()))
     if facts.absent:
         grade: Confidence = "none"
     else:
