@@ -288,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         _decode_arguments(args)
         _apply_global_docs_dir(args)
+        if args.ranker:  # a setting search reads (config.ranker_choice), not a request field
+            os.environ["MARKDOWN_MEMORY_RANKER"] = args.ranker
         as_json = bool(getattr(args, "json", False))
         level, problem = _log_level(args.log_level)
         _configure_logging(level)
