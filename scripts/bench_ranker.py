@@ -21,11 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_retrieval import open_engine  # noqa: E402
-
 from markdown_memory.evaluation import load_queries  # noqa: E402
 from markdown_memory.models import Freshness  # noqa: E402
 from markdown_memory.search import learned  # noqa: E402
-from markdown_memory.search.features import features  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
