@@ -50,11 +50,22 @@ from compare_runs import compare, format_report  # noqa: E402
 from train_ranker import L2, NEG_DEPTH, fit, matrix, predict, read_records  # noqa: E402
 
 HERE = Path(__file__).resolve().parents[1]
-#: The dev sets: name -> (docs root, questions, folders indexed; None: all).
-SETS: dict[str, tuple[Path, Path, list[str] | None]] = {
-    "shared": (HERE.parent / "shared" / "eval-corpus", HERE.parent / "shared" / "eval-queries-dev.jsonl", None),
-    "corpus2": (HERE / "eval" / "corpus2", HERE / "eval" / "queries-corpus2-dev.jsonl", None),
-    "corpus3": (HERE / "eval" / "corpus3", HERE / "eval" / "queries-corpus3-dev.jsonl", ["cargo", "vault", "ja"]),
+#: The dev sets: name -> (docs root, questions, folders indexed (None: all), index name). The
+#: real users' questions (eval/real/) are more questions of the same projects, and two new ones.
+_REAL = HERE / "eval" / "real"
+#: The shared corpus beside the checkout (/work/shared next to /work/main, or two levels up from a worktree).
+SHARED = next((p for p in (HERE.parent / "shared", HERE.parents[1] / "shared") if p.is_dir()), HERE.parent / "shared")
+SETS: dict[str, tuple[Path, Path, list[str] | None, str]] = {
+    "shared": (SHARED / "eval-corpus", SHARED / "eval-queries-dev.jsonl", None, "shared"),
+    "corpus2": (HERE / "eval" / "corpus2", HERE / "eval" / "queries-corpus2-dev.jsonl", None, "corpus2"),
+    "corpus3": (HERE / "eval" / "corpus3", HERE / "eval" / "queries-corpus3-dev.jsonl", ["cargo", "vault", "ja"],
+                "corpus3"),
+    "real_shared": (SHARED / "eval-corpus", _REAL / "queries-real-shared-a.jsonl", None, "shared"),
+    "real_corpus2": (HERE / "eval" / "corpus2", _REAL / "queries-real-corpus2.jsonl", None, "corpus2"),
+    "real_corpus3": (HERE / "eval" / "corpus3", _REAL / "queries-real-corpus3.jsonl", ["cargo", "vault", "ja"],
+                     "corpus3"),
+    "real_ollama": (HERE / "eval" / "corpus4", _REAL / "queries-real-ollama.jsonl", None, "corpus4"),
+    "real_ruff": (HERE / "eval" / "corpus4", _REAL / "queries-real-ruff.jsonl", None, "corpus4"),
 }
 EXCLUDED = {"pydantic"}  # reserved for outside judging
 
@@ -110,11 +121,11 @@ def engine_level(mode: str, records: Sequence[dict[str, Any]], models: dict[str,
     feature_names = records[0]["features"]
     runs: dict[str, dict[str, list[Any]]] = {"rrf": {}, "learned": {}}
     wanted_sets = {r["set"] for r in records}
-    for name, (corpus, questions, folders) in SETS.items():
+    for name, (corpus, questions, folders, index) in SETS.items():
         if name not in wanted_sets:
             continue
         queries = load_queries(questions, folders=folders, root=corpus.resolve())
-        engine = open_engine(corpus.resolve(), db_dir / f"{name}-{mode}.db", mode, folders)
+        engine = open_engine(corpus.resolve(), db_dir / f"{index}-{mode}.db", mode, folders)
         try:
             indexed = engine.indexed_paths()
             groups: dict[str, list[dict[str, Any]]] = {}
@@ -151,6 +162,50 @@ def engine_level(mode: str, records: Sequence[dict[str, Any]], models: dict[str,
     return result
 
 
+def markdown(result: dict[str, Any]) -> str:
+    """The left-out table of every mode and level as Markdown: per project RRF -> learned Top-1,
+    R@5, MRR@10 (and answer-in-hit, tokens p50 at the engine level), then the pooled intervals."""
+    out = []
+    for mode, entry in result["modes"].items():
+        for level in ("candidates", "engine"):
+            cmp = entry.get(level)
+            if not cmp:
+                continue
+            tokens = cmp.get("tokens_p50_by_project", {})
+            out.append(f"**{mode}, {level}** (RRF -> learned, left-out folds)\n")
+            head = "| project | n | Top-1 | R@5 | MRR@10 |" + (" in hand | tokens p50 |" if level == "engine" else "")
+            out.append(head)
+            out.append("|" + "---|" * (head.count("|") - 1))
+            rows = sorted(cmp["sets"], key=lambda r: r["set"])
+            pooled_b: dict[str, float] = {}
+            pooled_a: dict[str, float] = {}
+            n_all = sum(r["n"] for r in rows)
+            for r in rows:
+                b, a = r["before"], r["after"]
+                for f in ("top1", "r5", "mrr10", "inhit"):
+                    pooled_b[f] = pooled_b.get(f, 0.0) + b[f] * r["n"] / n_all
+                    pooled_a[f] = pooled_a.get(f, 0.0) + a[f] * r["n"] / n_all
+                line = (f"| {r['set']} | {r['n']} | {b['top1']:.1%} -> {a['top1']:.1%} | {b['r5']:.1%} -> {a['r5']:.1%} "
+                        f"| {b['mrr10']:.3f} -> {a['mrr10']:.3f} |")
+                if level == "engine":
+                    t = tokens.get(r["set"], {})
+                    line += f" {b['inhit']:.1%} -> {a['inhit']:.1%} | {t.get('rrf', 0):.0f} -> {t.get('learned', 0):.0f} |"
+                out.append(line)
+            b, a = pooled_b, pooled_a
+            line = (f"| **pooled** | {n_all} | {b['top1']:.1%} -> {a['top1']:.1%} | {b['r5']:.1%} -> {a['r5']:.1%} "
+                    f"| {b['mrr10']:.3f} -> {a['mrr10']:.3f} |")
+            if level == "engine":
+                t = cmp.get("tokens_p50", {})
+                line += f" {b['inhit']:.1%} -> {a['inhit']:.1%} | {t.get('rrf', 0):.0f} -> {t.get('learned', 0):.0f} |"
+            out.append(line)
+            p = cmp["pooled"]
+            out.append(f"\nPooled paired difference (learned - RRF), bootstrap 95%: MRR@10 {p['mrr10']['diff']:+.4f} "
+                       f"[{p['mrr10']['interval'][0]:+.4f}, {p['mrr10']['interval'][1]:+.4f}], Top-1 "
+                       f"{p['top1']['diff']:+.2%} [{p['top1']['interval'][0]:+.2%}, {p['top1']['interval'][1]:+.2%}]; "
+                       f"{p['better']} questions better, {p['worse']} worse. Verdict: {cmp['verdict']}.\n")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--features-dir", type=Path, required=True,
@@ -185,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"tokens p50 {entry['engine']['tokens_p50']}")
         result["modes"][mode] = entry
     (args.out / "lopo.json").write_text(json.dumps(result, indent=1))
+    (args.out / "lopo.md").write_text(markdown(result))
     return 0
 
 
