@@ -214,7 +214,7 @@ class Settings:
 RANKER_CHOICES = ("rrf", "learned")
 #: The ranker used when ``MARKDOWN_MEMORY_RANKER`` (or the global ``--ranker`` flag) names none:
 #: the learned one only if it wins on the pooled left-out-project interval (docs/ranking.md).
-DEFAULT_RANKER = "learned"
+DEFAULT_RANKER = "rrf"
 
 
 def ranker_choice() -> str:
