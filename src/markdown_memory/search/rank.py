@@ -21,6 +21,9 @@
   sections (and, switched off by default, token-level similarity from the embedder's token states);
   ``confidence`` (``search/confidence.py``) grades the result, "none"
   when the query names an identifier or a multi-word product name that no document contains.
+* With the ranker setting ``learned`` (``config.ranker_choice``), the first 50 candidates of
+  that order are re-ordered by the shipped pairwise model over their features
+  (``search/features.py``, ``search/learned.py``) before confidence grades the result.
 """
 
 from __future__ import annotations
