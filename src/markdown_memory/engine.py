@@ -52,6 +52,7 @@ from .reading.map import DEFAULT_MAP_TOKENS, DocsMap, build_map
 from .reading.resolve import disk_spelling, normalise_request_path, resolve_document
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
 from .search import analyse, distinct_hits, fit_answer, pack_hits, search_sections
+from .search.focus import focus
 from .search.filters import clean_tags, make_scope
 from .status import REFRESH_TTL_SECONDS, StatusReporter
 from .store.database import Database
@@ -350,6 +351,7 @@ class Engine:
     def _search(self, query: str, top_k: int, scope: Scope, max_tokens: int,
                 already_sent: Container[str] | None = None) -> _Ranked:
         """One ranked, packed search over the index as it is."""
+        query = focus(query).text  # a long question is searched by what it asks (search/focus.py)
         analysed = analyse(query)
         store = self.store
         qvec = None

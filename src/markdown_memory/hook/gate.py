@@ -54,8 +54,10 @@ ASKING = frozenset("can could would will".split())
 def content_words(text: str) -> set[str]:
     """The prompt's words that carry its topic: keyword-index forms (case-folded, CJK as
     bigrams) that are not stop words, of three letters or more (any length for CJK)."""
-    from ..search.query import STOPWORDS  # the search package: only once a prompt is searched
+    from ..search.focus import focus  # the search package: only once a prompt is searched
+    from ..search.query import STOPWORDS
 
+    text = focus(text).text  # a pasted log's words are not the prompt's topic
     return {w for w in WORD.findall(fts_text(text)) if w not in STOPWORDS and (len(w) >= 3 or not w.isascii())}
 
 
