@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from conftest import indexed_engine, top
-from markdown_memory.hook.gate import content_words
 from markdown_memory.search.focus import focus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
@@ -104,10 +103,3 @@ def test_an_error_code_in_a_compiler_message_is_kept():
     f = focus("error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:5\nwhat does this mean")
     assert "E0425" in f.text and "cannot find value in this scope" in f.text
     assert "main.rs" not in f.text
-
-
-def test_the_hook_reads_a_prompt_by_the_same_rule():
-    prompt = f"{LOGS[0]}\nhow can I make big file transfers go faster?"
-    words = content_words(prompt)
-    assert {"big", "file", "transfers", "faster"} <= words
-    assert not {"scheduler", "queue", "worker", "sweep"} & words

@@ -344,7 +344,7 @@ class Engine:
                 messages.busy_elsewhere(status.counts.documents, status.counts.vectors), message)
         if self._database.disk_full and not self._background:  # a background engine's index_status says it
             message = messages.prepend_note(self._database.disk_full, message)
-        answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status)
+        answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status, ranked.p_answer)
         # the agent view's measure, whichever adapter asks
         return fit_answer(answer, max_tokens, found=ranked.found)
 
@@ -383,7 +383,7 @@ class Engine:
             message = messages.prepend_note(note, message)
         # once a `drift` run has read the code side, hits say which names the code lost
         return _Ranked(with_drift(store, list(packed)), outcome.confidence, keyword_only, message,
-                       len(distinct_hits(outcome.hits, top_k)))
+                       len(distinct_hits(outcome.hits, top_k)), outcome.p_answer)
 
     # -- documents ------------------------------------------------------------------------
     def _document(self, file_path: str) -> tuple[int, str, str, dict[str, object]]:
@@ -523,3 +523,4 @@ class _Ranked:
     message: str | None
     #: hits the search found for the answer (before the budget): see ``fit_answer``
     found: int
+    p_answer: float = 0.0
