@@ -82,7 +82,6 @@ def _projects(queries: list[dict[str, Any]]) -> list[str]:
 def collect(db_dir: Path, embedder: str) -> list[dict[str, Any]]:
     """One record per question of every set, searched with ``embedder`` (module docstring)."""
     from eval_retrieval import open_engine
-
     from markdown_memory.evaluation import load_queries, normalised_path
     from markdown_memory.hook import gate, render
     from markdown_memory.models import Freshness, SearchRequest

@@ -52,8 +52,8 @@ from .reading.map import DEFAULT_MAP_TOKENS, DocsMap, build_map
 from .reading.resolve import disk_spelling, normalise_request_path, resolve_document
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
 from .search import analyse, distinct_hits, fit_answer, pack_hits, search_sections
-from .search.focus import focus
 from .search.filters import clean_tags, make_scope
+from .search.focus import focus
 from .status import REFRESH_TTL_SECONDS, StatusReporter
 from .store.database import Database
 from .store.scope import Scope

@@ -32,6 +32,7 @@ import numpy as np
 from ..store import Store, VectorCache
 from ..store.scope import Scope
 from ..text import WORD, fts_text, match_form
+from .calibration import Estimate, Query, estimate
 from .candidates import (
     Candidate,
     absent_names,
@@ -42,7 +43,6 @@ from .candidates import (
     keyword_candidates,
     vector_candidates,
 )
-from .calibration import Estimate, Query, estimate
 from .confidence import Confidence, breadcrumb_names_query, confidence
 from .cues import asks_about_changes, boost_identifier, cjk_share, pasted, release_notes, strong_identifier
 from .query import AnalysedQuery, stem_prefix
