@@ -6,7 +6,9 @@ Usage: python3 eval/check_queries.py [--root eval/corpus3] FILE.jsonl [FILE.json
 For every question:
   * the object has id, query, type, lang, expect; ids are unique across all files;
   * type is one of the known types; a `negative` has expect == [] and every
-    other type has 1-3 expects;
+    other type has 1-3 expects, except `real` (a question a user really asked,
+    with its `source` URL), which has 1-3 expects or, when the docs do not
+    answer it, expect == [];
   * each expect's path exists under the root;
   * its heading exists in that file: an ATX heading line (outside fenced code
     blocks) whose text equals `heading`; or, for the text before the file's
@@ -21,7 +23,8 @@ import os
 import re
 import sys
 
-TYPES = {"paraphrase", "identifier", "howto", "table", "code", "navigation", "page", "negative", "cjk"}
+TYPES = {"paraphrase", "identifier", "howto", "table", "code", "navigation", "page", "negative", "cjk",
+         "real"}
 ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
@@ -113,6 +116,11 @@ def check(files, root):
                     if exp != []:
                         errors.append(f"{where}: negative question must have expect []")
                     continue
+                if typ == "real":
+                    if not str(q.get("source", "")).startswith("http"):
+                        errors.append(f"{where}: a real question needs its source URL")
+                    if exp == []:
+                        continue
                 if not 1 <= len(exp) <= 3:
                     errors.append(f"{where}: expected 1-3 expects, got {len(exp)}")
                 for e in exp:
