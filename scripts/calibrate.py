@@ -17,8 +17,9 @@ judge it on the projects left out.
    predict it; the left-out predictions give the expected calibration error (10 equal-width
    bins), the reliability diagram (``--png``) and the bars: ``high`` = the lowest p_first whose
    answers' first hits are right >= 85% of the time, ``none`` = the p_some below which
-   negatives are told apart best (balanced accuracy, at most 0.5), ``hook`` = the lowest
-   p_answer at which what the hook injects holds an answering section >= 85% of the time.
+   most negatives fall while at most 10% of answerable questions do (at most 0.5), ``hook`` = the lowest
+   p_answer at which what the hook injects holds an answering section >= 85% of the time (when
+   no bar reaches it, the most precise bar at which it still answers >= 20% of the questions).
 3. The shipped models are fitted on every project (fixed iterations, no randomness: rerunning
    gives the same file) and written to ``--out``.
 
@@ -50,15 +51,27 @@ sys.path.insert(0, str(HERE / "scripts"))
 from markdown_memory.search import calibration as cal  # noqa: E402
 
 SHARED = next((p for p in (HERE.parent / "shared", Path("/work/shared")) if p.is_dir()), HERE.parent / "shared")
-SETS = {  # name -> (corpus, queries, folders indexed)
-    "dev": (SHARED / "eval-corpus", SHARED / "eval-queries-dev.jsonl", None),
-    "corpus2": (HERE / "eval" / "corpus2", HERE / "eval" / "queries-corpus2-dev.jsonl", None),
-    "corpus3": (HERE / "eval" / "corpus3", HERE / "eval" / "queries-corpus3-dev.jsonl", ["cargo", "vault", "ja"]),
-}
+REAL = HERE / "eval" / "real"
+#: (index name, corpus, questions file, folders indexed, kind): the written dev sets, then the
+#: real users' questions (eval/real; their ``set`` names the project) over the same indexes.
+SETS = [
+    ("dev", SHARED / "eval-corpus", SHARED / "eval-queries-dev.jsonl", None, "written"),
+    ("corpus2", HERE / "eval" / "corpus2", HERE / "eval" / "queries-corpus2-dev.jsonl", None, "written"),
+    ("corpus3", HERE / "eval" / "corpus3", HERE / "eval" / "queries-corpus3-dev.jsonl", ["cargo", "vault", "ja"], "written"),
+    ("dev", SHARED / "eval-corpus", REAL / "queries-real-shared-a.jsonl", None, "real"),
+    ("corpus2", HERE / "eval" / "corpus2", REAL / "queries-real-corpus2.jsonl", None, "real"),
+    ("corpus3", HERE / "eval" / "corpus3", REAL / "queries-real-corpus3.jsonl", ["cargo", "vault", "ja"], "real"),
+    ("corpus4", HERE / "eval" / "corpus4", REAL / "queries-real-ollama.jsonl", None, "real"),
+    ("corpus4", HERE / "eval" / "corpus4", REAL / "queries-real-ruff.jsonl", None, "real"),
+]
 RESERVED = frozenset({"pydantic"})
 EMBEDDERS = ("minilm", "none")
 INCREASING, DECREASING = cal.INCREASING, cal.DECREASING
 PRECISION = 0.85
+#: When no bar reaches PRECISION, the hook's bar is the most precise one answering this share.
+MIN_HIT_RATE = 0.2
+#: The share of answerable questions the "none" bar may flag.
+NONE_ANSWERABLE = 0.1
 BINS = 10
 
 
@@ -68,9 +81,11 @@ def _correct(path: str, start: int, end: int, expect: Sequence[dict[str, Any]]) 
 
 
 def _projects(queries: list[dict[str, Any]]) -> list[str]:
-    """The project of each question: its expected path's first folder; a negative takes the
-    project of the question before it in the file (after it, for a file opening with one)."""
-    own = [q["expect"][0]["path"].lstrip("./").split("/")[0] if q["expect"] else None for q in queries]
+    """The project of each question: its ``set`` when it has one (real questions), else its
+    expected path's first folder; a negative without a ``set`` takes the project of the question
+    before it in the file (after it, for a file opening with one)."""
+    own = [q.get("set") or (q["expect"][0]["path"].lstrip("./").split("/")[0] if q["expect"] else None)
+           for q in queries]
     out: list[str] = []
     last = next((p for p in own if p), "?")
     for p in own:
@@ -79,8 +94,9 @@ def _projects(queries: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def collect(db_dir: Path, embedder: str) -> list[dict[str, Any]]:
-    """One record per question of every set, searched with ``embedder`` (module docstring)."""
+def collect(db_dir: Path, embedder: str, index: str) -> list[dict[str, Any]]:
+    """One record per question of every set over the index named ``index``, searched with
+    ``embedder`` (module docstring)."""
     from eval_retrieval import open_engine
     from markdown_memory.evaluation import load_queries, normalised_path
     from markdown_memory.hook import gate, render
@@ -100,11 +116,13 @@ def collect(db_dir: Path, embedder: str) -> list[dict[str, Any]]:
     quiet = [json.loads(line) for line in (HERE / "eval" / "hook-quiet-prompts.jsonl").read_text().splitlines()
              if line.strip()]
     try:
-        for name, (corpus, qpath, folders) in SETS.items():
+        for name, corpus, qpath, folders, kind in SETS:
+            if name != index or not qpath.is_file():
+                continue
             engine = open_engine(corpus.resolve(), db_dir / f"{name}-{embedder}.db", embedder, folders)
             queries = load_queries(qpath, folders=folders, root=corpus.resolve())
             items = [(q, p) for q, p in zip(queries, _projects(queries), strict=True) if p not in RESERVED]
-            if name == "dev":
+            if name == "dev" and kind == "written":
                 items += [({"id": x["id"], "query": x["prompt"], "expect": []}, "quiet") for x in quiet]
             indexed = engine.indexed_paths()
             for q, project in items:
@@ -113,10 +131,10 @@ def collect(db_dir: Path, embedder: str) -> list[dict[str, Any]]:
                 ans = engine.search(SearchRequest(q["query"], top_k=5, max_tokens=2000), freshness=Freshness.FLAG)
                 est = seen[-1].estimate if seen else cal.Estimate(0.0, 0.0, (), "none")
                 cands = seen[-1].candidates if seen else []
-                hook = engine.search(SearchRequest(q["query"], top_k=5, max_tokens=3200), freshness=Freshness.FLAG)
-                _text, used = render(engine.root, [h for h in hook.results if h.content is not None], 800)
+                # the hook adds the hits with text, best first, within its 800 tokens
+                _text, used = render(engine.root, [h for h in ans.results if h.content is not None], 800)
                 records.append({
-                    "set": name, "project": project, "id": q["id"], "embedder": embedder, "negative": not expect,
+                    "set": name, "kind": kind, "project": project, "id": q["id"], "embedder": embedder, "negative": not expect,
                     "features": list(est.features), "hit_rows": [list(r) for r in est.hit_rows[:5]],
                     "hit_labels": [_correct(c.row["file_path"], c.row["start_line"], c.row["end_line"], expect)
                                    for c in cands[:5]],
@@ -127,7 +145,7 @@ def collect(db_dir: Path, embedder: str) -> list[dict[str, Any]]:
                     "tokens": answer_tokens(ans), "p_shipped": ans.p_answer, "asks": gate.asks_docs(q["query"]),
                     "hook_used": bool(used),
                     "hook_right": any(_correct(h.file_path, h.start_line, h.end_line, expect) for h in used),
-                    "hook_p": hook.p_answer,
+                    "hook_p": ans.p_answer,
                 })
             engine.close()
     finally:
@@ -239,7 +257,7 @@ def reliability(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> list[tuple[fl
     return [(float(p[at == b].mean()), float(y[at == b].mean()), int((at == b).sum())) for b in range(bins) if (at == b).any()]
 
 
-def precision_bar(p: np.ndarray, right: np.ndarray, floor: int = 10) -> float:
+def precision_bar(p: np.ndarray, right: np.ndarray, floor: int = 30) -> float:
     """The lowest threshold t (0.01 steps) such that the items with p >= t are right >= 85% of
     the time, and so are those of every higher threshold holding >= ``floor`` items; 1.0 if none."""
     grid = np.round(np.arange(0.05, 1.0, 0.01), 2)
@@ -255,29 +273,36 @@ def precision_bar(p: np.ndarray, right: np.ndarray, floor: int = 10) -> float:
 
 
 def none_bar(p_some: np.ndarray, negative: np.ndarray) -> float:
-    """The p_some bar (<= 0.5) that best tells negatives from answerable questions (balanced accuracy)."""
+    """The p_some bar (<= 0.5) below which the most unanswerable questions fall while at most
+    ``NONE_ANSWERABLE`` of the answerable ones do ("no good answer" must rarely hide one)."""
     grid = np.round(np.arange(0.05, 0.51, 0.01), 2)
-    def score(t: float) -> float:
-        tnr = (p_some[negative] < t).mean() if negative.any() else 0.0
-        tpr = (p_some[~negative] >= t).mean() if (~negative).any() else 0.0
-        return float(tnr + tpr)
-    return float(max(grid, key=score))
+    ok = [t for t in grid if (p_some[~negative] < t).mean() <= NONE_ANSWERABLE]
+    return float(max(ok, key=lambda t: ((p_some[negative] < t).mean(), -t))) if ok else 0.05
 
 
-def hook_curve(rows: list[dict[str, Any]]) -> tuple[float, list[dict[str, float]]]:
+def hook_curve(rows: list[dict[str, Any]], extra: Sequence[float] = ()) -> tuple[float, list[dict[str, float]]]:
     """The hook's bar and its curve over left-out ``rows``: per threshold, precision (injected
     text holds an answer) and hit rate (answerable questions that got an answer injected)."""
     asks = [r for r in rows if r["asks"] and r["hook_used"]]
-    p = np.array([r["lo_some"] for r in asks])
+    p = np.array([r["lo_first"] for r in asks])  # the gate reads the first hit's p_answer
     right = np.array([float(r["hook_right"]) for r in asks])
     answerable = sum(1 for r in rows if not r["negative"])
     curve = []
-    for t in np.round(np.arange(0.1, 0.96, 0.05), 2):
+    for t in sorted({*np.round(np.arange(0.1, 0.96, 0.05), 2).tolist(), *extra}):
         m = p >= t
         curve.append({"threshold": float(t), "injected": int(m.sum()),
                       "precision": float(right[m].mean()) if m.any() else 1.0,
                       "hit_rate": float(right[m].sum() / max(answerable, 1))})
-    return precision_bar(p, right), curve
+    bar = precision_bar(p, right)
+    if bar >= 1.0:  # 85% is out of reach: the most precise bar that still answers 20% of the questions
+        usable = [c for c in curve if c["hit_rate"] >= MIN_HIT_RATE]
+        bar = max(usable, key=lambda c: c["precision"])["threshold"] if usable else 1.0
+    return bar, curve
+
+
+def _at(curve: list[dict[str, float]], bar: float) -> dict[str, float] | None:
+    """The curve's figures at the first threshold >= ``bar`` (None past the curve's end)."""
+    return next((c for c in curve if c["threshold"] >= bar - 1e-9), None)
 
 
 def draw(path: Path, panels: dict[str, list[tuple[np.ndarray, np.ndarray]]]) -> None:
@@ -309,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db-dir", type=Path, default=Path("/work/evaldb/learn-conf"))
     ap.add_argument("--collect", action="store_true", help="search every question again (else reuse the records)")
     ap.add_argument("--embedders", default=",".join(EMBEDDERS), help="comma-separated: minilm, none")
+    ap.add_argument("--only", default="dev,corpus2,corpus3,corpus4", help="with --collect: these indexes only")
+    ap.add_argument("--collect-only", action="store_true", help="collect the records, fit nothing")
     ap.add_argument("--l2", type=float, default=2.0)
     ap.add_argument("--out", type=Path, default=cal.DATA)
     ap.add_argument("--png", type=Path, help="reliability diagram (matplotlib: the `train` extra)")
@@ -321,10 +348,18 @@ def main(argv: list[str] | None = None) -> int:
     panels: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
     for embedder in args.embedders.split(","):
         mode = "keyword" if embedder == "none" else "vector"
-        cache = args.db_dir / f"records-{embedder}.json"
-        if args.collect or not cache.is_file():
-            cache.write_text(json.dumps(collect(args.db_dir, embedder)))
-        records = json.loads(cache.read_text())
+        records = []
+        for index in dict.fromkeys(name for name, *_ in SETS):
+            cache = args.db_dir / f"records-{embedder}-{index}.json"
+            if args.collect and index in args.only.split(","):
+                cache.write_text(json.dumps(collect(args.db_dir, embedder, index)))
+            if not cache.is_file():
+                print(f"no records of {index} with {embedder} (run with --collect): left out", file=sys.stderr)
+                continue
+            if not args.collect_only:
+                records += json.loads(cache.read_text())
+        if args.collect_only:
+            continue
         questions = [r for r in records if r["project"] != "quiet" and r["features"]]
         rows = left_out(records, args.l2)
         qrows = [r for r in rows if r["project"] != "quiet"]
@@ -341,6 +376,16 @@ def main(argv: list[str] | None = None) -> int:
         report[mode] = {
             "questions": len(qrows), "negatives": int(neg.sum()), "ece_first": ece(pf, yf), "ece_some": ece(ps, ys),
             "bars": data["bars"][mode], "hook_curve": curve,
+            "hook_curve_written": hook_curve([r for r in rows if r.get("kind", "written") == "written"])[1],
+            "hook_curve_real": hook_curve([r for r in rows if r.get("kind") == "real"])[1],
+            "hook_at_bar": {k: _at(hook_curve([r for r in rows if r.get("kind", "written") in ks], [hook])[1], hook)
+                            for k, ks in (("all", ("written", "real")), ("written", ("written",)), ("real", ("real",)))},
+            "ece_by_kind": {k: {"first": ece(np.array([r["lo_first"] for r in qrows if r.get("kind") == k]),
+                                             np.array([float(r["first"]) for r in qrows if r.get("kind") == k])),
+                                "some": ece(np.array([r["lo_some"] for r in qrows if r.get("kind") == k]),
+                                            np.array([float(r["some"]) for r in qrows if r.get("kind") == k])),
+                                "n": sum(1 for r in qrows if r.get("kind") == k)}
+                            for k in ("written", "real")},
             "high_precision": float(yf[pf >= high].mean()) if (pf >= high).any() else None,
             "high_share": float((pf >= high).mean()),
             "negatives_none": float((ps[neg] < data["bars"][mode]["none"]).mean()) if neg.any() else None,
@@ -352,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(f"{mode}: {len(qrows)} questions; left-out ECE first {report[mode]['ece_first']:.3f}, "
               f"some {report[mode]['ece_some']:.3f}; bars {data['bars'][mode]}", file=sys.stderr)
+    if args.collect_only:
+        return 0
     data["fit"] = data.get("fit", {}) | {"script": "scripts/calibrate.py", "l2": args.l2,
                                          "left_out": "one project at a time"}
     data["fit"]["ece"] = data["fit"].get("ece", {}) | {
