@@ -164,6 +164,7 @@ def main() -> int:
     sys.path.insert(0, str(HERE.parent / "src"))
     from markdown_memory.config import Settings
     from markdown_memory.engine import Engine
+    from markdown_memory.models import SearchRequest
 
     work = Path(tempfile.mkdtemp(prefix="mm-bench-"))
     try:
@@ -203,11 +204,11 @@ def main() -> int:
         queries = load_queries(args.queries)
         keyword = Engine(Settings.load(corpus, db, "none"))
         for label, eng in (("keyword", keyword), ("hybrid", engine)):
-            eng.search(queries[0])  # warm-up (model session, page cache)
+            eng.search(SearchRequest(queries[0]))  # warm-up (model session, page cache)
             lat = []
             for q in queries:
                 t = time.perf_counter()
-                eng.search(q)
+                eng.search(SearchRequest(q))
                 lat.append((time.perf_counter() - t) * 1000)
             results[f"query_{label}_p50_ms"] = round(statistics.median(lat), 1)
             results[f"query_{label}_p95_ms"] = round(_percentile(lat, 95), 1)

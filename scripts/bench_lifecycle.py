@@ -59,7 +59,7 @@ def main() -> int:
         engine = Engine(settings, background=True)  # server mode: model loads in a thread
         auto = engine._scheduler
         auto.on_call("search_docs")
-        first = engine.search(QUERY)
+        first = engine.search(SearchRequest(QUERY))
         out["first_answer_ms"] = round((time.perf_counter() - started) * 1000, 1)
         out["first_answer_hits"] = len(first.results)
         auto.wait()

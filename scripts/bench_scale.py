@@ -161,6 +161,7 @@ def in_process(root: Path, kw_db: Path, hyb_db: Path | None, queries: list[str])
 
     from markdown_memory.config import Settings
     from markdown_memory.engine import Engine
+    from markdown_memory.models import SearchRequest
     from markdown_memory.store import VectorCache, knn
 
     out: dict[str, Any] = {}
@@ -176,11 +177,11 @@ def in_process(root: Path, kw_db: Path, hyb_db: Path | None, queries: list[str])
     if hyb_db is not None:
         engines.append(("hybrid", Engine(Settings.load(root, hyb_db, "minilm"))))
     for label, eng in engines:
-        eng.search(queries[0])
+        eng.search(SearchRequest(queries[0]))
         lat = []
         for q in queries:
             t = time.perf_counter()
-            eng.search(q)
+            eng.search(SearchRequest(q))
             lat.append((time.perf_counter() - t) * 1000)
         out[f"query_{label}_p50_ms"] = round(statistics.median(lat), 1)
         out[f"query_{label}_p95_ms"] = round(_percentile(lat, 95), 1)

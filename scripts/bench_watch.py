@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from markdown_memory.config import Settings  # noqa: E402
 from markdown_memory.engine import Engine  # noqa: E402
 from markdown_memory.files.freshness import stale_paths  # noqa: E402
+from markdown_memory.models import SearchRequest  # noqa: E402
 from markdown_memory.service import watch  # noqa: E402
 from markdown_memory.service.watch import Watcher, start_watching  # noqa: E402
 
@@ -66,7 +67,7 @@ def cpu_load(processes: int) -> Iterator[None]:
 
 
 def found(engine: Engine, word: str) -> bool:
-    return any("keyword" in h.matched_by for h in engine.search(word, top_k=5).results)
+    return any("keyword" in h.matched_by for h in engine.search(SearchRequest(word, top_k=5)).results)
 
 
 def wait(check: Callable[[], bool], step: float = 0.02) -> float | None:

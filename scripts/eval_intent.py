@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from markdown_memory.config import Settings  # noqa: E402
 from markdown_memory.engine import Engine  # noqa: E402
+from markdown_memory.models import SearchRequest
 
 FORMS = {
     "Mitigation": ["How do I fix {n}?", "how to resolve the {n} alert", "{n} is firing, what should I do?",
@@ -46,7 +47,7 @@ def main() -> int:
             ranks = []
             for path in books:
                 rel = path.relative_to(args.corpus).as_posix()
-                hits = engine.search(form.format(n=path.stem), top_k=5).results
+                hits = engine.search(SearchRequest(form.format(n=path.stem), top_k=5)).results
                 ranks.append(next((i for i, h in enumerate(hits, 1)
                                    if h.file_path == rel and section in h.heading_path.split(" > ")), None))
             print(f"{section:10s} {form:38s} top-1 {sum(r == 1 for r in ranks):3d}/{len(ranks)}   top-5 "

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
-from markdown_memory.models import MAX_TOP_K, MIN_MAX_TOKENS, Freshness
+from markdown_memory.models import MAX_TOP_K, MIN_MAX_TOKENS, Freshness, SearchRequest
 from markdown_memory.search.pack import answer_tokens
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -54,7 +54,7 @@ queries = st.one_of(
        top_k=st.integers(min_value=1, max_value=MAX_TOP_K))
 def test_property_the_whole_answer_fits_max_tokens(engines, query: str, max_tokens: int, top_k: int) -> None:
     for engine in engines:
-        answer = engine.search(query, top_k=top_k, max_tokens=max_tokens, freshness=Freshness.FLAG)
+        answer = engine.search(SearchRequest(query, top_k=top_k, max_tokens=max_tokens), freshness=Freshness.FLAG)
         assert answer_tokens(answer) <= max_tokens, answer.to_dict(agent=True)
         assert answer.results or answer.confidence == "none"
 
@@ -63,7 +63,7 @@ def test_a_message_quotes_only_a_short_piece_of_the_query(engines) -> None:
     """Issue 26: one message repeated 3,826 characters of query fragments."""
     cli, _served = engines
     names = [f"Zq{'x' * 900}{i}Identifier" for i in range(5)]
-    answer = cli.search(" ".join(names), max_tokens=MIN_MAX_TOKENS, freshness=Freshness.FLAG)
+    answer = cli.search(SearchRequest(" ".join(names), max_tokens=MIN_MAX_TOKENS), freshness=Freshness.FLAG)
     assert answer.message is not None and "no document mentions" in answer.message
     assert len(answer.message) < 250 and "x" * 60 not in answer.message
     assert answer_tokens(answer) <= MIN_MAX_TOKENS

@@ -92,7 +92,7 @@ def test_case_032_mcp_finds_variants(tree_032, tmp_path):
     call(runtime, "index_directory", lambda: runtime.index_directory(None, False))
     is_error, body = call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("latertoken")))
     assert not is_error and [h["file_path"] for h in body["results"]] == ["later.mkdn"]
-    listed = call(runtime, "list_documents", lambda: runtime.list_documents(None, 0))[1]
+    listed = call(runtime, "list_documents", lambda: runtime.answer("list_documents", {"directory": None, "offset": 0}))[1]
     assert sorted(d["path"] for d in listed["documents"]) == sorted([*VARIANTS.values(), "later.mkdn"])
 
 
@@ -140,8 +140,8 @@ def test_case_041_mcp_answers_on_a_root_with_undecodable_names(tree_041, tmp_pat
     assert not is_error and report["added"] == 1
     assert "caf\\xe9-latin1.md" in {f["path"] for f in report["index_status"]["failures"]}
     for tool, fn in (("search_docs", lambda: runtime.search_docs(SearchRequest("goodnametoken"))),
-                     ("list_documents", lambda: runtime.list_documents(None, 0)),
-                     ("get_document_outline", lambda: runtime.outline("good.md", None))):
+                     ("list_documents", lambda: runtime.answer("list_documents", {"directory": None, "offset": 0})),
+                     ("get_document_outline", lambda: runtime.answer("get_document_outline", {"file_path": "good.md", "max_depth": None}))):
         is_error, body = call(runtime, tool, fn)
         assert not is_error, body
     assert call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("latinnametoken")))[1]["results"] == []
@@ -195,7 +195,7 @@ def test_case_031_any_printable_name_is_indexed_found_and_read_back(tmp_path_fac
         assert not report.failed and not report.warnings and report.added == len(names)
         assert sorted(d.path for d in engine.list_documents().documents) == sorted(paths)
         for i, rel in enumerate(paths):
-            assert [h.file_path for h in engine.search(f"uniquetok{i}x").results] == [rel]
+            assert [h.file_path for h in engine.search(SearchRequest(f"uniquetok{i}x")).results] == [rel]
             assert engine.outline(rel).to_dict()["file_path"] == rel
     finally:
         engine.close()
@@ -217,7 +217,7 @@ def make_tree(tmp_path: Path, count: int = 40) -> tuple[Path, Path]:
 
 
 def assert_nothing_from_outside(engine) -> None:
-    assert engine.search("outsidesecrettoken").results == ()
+    assert engine.search(SearchRequest("outsidesecrettoken")).results == ()
     docs = engine.list_documents().documents
     for d in docs:
         for section in engine.outline(d.path).to_dict()["headings"]:
@@ -279,7 +279,7 @@ def test_file_swapped_between_walk_and_read_is_judged_as_opened(tmp_path, monkey
         assert expected in reasons[victim]
         assert report.added == 40 + 1 + 1 - 1
         assert_nothing_from_outside(engine)
-        assert [h.file_path for h in engine.search("insidetoken3").results] == ["doc003.md"]
+        assert [h.file_path for h in engine.search(SearchRequest("insidetoken3")).results] == ["doc003.md"]
     finally:
         if runner.is_alive() and swap == "fifo":  # unblock a reader stuck in open()
             os.close(os.open(root / victim, os.O_WRONLY | os.O_NONBLOCK))
@@ -322,7 +322,7 @@ def test_files_swapped_in_a_loop_during_runs_never_index_outside_text_nor_block(
             runner.join(20)
             assert not runner.is_alive(), "an index run blocked on a swapped file"
             assert result[0].added + result[0].updated + result[0].unchanged > 0
-            assert engine.search("outsidesecrettoken").results == ()
+            assert engine.search(SearchRequest("outsidesecrettoken")).results == ()
         stop.set()
         thread.join(5)
         engine.index()
@@ -389,6 +389,6 @@ def test_read_of_a_symlink_to_a_note_without_a_top_heading_gives_its_first_secti
         assert (answer["file_path"], answer["heading_path"]) == ("front.md", "Deploying the widget")
     runtime = mcp(root, db)
     try:
-        assert runtime.read_section("link.md", "", False, None)["content"].startswith("## Deploying the widget")
+        assert runtime.answer("read_section", {"file_path": "link.md", "heading_path": "", "include_subsections": False, "cursor": None})["content"].startswith("## Deploying the widget")
     finally:
         runtime.shutdown()

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from markdown_memory.models import SearchRequest
 from markdown_memory.store.testing import stored_passages
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
@@ -70,7 +71,7 @@ def test_case_019_incremental_index_reports_delete_rename_edit(notes_019, make_e
     first = engine.index()
     assert first.added == 4
     for query, path in (("ghosttoken777", "alpha.md"), ("renametoken42", "beta.md"), ("oldphrase-kiwi", "gamma.md")):
-        assert keyword_paths(engine.search(query)) == [path]
+        assert keyword_paths(engine.search(SearchRequest(query))) == [path]
     ids_before = sorted(p.id for p in stored_passages(engine.store, "delta.md"))
     time.sleep(0.01)  # distinct mtimes on coarse clocks
     for step in ("delete", "rename", "edit"):
@@ -82,11 +83,11 @@ def test_case_019_incremental_index_reports_delete_rename_edit(notes_019, make_e
     assert ids_after == ids_before  # unchanged file: same passages, not re-embedded
     changed = len(stored_passages(engine.store, ["archive/beta-renamed.md", "gamma.md"]))
     assert report.vectors_embedded + report.vectors_reused == changed
-    assert "alpha.md" not in paths_of(engine.search("ghosttoken777"))
-    assert keyword_paths(engine.search("renametoken42")) == ["archive/beta-renamed.md"]
-    assert "beta.md" not in paths_of(engine.search("renametoken42"))
-    assert keyword_paths(engine.search("newphrase-mango")) == ["gamma.md"]
-    assert "gamma.md" not in keyword_paths(engine.search("oldphrase-kiwi"))
+    assert "alpha.md" not in paths_of(engine.search(SearchRequest("ghosttoken777")))
+    assert keyword_paths(engine.search(SearchRequest("renametoken42"))) == ["archive/beta-renamed.md"]
+    assert "beta.md" not in paths_of(engine.search(SearchRequest("renametoken42")))
+    assert keyword_paths(engine.search(SearchRequest("newphrase-mango"))) == ["gamma.md"]
+    assert "gamma.md" not in keyword_paths(engine.search(SearchRequest("oldphrase-kiwi")))
     from markdown_memory.errors import DocumentNotFoundError
 
     with pytest.raises(DocumentNotFoundError):
@@ -102,7 +103,7 @@ def test_case_019_editor_temp_files_are_not_indexed(notes_019, make_engine, embe
     assert (report.added, report.updated, report.removed) == (0, 0, 0)
     assert not report.failed and not report.warnings
     for token in ("tmptoken999", "swptoken888"):
-        answer = engine.search(token)
+        answer = engine.search(SearchRequest(token))
         assert not any(p.endswith((".tmp", ".swp")) for p in paths_of(answer))
         assert keyword_paths(answer) == []
         if embedder == "none":
@@ -129,10 +130,10 @@ def test_case_020_symlink_loops_aliases_dangling_and_outside_links(tree_020, mak
     assert not report.failed
     docs = [d.path for d in engine.list_documents().documents]
     assert docs == ["guide/intro.md", "guide/setup.md", "zzz/after.md"]
-    assert paths_of(engine.search("looptoken123")) == ["guide/intro.md"]
-    assert paths_of(engine.search("aftertoken456")) == ["zzz/after.md"]
+    assert paths_of(engine.search(SearchRequest("looptoken123"))) == ["guide/intro.md"]
+    assert paths_of(engine.search(SearchRequest("aftertoken456"))) == ["zzz/after.md"]
     # Documented policy (walk.py): folder links are never followed, so outside text is not indexed.
-    assert engine.search("outsidetoken789").results == ()
+    assert engine.search(SearchRequest("outsidetoken789")).results == ()
     warned = {w["path"]: w["message"] for w in report.warnings}
     assert "dangling" in warned["broken.md"]
     assert "outside" in warned["outside-link"] and "not followed" in warned["outside-link"]
@@ -277,7 +278,7 @@ def test_case_022_open_errors_are_reported_per_file(tmp_path, make_engine, monke
     assert report.added == 2
     assert [(f["path"], words in f["reason"]) for f in report.failed] == [("dataless.md", True)]
     assert errno.errorcode[code] in report.failed[0]["reason"]
-    assert paths_of(engine.search("tokenz")) == ["z.md"]
+    assert paths_of(engine.search(SearchRequest("tokenz"))) == ["z.md"]
     assert engine.status().failures[0]["path"] == "dataless.md"
 
 

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from case_cli import Cli
+from markdown_memory.models import SearchRequest
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
 
@@ -83,7 +84,7 @@ def test_path_filters_match_paths_segment_by_segment(make_engine, folders):
             want = {p for p in paths if p.startswith(prefix + "/")}
             listed = {d.path for d in engine.list_documents(prefix).documents}
             assert listed == want, prefix
-            found = {h.file_path for h in engine.search("filtertoken", top_k=50, path_prefix=prefix).results}
+            found = {h.file_path for h in engine.search(SearchRequest("filtertoken", top_k=50, path_prefix=prefix)).results}
             assert found == want, prefix
         engine.close()
 

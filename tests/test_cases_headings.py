@@ -16,6 +16,7 @@ import pytest
 from markdown_memory.config import Settings
 from markdown_memory.markdown.parse import parse_document, split_lines
 from markdown_memory.mcp.runtime import Runtime
+from markdown_memory.models import SearchRequest
 from markdown_memory.store.testing import stored_passages
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
@@ -94,7 +95,7 @@ def test_case_012_no_heading_text_becomes_a_body_passage(engine_012):
 
 
 def test_case_012_search_for_the_code_span_finds_its_own_section(engine_012):
-    hit = engine_012.search("--no-cache").results[0]
+    hit = engine_012.search(SearchRequest("--no-cache")).results[0]
     assert hit.heading_path == "CLI Reference > --no-cache"
 
 
@@ -119,16 +120,15 @@ def test_case_012_mcp_outline_and_read_section(tmp_path):
     try:
         is_error, _ = mcp_call(runtime, "index_directory", lambda: runtime.index_directory(None, False))
         assert not is_error
-        is_error, outline = mcp_call(runtime, "get_document_outline", lambda: runtime.outline("input.md", None))
+        is_error, outline = mcp_call(runtime, "get_document_outline", lambda: runtime.answer("get_document_outline", {"file_path": "input.md", "max_depth": None}))
         assert not is_error, outline
         crumbs = [h["heading_path"] for h in outline["headings"]]
         assert "CLI Reference > Status: 200 OK vs 204 No Content" in crumbs
         for crumb in crumbs:
             is_error, section = mcp_call(runtime, "read_section",
-                                         lambda c=crumb: runtime.read_section("input.md", c, False, None))
+                                         lambda c=crumb: runtime.answer("read_section", {"file_path": "input.md", "heading_path": c, "include_subsections": False, "cursor": None}))
             assert not is_error, (crumb, section)
-        is_error, section = mcp_call(runtime, "read_section", lambda: runtime.read_section(
-            "input.md", "CLI Reference > Create new **tracked entity**", False, None))
+        is_error, section = mcp_call(runtime, "read_section", lambda: runtime.answer("read_section", {"file_path": "input.md", "heading_path": "CLI Reference > Create new **tracked entity**", "include_subsections": False, "cursor": None}))
         assert not is_error and "registration page" in section["content"]
     finally:
         runtime.shutdown()
@@ -163,9 +163,9 @@ def test_case_015_deep_list_keeps_the_next_heading_and_its_text(engine_015):
     headings = engine_015.outline("nested-list.md").headings
     assert [(h.start_line, h.heading_path) for h in headings] == [
         (1, "Dependency Tree"), (18, "Dependency Tree > After The Tree")]
-    hit = engine_015.search("crypto-core v1.11.0").results[0]
+    hit = engine_015.search(SearchRequest("crypto-core v1.11.0")).results[0]
     assert (hit.file_path, hit.heading_path) == ("nested-list.md", "Dependency Tree")
-    hit = engine_015.search("security update").results[0]
+    hit = engine_015.search(SearchRequest("security update")).results[0]
     assert (hit.file_path, hit.heading_path) == ("nested-list.md", "Dependency Tree > After The Tree")
     assert_every_line_in_one_section((CASES / C015 / "nested-list.md").read_text(encoding="utf-8"))
 
@@ -174,7 +174,7 @@ def test_case_015_deep_quotes_keep_every_reply(engine_015):
     headings = engine_015.outline("deep-quotes.md").headings
     assert [(h.start_line, h.heading_path) for h in headings] == [
         (1, "Support Thread"), (50, "Support Thread > Resolution")]
-    hits = engine_015.search("reply level 22", path_prefix="deep-quotes.md").results
+    hits = engine_015.search(SearchRequest("reply level 22", path_prefix="deep-quotes.md")).results
     assert hits and hits[0].heading_path == "Support Thread"
     assert "reply level 22" in (hits[0].content or "")
     assert_every_line_in_one_section((CASES / C015 / "deep-quotes.md").read_text(encoding="utf-8"))

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from markdown_memory.markdown import parse_document
 from markdown_memory.markdown.passages import MAX_EMBED_TEXTS, MAX_PASSAGE_CHARS, pack_runs, run_text
+from markdown_memory.models import SearchRequest
 from markdown_memory.reading.sections import page
 from markdown_memory.store.testing import stored_passages
 from markdown_memory.text import count_tokens
@@ -164,7 +165,7 @@ def test_case_029_passages_and_embedding_inputs_are_bounded(folder_029, tmp_path
     raised = make_engine(root, db=tmp_path / "index-0.db")
     again = raised.index()
     assert not again.failed and again.added == 1
-    hit = raised.search("logtailtoken").results[0]
+    hit = raised.search(SearchRequest("logtailtoken")).results[0]
     assert hit.file_path == "huge-log.md" and hit.content is None  # megabytes: a pointer, not content
     log = _passages(raised, "huge-log.md")
     assert all(len(r[4]) <= MAX_PASSAGE_CHARS for r in log)

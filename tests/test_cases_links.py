@@ -249,3 +249,75 @@ def test_tags_in_text_nested_past_the_parser_limit_are_read():
     tags still count, in the section it sits in."""
     doc = parse_document("# T\n\nintro #top\n\n" + "> " * 300 + "quoted #deeptag here\n\n## Next #after\n", "a.md")
     assert doc.warnings and doc.vault.tags == (("top", 0), ("deeptag", 0), ("after", 1))
+
+
+# -- 060 footnotes and other bracket syntax that is not a link ------------------------------------
+# Sources: MarkEdit-app/MarkEdit#1152, rwxrob/keg-spec#56, marktext/marktext#1552 (case.md)
+@pytest.fixture
+def cli_060(tmp_path, cli_main) -> Cli:
+    return Cli(cli_main, case_tree("060-footnote-definitions", tmp_path / "docs"), tmp_path / "i.db")
+
+
+def test_case_060_footnote_text_is_searchable(cli_060):
+    for token in ("footnoterfctoken", "footnoteurltoken", "footnotelongtoken"):
+        assert cli_060.first(token)[0] == "paper.md", token
+
+
+def test_case_060_footnotes_are_not_links_but_a_link_inside_one_is(cli_060):
+    outgoing = cli_060("links", "paper.md")["outgoing"]
+    assert [(o["raw"], o["status"], o["target_path"]) for o in outgoing] == [("guide.md", "resolved", "guide.md")]
+    assert [b["file_path"] for b in cli_060("links", "guide.md")["backlinks"]] == ["paper.md"]
+
+
+def test_case_060_mcp_get_links_and_search(tmp_path):
+    import json
+
+    import anyio
+
+    from markdown_memory.config import Settings
+    from markdown_memory.mcp.runtime import Runtime
+    from markdown_memory.models import SearchRequest
+
+    root = case_tree("060-footnote-definitions", tmp_path / "docs")
+    runtime = Runtime(Settings.load(root, tmp_path / "mcp.db", "none", auto_index=False))
+
+    def call(tool, fn):
+        result = anyio.run(runtime.call, tool, fn)
+        assert not result.is_error, result.content[0].text
+        return json.loads(result.content[0].text)
+
+    try:
+        call("index_directory", lambda: runtime.index_directory(None, False))
+        links = call("get_links", lambda: runtime.get_links("paper.md", 0))
+        assert [o["raw"] for o in links["outgoing"]] == ["guide.md"]
+        found = call("search_docs", lambda: runtime.search_docs(SearchRequest("footnoterfctoken")))
+        assert found["results"][0]["file_path"] == "paper.md"
+    finally:
+        runtime.shutdown()
+
+
+#: bracket syntax of the dialects that is not a link, each with the word it must keep searchable
+NOT_LINKS = {
+    "footnote reference and definition": ("Claim.[^note]\n\n[^note]: fnworda", "fnworda"),
+    "numbered footnote with a URL only": ("Claim.[^1]\n\n[^1]: https://example.com/fnwordb", "fnwordb"),
+    "footnote used before and after": ("A[^x] and B[^x].\n\n[^x]: fnwordc", "fnwordc"),
+    "undefined footnote": ("Claim fnwordd.[^missing]", "fnwordd"),
+    "inline footnote": ("Claim fnworde.^[an inline note]", "fnworde"),
+    "task list": ("- [ ] open fnwordf\n- [x] done\n- [X] done too", "fnwordf"),
+    "github alert": ("> [!NOTE]\n> fnwordg alert text", "fnwordg"),
+    "obsidian callout with title": ("> [!tip] Title\n> fnwordh", "fnwordh"),
+    "pandoc citation": ("As shown [@smith2020; @doe, p. 3] fnwordi.", "fnwordi"),
+    "bare citation key": ("See [@key] fnwordj.", "fnwordj"),
+    "shortcut without definition": ("Press [Enter] or [Ctrl+C] fnwordk.", "fnwordk"),
+    "collapsed without definition": ("A [thing][] fnwordl.", "fnwordl"),
+    "checkbox in a table": ("| a | b |\n|---|---|\n| [x] | fnwordm |", "fnwordm"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_LINKS))
+def test_bracket_syntax_that_is_not_a_link_is_no_link(name):
+    body, word = NOT_LINKS[name]
+    text = f"# Note\n\n{body}\n\nA [real link](other.md) and [[Wiki Target]].\n"
+    doc = parse_document(text, "note.md")
+    assert [(link.kind, link.first) for link in doc.links] == [("markdown", "other.md"), ("wikilink", "Wiki Target")], name
+    assert any(word in p.text for p in doc.passages), (name, [p.text for p in doc.passages])

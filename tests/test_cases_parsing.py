@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from markdown_memory.models import SearchRequest
 from markdown_memory.store.testing import stored_passages, stored_texts
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
@@ -43,7 +44,7 @@ def outline_lines(engine, path: str) -> list[tuple[int, str]]:
 
 
 def first_hit(engine, query: str) -> tuple[str, str]:
-    results = engine.search(query).results
+    results = engine.search(SearchRequest(query)).results
     assert results, f"no result for {query!r}"
     return results[0].file_path, results[0].heading_path
 
@@ -183,7 +184,7 @@ def test_case_008_headings_inside_html_blocks_are_not_sections(case_engine):
     assert outline_lines(engine, "input.md") == [
         (1, "Operations Handbook"), (22, "Operations Handbook > Legacy Restore"), (28, "Operations Handbook > Daily Checks")
     ]
-    for hit in engine.search("Disaster Recovery").results:
+    for hit in engine.search(SearchRequest("Disaster Recovery")).results:
         assert "Disaster" not in hit.heading_path
     assert first_hit(engine, "schema migrations on Fridays") == ("input.md", "Operations Handbook")
     assert passage_with(engine, "input.md", "schema migrations on Fridays")[0] == "Operations Handbook"

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from markdown_memory.errors import PathOutsideRootError, QueryError
+from markdown_memory.models import SearchRequest
 from markdown_memory.reading.resolve import normalise_request_path, resolve_document
 from markdown_memory.store.testing import stored_passages
 
@@ -34,7 +35,7 @@ def copy_case(case_id: str, dest: Path, *names: str) -> Path:
 
 
 def first_hit(engine, query: str) -> tuple[str, str]:
-    results = engine.search(query).results
+    results = engine.search(SearchRequest(query)).results
     assert results, f"no result for {query!r}"
     return results[0].file_path, results[0].heading_path
 
@@ -112,7 +113,7 @@ def test_case_017_has_all_rows():
 @pytest.mark.parametrize("mode", ["minilm", "none"])
 @pytest.mark.parametrize("query, expected", QUERIES_017, ids=[q for q, _ in QUERIES_017])
 def test_case_017_hostile_queries_return_normally(engines_017, mode, query, expected):
-    answer = engines_017[mode].search(query)
+    answer = engines_017[mode].search(SearchRequest(query))
     assert isinstance(answer.results, tuple)
     if expected != "-":
         assert answer.results, query
@@ -123,12 +124,12 @@ def test_case_017_empty_and_huge_queries(engines_017):
     engine = engines_017["none"]
     for query in ("", "   ", "\t\n"):
         with pytest.raises(QueryError, match="empty"):
-            engine.search(query)
+            engine.search(SearchRequest(query))
     words = ("timeout proxy linter build cache ticket spec module filters automaton config "
              "NEAR AND OR NOT - : * ^ ( ) \"").split()
     pasted_log = " ".join(words[i % len(words)] + str(i % 7) for i in range(2000))
-    assert isinstance(engine.search(pasted_log).results, tuple)
-    assert isinstance(engines_017["minilm"].search(pasted_log).results, tuple)
+    assert isinstance(engine.search(SearchRequest(pasted_log)).results, tuple)
+    assert isinstance(engines_017["minilm"].search(SearchRequest(pasted_log)).results, tuple)
 
 
 def test_case_017_cli_search_with_hostile_queries(tmp_path, cli_main):
@@ -169,15 +170,15 @@ def test_case_018_exact_identifiers_beat_semantic_neighbours(tmp_path, make_engi
     engine = make_engine(root, embedder=embedder)
     engine.index()
     for query, path, section in IDENTIFIERS_018:
-        answer = engine.search(query)
+        answer = engine.search(SearchRequest(query))
         assert first_hit(engine, query) == (path, section), query
         assert answer.keyword_only is (embedder == "none")
         matched = answer.results[0].matched_by
         assert "keyword" in matched or "exact" in matched
     if embedder == "minilm":
-        top3 = [h.heading_path for h in engine.search("how long does the client wait between retries").results[:3]]
+        top3 = [h.heading_path for h in engine.search(SearchRequest("how long does the client wait between retries")).results[:3]]
         assert "Configuration > Retry Behaviour" in top3
-        top3 = [h.heading_path for h in engine.search("server closed the connection").results[:3]]
+        top3 = [h.heading_path for h in engine.search(SearchRequest("server closed the connection")).results[:3]]
         assert {"Errors > Network Problems", "Errors > Socket Errors"} & set(top3)
 
 
@@ -233,7 +234,7 @@ def test_case_024_keyword_only_when_sqlite_vec_cannot_load(tmp_path, make_engine
     report = engine.index()
     assert (report.added, report.updated, report.unchanged) == (0, 0, 1)
     assert report.vectors_embedded == engine.status().counts.passages > 0
-    assert engine.search("the service will not start").keyword_only is False
+    assert engine.search(SearchRequest("the service will not start")).keyword_only is False
 
 
 # -- 028 Windows paths ----------------------------------------------------------------------------
@@ -269,7 +270,7 @@ def test_case_028_paths_and_backslashes_in_results(tmp_path, make_engine):
     assert section.content == "\n".join(source[2:7])
     assert "C:\\ProgramData\\Tool\\proxy.ini" in section.content
     assert "C:\\Users\\me\\.aws\\config" in section.content
-    answer = engine.search("proxy.ini")
+    answer = engine.search(SearchRequest("proxy.ini"))
     assert (answer.results[0].file_path, answer.results[0].heading_path) == (
         "Guides/Setup Guide.md", "Setup Guide > Proxy")
     texts = [p.text for p in stored_passages(engine.store)]

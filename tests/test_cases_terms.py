@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from case_cli import Cli
+from markdown_memory.models import SearchRequest
 from markdown_memory.search.query import analyse
 from markdown_memory.text import WORD, fts_text
 
@@ -150,7 +151,7 @@ def test_case_035_long_query_finds_the_section_of_its_rare_identifier_keyword_on
 def test_case_035_long_query_finds_the_section_of_its_rare_identifier_hybrid(docs_035, make_engine, name):
     engine = make_engine(docs_035)
     engine.index()
-    results = engine.search((CASE_035 / name).read_text(encoding="utf-8")).results
+    results = engine.search(SearchRequest((CASE_035 / name).read_text(encoding="utf-8"))).results
     assert (results[0].file_path, results[0].heading_path) == ("errors.md", EXPECTED_035[name])
 
 

@@ -82,10 +82,10 @@ class Mcp:
         return body
 
     def read(self, path: str, heading: str) -> dict:
-        return self.ok("read_section", lambda: self.runtime.read_section(path, heading, False, None))
+        return self.ok("read_section", lambda: self.runtime.answer("read_section", {"file_path": path, "heading_path": heading, "include_subsections": False, "cursor": None}))
 
     def outline(self, path: str) -> dict:
-        return self.ok("get_document_outline", lambda: self.runtime.outline(path, None))
+        return self.ok("get_document_outline", lambda: self.runtime.answer("get_document_outline", {"file_path": path, "max_depth": None}))
 
     def search(self, query: str, prefix: str | None = None) -> list[dict]:
         return self.ok("search_docs", lambda: self.runtime.search_docs(SearchRequest(query, path_prefix=prefix)))["results"]
@@ -135,7 +135,7 @@ def test_case_030_nfc_and_nfd_requests_over_mcp(docs_030, tmp_path):
         assert mcp.search(nfd("piñata"))[0]["file_path"] == "nfc-notes.md"
         assert mcp.search("Résumé")[0]["heading_path"] == nfd("Café Notes > Résumé")
         assert mcp.search("uebertoken", "Ünterlagen")[0]["file_path"] == nfd("Ünterlagen/Überblick.md")
-        listed = mcp.ok("list_documents", lambda: mcp.runtime.list_documents("Ünterlagen", 0))
+        listed = mcp.ok("list_documents", lambda: mcp.runtime.answer("list_documents", {"directory": "Ünterlagen", "offset": 0}))
         assert listed["total"] == 1
         # a file written since the last run, asked for in NFC: found on disk and indexed on demand
         (docs_030 / nfd("Ünterlagen/Äpfel.md")).write_text(nfd("# Äpfel\n\nnew apple page\n"), encoding="utf-8")
@@ -164,9 +164,9 @@ def test_case_030_a_miss_never_offers_an_identical_looking_breadcrumb(docs_030, 
 def test_case_030_hybrid_search_matches_across_forms(docs_030, make_engine):
     engine = make_engine(docs_030, embedder="minilm")
     engine.index()
-    hit = engine.search("résumé tasting").results[0]
+    hit = engine.search(SearchRequest("résumé tasting")).results[0]
     assert (hit.file_path, hit.heading_path) == (nfd("café-menu.md"), nfd("Café Notes > Résumé"))
-    hit = engine.search(nfd("piñata party")).results[0]
+    hit = engine.search(SearchRequest(nfd("piñata party"))).results[0]
     assert hit.file_path == "nfc-notes.md"
 
 

@@ -388,7 +388,7 @@ def test_search_says_when_another_process_is_indexing(docs_root, tmp_path, run, 
     db = tmp_path / "busy.db"
     run("--embedder", "none", "index", str(docs_root), env_db=db)
     query = ("--embedder", "none", "search", "which port must be free", "--docs-dir", str(docs_root))
-    monkeypatch.setattr("markdown_memory.engine.BUSY_WAIT_SECONDS", 0.3)  # how long search polls the lock first
+    monkeypatch.setattr("markdown_memory.freshness.BUSY_WAIT_SECONDS", 0.3)  # how long search polls the lock first
     # another index run holds the writer lock for the whole time these searches run
     with filelock.FileLock(str(db) + ".lock"):
         answer = json.loads(run(*query, "--json", env_db=db).stdout)

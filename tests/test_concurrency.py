@@ -13,6 +13,7 @@ import pytest
 
 from markdown_memory.config import Settings
 from markdown_memory.errors import ConfigError, IndexBusyError
+from markdown_memory.models import SearchRequest
 from markdown_memory.store.testing import check_file
 
 CASE_025 = Path(__file__).parent / "fixtures" / "cases" / "025-concurrent-access-and-locking"
@@ -81,7 +82,7 @@ def test_second_writer_answers_that_a_run_is_in_progress(docs_root, make_engine,
         assert "waiting up to 0.2 s" in caplog.text  # not "up to 0 s"
         status = engine.status()
         assert status.indexing is True and "in progress" in status.message
-        assert engine.search("install").results, "readers go on while another process writes"
+        assert engine.search(SearchRequest("install")).results, "readers go on while another process writes"
     assert engine.status().indexing is False
     assert engine.index().unchanged == status.counts.documents
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from markdown_memory.markdown import parse_document
+from markdown_memory.models import SearchRequest
 from markdown_memory.store import Store, is_corruption, is_transient
 from markdown_memory.store.testing import consistency_problems, peek_count, peek_meta
 
@@ -209,7 +210,7 @@ def test_lock_contention_is_never_taken_for_damage(docs_root, make_engine, tmp_p
     try:
         started = time.monotonic()
         reader = make_engine(docs_root, "none", db=db)
-        assert reader.search("install").results, "readers are never blocked by a writer (WAL)"
+        assert reader.search(SearchRequest("install")).results, "readers are never blocked by a writer (WAL)"
         assert reader.status().counts.documents > 0
         assert time.monotonic() - started < 5
     finally:
@@ -287,10 +288,10 @@ def test_a_new_database_another_connection_is_creating_is_never_taken_for_trunca
         report = engine.index()  # the writer finds the 0-byte file first
         assert report.added == len(list(docs_root.rglob("*.md")))
         assert not list(tmp_path.glob("new.db.corrupt-*")), "a database being created is no damage"
-        assert engine.search("install").results
+        assert engine.search(SearchRequest("install")).results
     finally:
         creator.close()
     with open(db, "r+b") as f:
         f.truncate(0)  # now truncated under the engine that saw it whole
-    answer = engine.search("install")
+    answer = engine.search(SearchRequest("install"))
     assert not answer.results or answer.results[0].file_path == "install.md"

@@ -145,3 +145,12 @@ def test_readme_map_example_is_what_map_prints(cli_main, tmp_path):
                    str(REPO / "tests" / "fixtures" / "guide" / "ops"))
     assert res.returncode == 0, res.stderr
     assert res.stdout.rstrip() == _example("# ops").rstrip()
+
+
+def test_readme_says_what_it_is_first_and_that_the_first_command_leaves_the_service_running():
+    text = README.read_text(encoding="utf-8")
+    head, _, rest = text.partition("```bash")
+    opening = head.split("\n", 1)[1].strip()
+    assert opening.startswith("markdown-memory ") and "MCP server" in opening and opening.endswith(".")
+    after = rest.split("```", 1)[1].split("\n\n")[1]  # the paragraph after the two commands
+    assert "resident service" in after and "serve --stop" in after and "MARKDOWN_MEMORY_SERVICE=off" in after

@@ -14,6 +14,7 @@ from conftest import requires_minilm
 from markdown_memory.embed.minilm import load_minilm
 from markdown_memory.embed.query_cache import QueryVectorCache
 from markdown_memory.index.embedding import embed_key
+from markdown_memory.models import SearchRequest
 from markdown_memory.store.testing import stored_passages, stored_vectors
 
 pytestmark = requires_minilm
@@ -127,8 +128,8 @@ def test_repeated_search_embeds_the_query_once(minilm, make_engine, tmp_path):
     engine.index()
     rec = Recording(minilm)
     engine._loader._embedder = rec
-    first = engine.search("how do I install it")
-    second = engine.search("how do I install it")
+    first = engine.search(SearchRequest("how do I install it"))
+    second = engine.search(SearchRequest("how do I install it"))
     assert rec.query_calls == 1
     assert not first.keyword_only
     assert first.results and [h.heading_path for h in first.results] == [h.heading_path for h in second.results]

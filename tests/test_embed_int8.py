@@ -21,6 +21,7 @@ import pytest
 from conftest import derived_models, requires_minilm
 from markdown_memory.embed import int8, minilm
 from markdown_memory.embed.download import models_root
+from markdown_memory.models import SearchRequest
 
 pytestmark = requires_minilm
 
@@ -189,7 +190,7 @@ def test_switching_arithmetic_re_embeds_and_a_no_change_run_does_not_load_the_mo
     report = plain.index()
     assert report.vectors_embedded + report.vectors_reused == passages and report.vectors_embedded > 0
     assert plain.store.vector_space()[0] == minilm.SHIPPED_WEIGHTS_ID
-    answer = plain.search("keep metrics for a month")
+    answer = plain.search(SearchRequest("keep metrics for a month"))
     assert answer.keyword_only is False and answer.results[0].file_path == "ops.md"
     plain.close()
 
@@ -211,7 +212,7 @@ def test_search_over_vectors_of_another_build_says_so_and_asks_for_a_run(tmp_pat
     plain = _engine(root, db)
     status = plain.status()  # status tells the same story as the search below, before any load
     assert status.keyword_only is True and "another build" in status.message
-    answer = plain.search("retention")  # no index run in between (the server's case)
+    answer = plain.search(SearchRequest("retention"))  # no index run in between (the server's case)
     assert answer.keyword_only is True
     assert "another build of the minilm model" in answer.message and "still being computed" not in answer.message
     assert answer.message.endswith(f"; run `markdown-memory --embedder minilm index {root}` to re-embed them")

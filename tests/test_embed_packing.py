@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from markdown_memory.markdown.passages import CODE_EMBED_CHARS, PACK_CHARS, embed_body, pack_runs
+from markdown_memory.models import SearchRequest
 from markdown_memory.store.testing import stored_passages
 
 ITEMS = [
@@ -62,9 +63,9 @@ def test_small_items_are_embedded_once_per_run_and_still_found(tmp_path: Path, m
     keys = {p.text: p.embed_key for p in stored}
     assert all(item in keys for item in ITEMS)  # every item keeps its own passage row and text
     assert len({keys[item] for item in ITEMS}) < len(ITEMS)
-    hit = engine.search("which service stores secrets").results[0]
+    hit = engine.search(SearchRequest("which service stores secrets")).results[0]
     assert hit.heading_path.endswith("Components")
-    hit = engine.search("grafana dashboards and loki logs").results[0]
+    hit = engine.search(SearchRequest("grafana dashboards and loki logs")).results[0]
     assert hit.heading_path.endswith("Components")
 
     # An edit elsewhere in the file keeps the packed runs' vectors (same key), embeds the new text only.

@@ -178,7 +178,7 @@ def test_the_engine_and_the_mcp_runtime_choose_the_same_way(cli_main, root: Path
     eng = Engine(settings)
     try:
         assert eng.settings.embedder == "minilm"
-        answer = eng.search(QUERY)
+        answer = eng.search(SearchRequest(QUERY))
         assert not answer.keyword_only and any("vector" in h.matched_by for h in answer.results)
     finally:
         eng.close()

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import top
 from markdown_memory.errors import DocumentNotFoundError, PathOutsideRootError, QueryError, SectionNotFoundError
+from markdown_memory.models import SearchRequest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -44,7 +45,7 @@ def test_index_report_counts_and_vectors(engine):
     ],
 )
 def test_paraphrase_queries_find_the_answering_section(engine, query, expected):
-    assert first(engine.search(query)) == expected
+    assert first(engine.search(SearchRequest(query))) == expected
 
 
 @pytest.mark.parametrize(
@@ -57,13 +58,13 @@ def test_paraphrase_queries_find_the_answering_section(engine, query, expected):
     ],
 )
 def test_identifier_queries_put_the_exact_section_first(engine, query, expected):
-    answer = engine.search(query)
+    answer = engine.search(SearchRequest(query))
     assert first(answer) == expected
     assert "exact" in answer.results[0].matched_by
 
 
 def test_hits_carry_verbatim_content_and_line_ranges(engine, docs_root):
-    hit = engine.search("Homebrew launch agent").results[0]
+    hit = engine.search(SearchRequest("Homebrew launch agent")).results[0]
     lines = (docs_root / hit.file_path).read_text().split("\n")
     assert hit.content == "\n".join(lines[hit.start_line - 1 : hit.end_line])
 
@@ -78,11 +79,11 @@ def test_incremental_reindex_touches_only_changed_files(engine, docs_root):
     edited = engine.index()
     assert edited.updated == 1 and edited.unchanged == 4
     assert edited.vectors_embedded <= 2  # only the new passage (unchanged ones are reused)
-    assert first(engine.search("shell completion scripts"))[1] == "Command Line > Completion"
+    assert first(engine.search(SearchRequest("shell completion scripts")))[1] == "Command Line > Completion"
     (docs_root / "ops" / "release-notes.md").unlink()
     purged = engine.index()
     assert purged.removed == 1
-    assert all(h.file_path != "ops/release-notes.md" for h in engine.search("storage engine rewritten").results)
+    assert all(h.file_path != "ops/release-notes.md" for h in engine.search(SearchRequest("storage engine rewritten")).results)
 
 
 def test_outline_and_read(engine):
@@ -129,13 +130,13 @@ def test_bad_requests_raise_actionable_errors(engine):
     assert nearest[4:] == ["Installation Guide"] and err.value.ambiguous is False
     assert str(err.value) == f"no section 'Installation Guide > Solaris' in install.md; nearest: {', '.join(nearest)}"
     with pytest.raises(QueryError):
-        engine.search("   ")
+        engine.search(SearchRequest("   "))
 
 
 def test_keyword_only_engine_says_so(docs_root, make_engine):
     eng = make_engine(docs_root, embedder="none")
     eng.index()
-    answer = eng.search("ACME_CACHE_DIR")
+    answer = eng.search(SearchRequest("ACME_CACHE_DIR"))
     assert answer.keyword_only is True
     assert "keyword-only" in answer.message
     assert first(answer) == ("configuration.md", "Configuration > Environment variables")
@@ -177,12 +178,12 @@ def test_folder_arguments_are_confined_and_empty_prefixes_say_so(docs_root, make
         with pytest.raises(PathOutsideRootError):
             eng.list_documents(bad)
         with pytest.raises(PathOutsideRootError):
-            eng.search("server", path_prefix=bad)
+            eng.search(SearchRequest("server", path_prefix=bad))
     assert [d.path for d in eng.list_documents("ops").documents] == ["ops/release-notes.md", "ops/troubleshooting.md"]
     assert eng.list_documents(".").total == 5
-    empty = eng.search("server", path_prefix="nonexistent/")
+    empty = eng.search(SearchRequest("server", path_prefix="nonexistent/"))
     assert empty.results == () and "no indexed documents under 'nonexistent'" in empty.message
-    only_ops = eng.search("server", path_prefix="ops")
+    only_ops = eng.search(SearchRequest("server", path_prefix="ops"))
     assert only_ops.results and all(h.file_path.startswith("ops/") for h in only_ops.results)
 
 
@@ -336,8 +337,8 @@ def test_front_matter_title_and_description_are_searchable_beside_the_h1(tmp_pat
     (root / "other.md").write_text("# Other\n\nA ledger of nothing in particular.\n")
     engine = make_engine(root, "none")
     engine.index()
-    assert top(engine.search("Quarterly Ledger Reconciliation")) == ("page.md", "ledger-recon")
-    assert top(engine.search("escrow subaccounts")) == ("page.md", "ledger-recon")
+    assert top(engine.search(SearchRequest("Quarterly Ledger Reconciliation"))) == ("page.md", "ledger-recon")
+    assert top(engine.search(SearchRequest("escrow subaccounts"))) == ("page.md", "ledger-recon")
     assert engine.outline("page.md").title == "Quarterly Ledger Reconciliation"
 
 
@@ -386,7 +387,7 @@ def test_a_renamed_folder_keeps_its_vectors_instead_of_embedding_again(tmp_path,
     assert (moved.added, moved.removed) == (first.added, first.added)
     assert moved.vectors_embedded == 0 and moved.vectors_reused == passages
     assert engine.status().counts.vectors == passages
-    hit = engine.search("how do I install on linux", top_k=1).results[0]
+    hit = engine.search(SearchRequest("how do I install on linux", top_k=1)).results[0]
     assert hit.file_path.startswith("manual/") and "vector" in hit.matched_by
     old = [d.path for d in engine.list_documents().documents]
     (root / "manual").rename(root / "handbook")

@@ -43,17 +43,17 @@ def test_search_while_the_first_run_is_under_way_and_on_an_empty_root(docs_root:
     engine = make_engine(docs_root, "none")
     engine._activity.announce()  # as while the first (background) run is about to parse
     assert engine.indexing
-    assert "is being indexed" in engine.search("install").message
+    assert "is being indexed" in engine.search(SearchRequest("install")).message
     engine._activity.withdraw()
     assert not engine.indexing
     empty = tmp_path / "empty"
     empty.mkdir()
     bare = make_engine(empty, "none")
     bare.index()
-    message = bare.search("install").message
+    message = bare.search(SearchRequest("install")).message
     assert "holds no documents" in message and "no confident match" not in message
     engine.index()
-    missing = engine.search("zzzunknownword")
+    missing = engine.search(SearchRequest("zzzunknownword"))
     assert missing.message.startswith("no confident match")  # an indexed root keeps the old answer
 
 
@@ -78,7 +78,7 @@ def test_read_section_tool_answers_a_bad_cursor_as_a_tool_error(docs_root: Path,
     runtime = Runtime(Settings.load(docs_root, tmp_path / "i.db", "none", auto_index=False))
     runtime.engine.index()
     result = anyio.run(runtime.call, "read_section",
-                       lambda: runtime.read_section("install.md", "Installation Guide", False, 1_000_000_000))
+                       lambda: runtime.answer("read_section", {"file_path": "install.md", "heading_path": "Installation Guide", "include_subsections": False, "cursor": 1_000_000_000}))
     body = json.loads(result.content[0].text)
     assert result.is_error and "valid cursors are 0.." in body["error"] and "internal" not in body["error"]
 

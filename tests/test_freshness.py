@@ -56,7 +56,7 @@ def test_new_file_is_readable_and_searchable_without_a_full_run(engine, docs_roo
     new.write_text("# Upgrade\n\n## Zero downtime\n\nDrain one node at a time with `acme drain`.\n")
     bump(new.parent)
     assert engine.refresh() is not None  # the folder's mtime changed: the new file is found
-    assert engine.search("acme drain").results[0].file_path == "ops/upgrade.md"
+    assert engine.search(SearchRequest("acme drain")).results[0].file_path == "ops/upgrade.md"
     brand_new = docs_root / "faq.md"
     brand_new.write_text("# FAQ\n\n## Licence\n\nMIT.\n")
     assert "MIT." in engine.read("faq.md", "Licence").content  # on-demand, no probe needed
@@ -68,7 +68,7 @@ def test_refresh_after_edit_replaces_search_content(engine, docs_root):
     bump(path)
     report = engine.refresh()
     assert report is not None and report.updated == 1
-    hit = engine.search("nightly backups kept").results[0]
+    hit = engine.search(SearchRequest("nightly backups kept")).results[0]
     assert "30 days" in hit.content and "14 days" not in hit.content
     assert engine.refresh() is None  # nothing stale any more (and the probe is cached)
 
@@ -96,7 +96,7 @@ def test_server_tools_answer_from_edited_files_at_once(docs_root, tmp_path):
     hit = answer["results"][0]
     assert hit["file_path"] == "ops/troubleshooting.md" and "Hourly" in hit["content"]
     assert "stale" not in hit
-    section = runtime.read_section("ops/troubleshooting.md", "Backups", False, None)
+    section = runtime.answer("read_section", {"file_path": "ops/troubleshooting.md", "heading_path": "Backups", "include_subsections": False, "cursor": None})
     assert "Hourly" in section["content"]
     runtime.shutdown()
 
@@ -127,7 +127,7 @@ def test_server_search_soon_after_an_edit_answers_from_the_new_text(docs_root, t
                     clock=clock)
 
     def search_docs(query: str) -> dict:
-        return engine.search(query, top_k=5, max_tokens=2000, freshness=Freshness.REFRESH).to_dict(agent=True)
+        return engine.search(SearchRequest(query, top_k=5, max_tokens=2000), freshness=Freshness.REFRESH).to_dict(agent=True)
 
     engine.index()
     before = search_docs("backups kept for days")["results"][0]
@@ -211,11 +211,11 @@ def test_stray_utf16_mark_on_utf8_text_is_ignored_with_a_warning(docs_root, make
     report = eng.index()
     assert any("byte-order mark" in w["message"] for w in report.warnings if w["path"] == "odd.md")
     assert [n.heading_path for n in eng.outline("odd.md").headings] == ["Head"]
-    assert eng.search("plain words").results[0].file_path == "odd.md"
+    assert eng.search(SearchRequest("plain words")).results[0].file_path == "odd.md"
 
 
 def test_real_utf16_file_is_decoded(docs_root, make_engine):
     (docs_root / "wide.md").write_bytes("# Wide\n\nutf sixteen text\n".encode("utf-16"))
     eng = make_engine(docs_root, embedder="none")
     eng.index()
-    assert eng.search("sixteen").results[0].heading_path == "Wide"
+    assert eng.search(SearchRequest("sixteen")).results[0].heading_path == "Wide"

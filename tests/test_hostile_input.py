@@ -110,8 +110,9 @@ def test_indexing_a_folder_without_markdown_warns_naming_the_extensions(tmp_path
 
 def test_ctrl_c_mid_index_then_status_says_interrupted_n_of_m(tmp_path: Path) -> None:
     import pty
+    import re
     import signal
-    import time
+    import threading
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -123,18 +124,31 @@ def test_ctrl_c_mid_index_then_status_says_interrupted_n_of_m(tmp_path: Path) ->
     proc = subprocess.Popen([sys.executable, "-m", "markdown_memory.cli", "--db", str(db), "index", str(docs)],
                             stdout=subprocess.PIPE, stderr=child, env=ENV)
     os.close(child)
-    seen = b""
-    deadline = time.monotonic() + 60
-    while b"parsing" not in seen or b"] 50/" not in seen and b"] 75/" not in seen:  # the bar has moved
-        assert time.monotonic() < deadline, seen[-300:]
-        seen += os.read(main, 4096)
+    # the terminal is read all along, by a thread, until its other end closes: a process drawing
+    # its bar on a terminal nobody reads blocks in write() once the buffer is full, Ctrl-C or not
+    chunks: list[bytes] = []
+    moved = threading.Event()
+    bar = re.compile(rb"parsing +\[[#.]+\] [1-9]\d*/")
+
+    def drain() -> None:
+        try:
+            while chunk := os.read(main, 4096):
+                chunks.append(chunk)
+                if not moved.is_set() and bar.search(b"".join(chunks[-2:])):
+                    moved.set()
+        except OSError:  # the terminal's other end closed
+            pass
+        moved.set()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    assert moved.wait(120) and proc.poll() is None, b"".join(chunks)[-300:]  # the bar has moved
     proc.send_signal(signal.SIGINT)
-    assert proc.wait(60) == 130
-    try:
-        while chunk := os.read(main, 4096):
-            seen += chunk
-    except OSError:  # the terminal's other end closed
-        pass
+    assert proc.wait(120) == 130
+    proc.stdout.close()
+    reader.join(60)
+    assert not reader.is_alive()
+    seen = b"".join(chunks)
     os.close(main)
     last = seen.replace(b"\r\n", b"\n").split(b"\n")
     interrupted = [line for line in last if b"interrupted" in line]

@@ -18,6 +18,7 @@ import pytest
 from markdown_memory.errors import DocumentNotFoundError
 from markdown_memory.index import embedding, indexer
 from markdown_memory.index.scheduler import BackgroundIndexer
+from markdown_memory.models import SearchRequest
 from markdown_memory.store.testing import stored_passages
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
@@ -103,11 +104,10 @@ def test_first_call_starts_a_run_and_answers_at_once(tmp_path, server_engine, mo
     engine = server_engine(root, "minilm")
     auto = engine._scheduler
     assert engine.status().indexing is False and engine.status().counts.documents == 0  # nothing before a call
-    started = time.monotonic()
     assert auto.on_call("search") == "first"
-    answer = engine.search("WIDGET_7_QUOTA")
+    answer = engine.search(SearchRequest("WIDGET_7_QUOTA"))
     status = engine.status()
-    assert time.monotonic() - started < 1.5, "the first call must not wait for the catch-up run"
+    # the first call did not wait for the catch-up run: it is still going (no wall-clock bound)
     assert status.indexing is True
     assert status.counts.documents < 120 and status.message and "in progress" in status.message
     assert isinstance(answer.results, tuple)
@@ -117,7 +117,7 @@ def test_first_call_starts_a_run_and_answers_at_once(tmp_path, server_engine, mo
     assert status.indexing is False and status.counts.documents == 120
     assert status.coverage == "verified" and status.counts.vectors == status.counts.passages > 0
     assert status.message is None and status.last_run.seconds > 0
-    assert paths_of(engine.search("WIDGET_7_QUOTA"))[0] == "widget-0007.md"
+    assert paths_of(engine.search(SearchRequest("WIDGET_7_QUOTA")))[0] == "widget-0007.md"
     assert auto.runs == 1
 
 
@@ -136,7 +136,7 @@ def test_documents_become_searchable_one_by_one_during_the_first_run(tmp_path, s
     assert status.progress.phase == "parse" and status.progress.total == 80
     indexed = [d.path for d in engine.list_documents().documents]
     first = int(indexed[0].split("-")[1].split(".")[0])
-    assert paths_of(engine.search(f"WIDGET_{first}_QUOTA"))[0] == indexed[0]
+    assert paths_of(engine.search(SearchRequest(f"WIDGET_{first}_QUOTA")))[0] == indexed[0]
     assert auto.wait(30) and engine.status().counts.documents == 80
 
 
@@ -159,11 +159,11 @@ def test_search_during_embedding_uses_vectors_where_present_and_keywords_elsewhe
     assert with_vec and without
     for path in (sorted(with_vec)[0], without[0]):
         i = int(path.split("-")[1].split(".")[0])
-        answer = engine.search(f"how many rows does widget {i} keep WIDGET_{i}_QUOTA")
+        answer = engine.search(SearchRequest(f"how many rows does widget {i} keep WIDGET_{i}_QUOTA"))
         assert answer.keyword_only is False
         assert paths_of(answer)[0] == path
     # a paraphrase without the identifier still reaches an embedded document through vectors
-    hits = engine.search("cap on retained rows for a dashboard widget", top_k=10).results
+    hits = engine.search(SearchRequest("cap on retained rows for a dashboard widget", top_k=10)).results
     assert any("vector" in h.matched_by and h.file_path in with_vec for h in hits)
     assert all(h.file_path in with_vec for h in hits if h.matched_by == ("vector",))
     # the next run resumes and fills in the rest
@@ -184,7 +184,7 @@ def test_edited_file_is_reindexed_on_the_next_call_after_the_gap(tmp_path, serve
     target.write_text(target.read_text().replace("WIDGET_3_QUOTA", "GADGET_3_BUDGET"), encoding="utf-8")
     clock.now += 2  # within the gap: no run, but hits from the edited file are flagged stale
     assert auto.on_call("search") is None
-    answer = engine.search("WIDGET_3_QUOTA")
+    answer = engine.search(SearchRequest("WIDGET_3_QUOTA"))
     assert engine._reporter.changed_among(h.file_path for h in answer.results) == {"widget-0003.md": "modified"}
     assert answer.results[0].file_path == "widget-0003.md" and answer.results[0].stale == "modified"
     assert all(h.stale is None for h in answer.results[1:])
@@ -192,8 +192,8 @@ def test_edited_file_is_reindexed_on_the_next_call_after_the_gap(tmp_path, serve
     assert "re-indexed automatically" in engine.status().message
     clock.now += 10
     assert auto.on_call("search") == "changed"  # waited for the refresh
-    assert paths_of(engine.search("GADGET_3_BUDGET"))[0] == "widget-0003.md"
-    assert "widget-0003.md" not in paths_of(engine.search("WIDGET_3_QUOTA"))
+    assert paths_of(engine.search(SearchRequest("GADGET_3_BUDGET")))[0] == "widget-0003.md"
+    assert "widget-0003.md" not in paths_of(engine.search(SearchRequest("WIDGET_3_QUOTA")))
     assert auto.last_report.updated == 1 and auto.last_report.added == 0
     assert engine.status().changed_files == ()
 
@@ -211,19 +211,19 @@ def test_deleted_file_disappears_and_new_file_appears_after_a_walk(tmp_path, ser
     clock.now += 11
     assert auto.on_call("search") == "changed"
     assert auto.wait(30)
-    assert "widget-0004.md" not in paths_of(engine.search("WIDGET_4_QUOTA"))
+    assert "widget-0004.md" not in paths_of(engine.search(SearchRequest("WIDGET_4_QUOTA")))
     with pytest.raises(DocumentNotFoundError):
         engine.read("widget-0004.md", "Widget 4 > Limits")
     # the run caused by the deletion walked the tree, so the new file is in too
-    assert paths_of(engine.search("WIDGET_50_QUOTA")) == ["widget-0050.md"]
+    assert paths_of(engine.search(SearchRequest("WIDGET_50_QUOTA"))) == ["widget-0050.md"]
     write_docs(root, 1, start=60)
     clock.now += 20
     assert auto.on_call("search") is None, "nothing changed among indexed files and no walk is due"
-    assert engine.search("WIDGET_60_QUOTA").results == ()
+    assert engine.search(SearchRequest("WIDGET_60_QUOTA")).results == ()
     clock.now += 300
     assert auto.on_call("list_documents") == "walk"
     assert auto.wait(30)
-    assert paths_of(engine.search("WIDGET_60_QUOTA")) == ["widget-0060.md"]
+    assert paths_of(engine.search(SearchRequest("WIDGET_60_QUOTA"))) == ["widget-0060.md"]
     assert engine.status().coverage == "verified"
 
 
@@ -238,13 +238,13 @@ def test_shutdown_stops_between_documents_and_the_next_run_resumes(tmp_path, ser
     deadline = time.monotonic() + 20
     while engine.status().counts.documents < 20 and time.monotonic() < deadline:
         time.sleep(0.02)
-    started = time.monotonic()
-    assert auto.shutdown(timeout=5)
-    assert time.monotonic() - started < 1.0, "a run stops between two documents"
+    assert auto.shutdown(timeout=30)
+    # a run stops between two documents: interrupted with most of the 200 (10 ms each) unwritten,
+    # not a wall-clock bound (a loaded machine stretches any duration)
     assert auto.last_report.interrupted
     assert auto.on_call("search") is None, "no new run after shutdown"
     partial = engine.status()
-    assert 20 <= partial.counts.documents < 200
+    assert 20 <= partial.counts.documents < 200, "the run went on to the end"
     assert partial.coverage == "unknown" and partial.indexing is False
     # a new process (new engine, same database) resumes: only the rest is parsed
     monkeypatch.undo()
@@ -274,10 +274,10 @@ def test_auto_index_off_never_runs_and_tells_the_agent_to_index(tmp_path, server
     assert "index_directory" in engine.status().message
     assert engine._reporter.changed_among(["widget-0001.md", "widget-0002.md"]) == {"widget-0001.md": "modified"}
     # flagged, though nothing re-indexes it
-    flagged = engine.search("WIDGET_1_QUOTA")
+    flagged = engine.search(SearchRequest("WIDGET_1_QUOTA"))
     assert flagged.results[0].file_path == "widget-0001.md" and flagged.results[0].stale == "modified"
     assert "index_directory" in flagged.message and "re-indexed automatically" not in flagged.message
-    current = engine.search("WIDGET_2_QUOTA").results[0]
+    current = engine.search(SearchRequest("WIDGET_2_QUOTA")).results[0]
     assert current.file_path == "widget-0002.md" and current.stale is None
 
 
@@ -291,7 +291,7 @@ def test_case_019_no_manual_reindex_between_change_and_query(tmp_path, server_en
     auto.on_call("search")
     assert auto.wait(60)
     for token, path in (("ghosttoken777", "alpha.md"), ("renametoken42", "beta.md"), ("oldphrase-kiwi", "gamma.md")):
-        assert paths_of(engine.search(token))[0] == path
+        assert paths_of(engine.search(SearchRequest(token)))[0] == path
 
     def step(name: str) -> None:
         subprocess.run(["bash", str(CASES / "019-stale-index-delete-rename-edit" / "scenario.sh"), str(root), name],
@@ -299,16 +299,16 @@ def test_case_019_no_manual_reindex_between_change_and_query(tmp_path, server_en
 
     step("delete")
     assert auto.on_call("search") == "changed"
-    assert "alpha.md" not in paths_of(engine.search("ghosttoken777"))
+    assert "alpha.md" not in paths_of(engine.search(SearchRequest("ghosttoken777")))
     with pytest.raises(DocumentNotFoundError):
         engine.read("alpha.md", "Alpha Notes > Ghost Check")
     step("rename")
     assert auto.on_call("search") == "changed"
-    renamed = paths_of(engine.search("renametoken42"))
+    renamed = paths_of(engine.search(SearchRequest("renametoken42")))
     assert renamed[0] == "archive/beta-renamed.md" and "beta.md" not in renamed
     step("edit")
     assert auto.on_call("search") == "changed"
-    assert paths_of(engine.search("newphrase-mango"))[0] == "gamma.md"
-    old = engine.search("oldphrase-kiwi")  # only weak vector neighbours may remain: never the old text
+    assert paths_of(engine.search(SearchRequest("newphrase-mango")))[0] == "gamma.md"
+    old = engine.search(SearchRequest("oldphrase-kiwi"))  # only weak vector neighbours may remain: never the old text
     assert old.confidence == "none" and not any("oldphrase-kiwi" in (h.content or "") for h in old.results)
     assert not any(h.file_path == "gamma.md" and "keyword" in h.matched_by for h in old.results)

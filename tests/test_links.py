@@ -132,9 +132,9 @@ def test_mcp_tools_read_a_link_target_and_list_links(vault: Path) -> None:
     indexed_engine(vault, "none").close()
     runtime = Runtime(Settings.load(vault, vault.parent / "index.db", "none", auto_index=False))
     try:
-        read = runtime.read_section("[[Setup Guide#Requirements]]", "", False, None)
+        read = runtime.answer("read_section", {"file_path": "[[Setup Guide#Requirements]]", "heading_path": "", "include_subsections": False, "cursor": None})
         assert read["content"].startswith("## Requirements")
-        links = runtime.get_links("deploy.md", 0)
+        links = runtime.answer("get_links", {"file_path": "deploy.md", "offset": 0})
         assert links["file_path"] == "ops/deploy.md"
         assert [k["target_path"] for k in links["outgoing"]] == ["Setup Guide.md", "index.md", "Setup Guide.md"]
         assert [b["file_path"] for b in links["backlinks"]] == ["index.md", "index.md", "ops/Release Notes.md"]
@@ -277,7 +277,7 @@ def test_get_links_lists_the_candidates_of_an_ambiguous_name(vault: Path) -> Non
     indexed_engine(vault, "none").close()
     runtime = Runtime(Settings.load(vault, vault.parent / "index.db", "none", auto_index=False))
     try:
-        by_raw = {k["raw"]: k for k in runtime.get_links("index.md", 0)["outgoing"]}
+        by_raw = {k["raw"]: k for k in runtime.answer("get_links", {"file_path": "index.md", "offset": 0})["outgoing"]}
         assert by_raw["[[readme]]"]["status"] == "ambiguous"
         assert by_raw["[[readme]]"]["candidates"] == ["alpha/readme.md", "beta/readme.md"]
         assert [raw for raw, k in by_raw.items() if "candidates" in k] == ["[[readme]]"]  # only ambiguous links
@@ -364,8 +364,8 @@ def test_a_name_two_notes_share_lists_its_candidates_in_every_command(vault: Pat
         assert "names 2 documents" in error["message"], args
     runtime = Runtime(Settings.load(vault, Path(db), "none", auto_index=False))
     try:
-        for tool, fn in (("get_links", lambda: runtime.get_links("readme", 0)),
-                         ("read_section", lambda: runtime.read_section("readme", "", False, None))):
+        for tool, fn in (("get_links", lambda: runtime.answer("get_links", {"file_path": "readme", "offset": 0})),
+                         ("read_section", lambda: runtime.answer("read_section", {"file_path": "readme", "heading_path": "", "include_subsections": False, "cursor": None}))):
             result = anyio.run(runtime.call, tool, fn)
             error = json.loads(result.content[0].text)
             assert result.is_error and error["candidates"] == ["alpha/readme.md", "beta/readme.md"], tool

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EVAL_CORPUS, require_eval_corpus
-from markdown_memory.models import Freshness
+from markdown_memory.models import Freshness, SearchRequest
 from markdown_memory.text import WORD, fts_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def title_hit_share(engine) -> tuple[float, int, list[tuple[str, str]]]:
         if not WORD.search(fts_text(d.title)) or shared[fts_text(d.title).strip()] > 1 or not title_words(d.title):
             continue  # a title many pages share names none of them
         asked += 1
-        hits = engine.search(title_words(d.title), top_k=TOP, max_tokens=200, freshness=Freshness.FLAG).results
+        hits = engine.search(SearchRequest(title_words(d.title), top_k=TOP, max_tokens=200), freshness=Freshness.FLAG).results
         if d.path not in [h.file_path for h in hits[:TOP]]:
             misses.append((d.path, d.title))
     return (1 - len(misses) / asked if asked else 1.0), asked, misses

@@ -10,6 +10,7 @@ from pathlib import Path
 from markdown_memory.index.navigation import category_titles, mkdocs_titles, navigation_titles, summary_titles
 from markdown_memory.markdown import parse_document
 from markdown_memory.markdown.titles import file_name_title
+from markdown_memory.models import SearchRequest
 
 MKDOCS_YML = """\
 site_name: Pydantic Validation
@@ -196,7 +197,7 @@ def test_the_page_a_query_names_comes_before_subsections_that_merely_contain_its
     engine = make_engine(root, embedder="none")
     engine.index()
     for query in ("strict mode", "the page about strict mode"):
-        first = engine.search(query, top_k=5).results[0]
+        first = engine.search(SearchRequest(query, top_k=5)).results[0]
         assert (first.file_path, first.heading_path) == ("docs/concepts/strict_mode.md", "(preamble)"), query
 
 
@@ -209,7 +210,7 @@ def test_a_page_refreshed_between_runs_keeps_its_navigation_title(tmp_path, make
     engine.index()
     time.sleep(0.01)
     (root / "docs/concepts/strict_mode.md").write_text(STRICT_MODE_MD + "\n## Lax mode\n\nThe default.\n")
-    answer = engine.search("lax mode default", freshness=Freshness.REFRESH)
+    answer = engine.search(SearchRequest("lax mode default"), freshness=Freshness.REFRESH)
     assert answer.results[0].heading_path == "Lax mode"  # the edit was picked up by the refresh
     assert titles(engine)["docs/concepts/strict_mode.md"] == "Strict Mode"
 

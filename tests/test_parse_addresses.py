@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from markdown_memory.models import SearchRequest
+
 DUPLICATES = (
     "# T\n\n## Same\n\nalpha\n\n## Same\n\nbeta\n\n### Sub\n\nsubtext\n\n"
     "## Same\n\ngamma\n\n## Same [2]\n\ndelta\n"
@@ -35,8 +37,8 @@ def test_literal_duplicate_suffix_heading_has_its_own_outline_entry_read_and_hit
     ]
     assert engine.read("dup.md", "T > Same [2]").content == "## Same [2]\n\ndelta"
     assert engine.read("dup.md", "T > Same [3]").content == "## Same\n\nbeta"
-    beta = engine.search("beta").results[0]
-    delta = engine.search("delta").results[0]
+    beta = engine.search(SearchRequest("beta")).results[0]
+    delta = engine.search(SearchRequest("delta")).results[0]
     assert (beta.heading_path, delta.heading_path) == ("T > Same [3]", "T > Same [2]")
     assert engine.read("dup.md", beta.heading_path).content == "## Same\n\nbeta"
 
@@ -53,7 +55,7 @@ def test_literal_part_heading_and_generated_parts_read_apart(tmp_path, make_engi
     assert "literal" not in piece and piece in LONG
     headings = engine.outline("p.md").headings
     assert [(h.heading_path, h.parts) for h in headings] == [("Big", 8), ("Big (Part 2)", None)]
-    hits = engine.search("literal").results
+    hits = engine.search(SearchRequest("literal")).results
     assert hits[0].heading_path == "Big (Part 2)" and hits[0].content.endswith("literal")
 
 
@@ -66,5 +68,5 @@ def test_heading_attribute_blocks_stay_out_of_breadcrumbs_but_in_the_text(tmp_pa
         "Remote setup", "Remote setup > Getting started"]
     answer = engine.read("attrs.md", "Getting started")
     assert answer.content == "## Getting started {#getting-started}\n\nRun rclone config."
-    assert engine.search("rclone config").results[0].heading_path == "Remote setup > Getting started"
+    assert engine.search(SearchRequest("rclone config")).results[0].heading_path == "Remote setup > Getting started"
 

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from markdown_memory.markdown.parse import parse_document, split_lines
+from markdown_memory.models import SearchRequest
 from markdown_memory.text import WORD
 
 # Words that no stemmer, stop-word list or identifier rule treats specially; accented ones are
@@ -181,7 +182,7 @@ def _visible_words(text: str) -> set[str]:
 def _assert_words_found(keyword_engine, text: str, retype=lambda w: w) -> None:
     engine = _index(keyword_engine, text)
     for word in sorted(_visible_words(text)):
-        hits = engine.search(retype(word), path_prefix="doc.md", top_k=1).results
+        hits = engine.search(SearchRequest(retype(word), path_prefix="doc.md", top_k=1)).results
         assert hits and hits[0].file_path == "doc.md", (word, retype(word))
 
 

@@ -269,3 +269,34 @@ def test_index_hints_name_the_docs_root_when_it_is_not_the_working_directory(cli
     assert f"index '{docs}'" in out.stdout + out.stderr
     out = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), "status", "--docs-dir", str(docs), cwd=docs)
     assert "none index`" in out.stdout + out.stderr
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_bar_is_redrawn_at_most_every_bar_seconds_and_always_at_the_end() -> None:
+    from markdown_memory.progress import BAR_SECONDS, Progress
+
+    now = [0.0]
+    out = _Terminal()
+    p = Progress(out, clock=lambda: now[0])
+    for done in range(1, 1001):  # 1,000 files in 0.5 s
+        now[0] += 0.0005
+        p("parse", done, 1000)
+    draws = out.getvalue().count("\r")
+    assert 2 <= draws <= 0.5 / BAR_SECONDS + 2, draws
+    assert out.getvalue().endswith("] 1000/1000")
+
+
+def test_nothing_is_drawn_after_finish() -> None:
+    from markdown_memory.progress import Progress
+
+    out = _Terminal()
+    p = Progress(out)
+    p("parse", 1, 10)
+    p.finish()  # Ctrl-C: the bar's line is ended, "interrupted" follows on its own line
+    p("parse", 2, 10)
+    p("embed", 1, 10)
+    assert out.getvalue() == f"\rparsing  [###{'.' * 27}] 1/10\n"

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from markdown_memory.errors import QueryError
-from markdown_memory.models import SearchAnswer
+from markdown_memory.models import SearchAnswer, SearchRequest
 
 DOC = """# Build Tool
 
@@ -48,7 +48,7 @@ def engine(tmp_path_factory):
 
 def search_or_empty_error(engine, query: str) -> SearchAnswer | None:
     try:
-        answer = engine.search(query)
+        answer = engine.search(SearchRequest(query))
     except QueryError as exc:
         assert not query.strip(), f"QueryError for a non-empty query {query!r}: {exc}"
         return None
@@ -82,5 +82,5 @@ def test_ten_thousand_character_queries(engine, parts):
 def test_syntax_words_still_find_their_text(engine):
     # Safety must not cost recall: operators typed by a user are searched as words.
     for query in ("NEAR", "NOT", "--no-cache", "grammar::fa", "v2.4.1", "数据库迁移", "🚀 rocket"):
-        answer = engine.search(query)
+        answer = engine.search(SearchRequest(query))
         assert answer.results and answer.results[0].heading_path == "Build Tool > Flags", query

@@ -84,7 +84,7 @@ def test_engine_refuses_before_reading_or_writing(tmp_path: Path) -> None:
     _engine(first, db).index()
     before = db.read_bytes()
     wrong = _engine(other, db)
-    for call in (wrong.index, wrong.status, lambda: wrong.search("wombat"), lambda: wrong.read("x.md", "X"),
+    for call in (wrong.index, wrong.status, lambda: wrong.search(SearchRequest("wombat")), lambda: wrong.read("x.md", "X"),
                  lambda: wrong.outline("x.md"), wrong.list_documents, wrong.refresh):
         with pytest.raises(RootMismatchError):
             call()
@@ -99,8 +99,8 @@ def test_a_symlinked_path_to_the_same_root_is_the_same_root(tmp_path: Path) -> N
     link.symlink_to(real, target_is_directory=True)
     db = tmp_path / "i.db"
     _engine(link, db).index()  # recorded by its real path
-    assert _engine(real, db).search("wombat").results[0].file_path == "x.md"
-    assert _engine(link, db).search("wombat").results[0].file_path == "x.md"
+    assert _engine(real, db).search(SearchRequest("wombat")).results[0].file_path == "x.md"
+    assert _engine(link, db).search(SearchRequest("wombat")).results[0].file_path == "x.md"
 
 
 def test_the_default_database_location_is_per_root_and_never_refused(tmp_path: Path) -> None:
@@ -157,7 +157,7 @@ def test_a_moved_project_keeps_its_index_and_a_new_folder_at_the_old_path_is_ref
     moved = tmp_path / "moved"
     old.rename(moved)
     engine = _engine(moved, db)
-    assert engine.search("wombat").results[0].file_path == "x.md"
+    assert engine.search(SearchRequest("wombat")).results[0].file_path == "x.md"
     assert engine.index().removed == 0
     _project(tmp_path / "old", "koala")
     with pytest.raises(RootMismatchError, match="belongs to the docs root"):
@@ -187,9 +187,9 @@ def _tool_calls(runtime: Runtime) -> dict:
     """Every MCP tool body of ``runtime``, by tool name, as a call without arguments."""
     return {
         "search_docs": lambda: runtime.search_docs(SearchRequest("wombat")),
-        "read_section": lambda: runtime.read_section("x.md", "X", False, None),
-        "get_document_outline": lambda: runtime.outline("x.md", None),
-        "list_documents": lambda: runtime.list_documents(None, 0),
+        "read_section": lambda: runtime.answer("read_section", {"file_path": "x.md", "heading_path": "X", "include_subsections": False, "cursor": None}),
+        "get_document_outline": lambda: runtime.answer("get_document_outline", {"file_path": "x.md", "max_depth": None}),
+        "list_documents": lambda: runtime.answer("list_documents", {"directory": None, "offset": 0}),
         "index_directory": lambda: runtime.index_directory(None, False),
     }
 
@@ -214,7 +214,7 @@ def test_mcp_tools_answer_the_refusal_as_a_tool_error(tmp_path: Path) -> None:
 def _entry_points(engine: Engine) -> dict:
     return {
         "index": engine.index, "refresh": lambda: engine.refresh(ttl=0), "status": engine.status,
-        "search": lambda: engine.search("wombat"), "read": lambda: engine.read("x.md", "X"),
+        "search": lambda: engine.search(SearchRequest("wombat")), "read": lambda: engine.read("x.md", "X"),
         "outline": lambda: engine.outline("x.md"), "list": engine.list_documents,
     }
 
@@ -244,7 +244,7 @@ def test_a_docs_root_renamed_while_served_is_refused_and_nothing_is_created_or_r
     assert not root.exists()
     assert _documents(kept) == ["notes.md", "x.md"]
     (tmp_path / "proj-renamed").rename(root)  # the root comes back: the index is all there
-    assert _engine(root, db).search("wombat").results[0].file_path == "x.md"
+    assert _engine(root, db).search(SearchRequest("wombat")).results[0].file_path == "x.md"
 
 
 def test_mcp_tools_answer_a_missing_docs_root_as_a_tool_error(tmp_path: Path) -> None:
@@ -255,7 +255,7 @@ def test_mcp_tools_answer_a_missing_docs_root_as_a_tool_error(tmp_path: Path) ->
     root.rename(tmp_path / "moved")
     for tool, fn in {"search_docs": lambda: runtime.search_docs(SearchRequest("wombat")),
                      "index_directory": lambda: runtime.index_directory(None, False),
-                     "list_documents": lambda: runtime.list_documents(None, 0)}.items():
+                     "list_documents": lambda: runtime.answer("list_documents", {"directory": None, "offset": 0})}.items():
         result = anyio.run(runtime.call, tool, fn)
         body = json.loads(result.content[0].text)
         assert result.is_error and "no longer exists" in body["error"] and "internal" not in body["error"], tool
@@ -346,11 +346,11 @@ def test_a_copied_project_with_its_database_inside_belongs_to_the_copy(tmp_path:
     shutil.copytree(first, copy, symlinks=True)
     (copy / "x.md").write_text("# X\n\nkoala\n")
     engine = _engine(copy, copy / ".mm" / "index.db")
-    assert engine.search("wombat").results  # not refused as A's database
+    assert engine.search(SearchRequest("wombat")).results  # not refused as A's database
     assert engine.index().updated == 1
-    assert engine.search("koala").results[0].file_path == "x.md"
+    assert engine.search(SearchRequest("koala")).results[0].file_path == "x.md"
     assert engine.store.get_meta("docs_root") == os.path.realpath(copy)
-    assert _engine(first, first / ".mm" / "index.db").search("wombat").results[0].file_path == "x.md"
+    assert _engine(first, first / ".mm" / "index.db").search(SearchRequest("wombat")).results[0].file_path == "x.md"
 
 
 def test_a_reclone_at_the_old_path_leaves_the_old_folder_its_own_database(tmp_path: Path) -> None:
@@ -359,7 +359,7 @@ def test_a_reclone_at_the_old_path_leaves_the_old_folder_its_own_database(tmp_pa
     work.rename(tmp_path / "W-old")
     _project(tmp_path / "W", "koala")  # `git clone ... W`
     old = tmp_path / "W-old"
-    assert _engine(old, old / ".mm" / "index.db").search("wombat").results[0].file_path == "x.md"
+    assert _engine(old, old / ".mm" / "index.db").search(SearchRequest("wombat")).results[0].file_path == "x.md"
 
 
 def test_a_database_inside_its_own_subproject_is_still_refused_for_the_parent(tmp_path: Path) -> None:
@@ -384,7 +384,7 @@ def test_a_switched_symlink_root_keeps_its_database(tmp_path: Path) -> None:
     current.symlink_to(rel2, target_is_directory=True)
     engine = _engine(current, db)
     engine.index()
-    assert engine.search("koala").results[0].file_path == "x.md"
+    assert engine.search(SearchRequest("koala")).results[0].file_path == "x.md"
     with pytest.raises(RootMismatchError):  # another spelling still compares by real path
         _engine(rel1, db).status()
 
@@ -402,9 +402,9 @@ def test_a_different_project_with_common_file_names_does_not_adopt_a_moved_root_
     _engine(p, db).index()
     p.rename(tmp_path / "P-unmounted")
     with pytest.raises(RootMismatchError, match="no longer exists"):
-        _engine(q, db).search("wombat")
+        _engine(q, db).search(SearchRequest("wombat"))
     moved = _engine(tmp_path / "P-unmounted", db)  # P itself, moved: still adopted
-    assert moved.search("wombat").results[0].file_path in ("README.md", "docs/guide.md")
+    assert moved.search(SearchRequest("wombat")).results[0].file_path in ("README.md", "docs/guide.md")
 
 
 def test_a_command_run_from_a_parent_folder_does_not_take_the_index_over(tmp_path: Path) -> None:
@@ -417,4 +417,4 @@ def test_a_command_run_from_a_parent_folder_does_not_take_the_index_over(tmp_pat
     _engine(docs, db).index()
     with pytest.raises(RootMismatchError, match="belongs to the docs root"):
         _engine(parent, db).status()
-    assert _engine(docs, db).search("wombat").results[0].file_path == "x.md"  # still the docs root's index
+    assert _engine(docs, db).search(SearchRequest("wombat")).results[0].file_path == "x.md"  # still the docs root's index

@@ -56,3 +56,37 @@ def test_blanking_keeps_every_other_line_and_its_number() -> None:
     assert all(blanked.split("\n")[i] == line for i, line in kept)
     broken = own + "<!-- agent-rules:start -->\nno end\n"
     assert blank_rules(broken) == (broken, None)  # a hand-broken block is indexed as written
+
+
+START, END = "<!-- agent-rules:start -->", "<!-- agent-rules:end -->"
+#: texts that mention the markers without holding a block (docs/agents.md line 48 is the first)
+MENTIONS = {
+    "code spans in one sentence": f"The block is the text between `{START}` and `{END}`: replaced in place.",
+    "code spans on two lines": f"It starts at `{START}`\nand ends at `{END}`.",
+    "bare in prose": f"Setup writes {START} ... {END} around the rules.",
+    "shown in a fence": f"```markdown\n{START}\n## Rules\n{END}\n```",
+    "shown in a tilde fence": f"~~~\n{START}\n~~~\n\nand later\n\n~~~\n{END}\n~~~",
+    "only the start quoted": f"Look for `{START}`.",
+}
+
+
+def test_markers_mentioned_in_text_are_no_block_and_no_warning() -> None:
+    from markdown_memory.agents.rules import without_rules
+
+    for name, mention in MENTIONS.items():
+        text = f"# Setup\n\n{mention}\n\nMore words.\n"
+        assert blank_rules(text) == (text, None), name
+        # setup neither refuses such a file nor takes anything out of it, and adds its block after it
+        assert without_rules(text, "CLAUDE.md") == text, name
+        added = with_rules(text, "CLAUDE.md")
+        assert added.startswith(text.rstrip("\n")) and blank_rules(added)[1] is not None, name
+        assert without_rules(added, "CLAUDE.md") == text, name
+
+
+def test_the_docs_page_that_describes_the_block_gets_no_warning(cli_main, tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    page = Path(__file__).parents[1] / "docs" / "agents.md"
+    (root / "agents.md").write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
+    report = _index(cli_main, root, tmp_path / "index.db")
+    assert not [w for w in report["warnings"] if "rules block" in w["message"]], report["warnings"]

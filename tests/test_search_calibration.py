@@ -13,6 +13,7 @@ import pytest
 from conftest import indexed_engine
 from markdown_memory.hook import inject
 from markdown_memory.hook.payload import Payload
+from markdown_memory.models import SearchRequest
 from markdown_memory.search import calibration as cal
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
@@ -32,7 +33,7 @@ def engine(request, tmp_path_factory, minilm):
 
 def test_every_hit_and_answer_carries_a_probability_the_label_is_read_from(engine):
     for query in ANSWERABLE + UNANSWERABLE:
-        answer = engine.search(query, top_k=10)
+        answer = engine.search(SearchRequest(query, top_k=10))
         assert 0.0 <= answer.p_answer <= 1.0
         assert answer.to_dict()["p_answer"] == round(answer.p_answer, 3)
         if not answer.results:  # keyword-only: no word of the question in the docs
@@ -49,9 +50,9 @@ def test_every_hit_and_answer_carries_a_probability_the_label_is_read_from(engin
 
 def test_an_unanswerable_question_gets_a_low_probability_and_the_hook_stays_silent(engine):
     bars = cal.calibrator()["bars"]["keyword" if engine.status().keyword_only else "vector"]
-    known = engine.search(ANSWERABLE[0])
+    known = engine.search(SearchRequest(ANSWERABLE[0]))
     for query in UNANSWERABLE:
-        answer = engine.search(query)
+        answer = engine.search(SearchRequest(query))
         assert answer.p_answer < known.p_answer
         assert answer.p_answer < bars["none"] and answer.confidence == "none", (query, answer.p_answer)
         assert answer.message  # "no confident match" is said

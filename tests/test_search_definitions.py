@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from markdown_memory.models import SearchRequest
 from markdown_memory.search.definitions import defines
 
 FLAGS = ["--transfers int", "-c, --checksum", "-u, --update", "--fast-list", "--bwlimit=SIZE", "--retries int",
@@ -66,7 +67,7 @@ def test_what_does_a_flag_do_returns_its_reference_entry_first(tmp_path: Path, m
     _providers(root)
     engine = make_engine(root, embedder)
     engine.index()
-    answer = engine.search(f"what does {flag} do")
+    answer = engine.search(SearchRequest(f"what does {flag} do"))
     top = answer.results[0]
     assert (top.file_path, top.heading_path) == ("usage.md", heading)
     assert top.content is not None

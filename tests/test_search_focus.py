@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import indexed_engine, top
+from conftest import indexed_engine
+from markdown_memory.models import SearchRequest, top
 from markdown_memory.search.focus import focus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
@@ -65,16 +66,16 @@ def _long_forms(question: str) -> list[str]:
 
 @pytest.mark.parametrize("question, expected", QUESTIONS)
 def test_context_and_pasted_logs_do_not_push_the_answer_down(engine, question, expected):
-    assert top(engine.search(question)) == expected
+    assert top(engine.search(SearchRequest(question))) == expected
     for text in _long_forms(question):
-        assert top(engine.search(text)) == expected, text
+        assert top(engine.search(SearchRequest(text))) == expected, text
 
 
 @pytest.mark.parametrize("question, expected", QUESTIONS[2:])
 def test_long_prompts_keep_their_answer_keyword_only(keyword_engine, question, expected):
-    assert top(keyword_engine.search(question)) == expected
+    assert top(keyword_engine.search(SearchRequest(question))) == expected
     for text in _long_forms(question):
-        assert top(keyword_engine.search(text)) == expected, text
+        assert top(keyword_engine.search(SearchRequest(text))) == expected, text
 
 
 @pytest.mark.parametrize("query", [

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import indexed_engine, top
+from markdown_memory.models import SearchRequest
 from markdown_memory.search.query import analyse, stem_prefix
 
 DOCS = {
@@ -84,25 +85,25 @@ def test_stem_prefix_reaches_other_forms():
 
 def test_another_form_of_a_query_word_finds_the_section(engine):
     # "depend" never occurs in the docs; "Dependencies" does, in a heading.
-    answer = engine.search("which programs does it depend on")
+    answer = engine.search(SearchRequest("which programs does it depend on"))
     got = [(r.file_path, r.heading_path) for r in answer.results]
     # Keyword-only it is first; with vectors of five tiny sections RRF ranks are close, top 2.
     assert ("install.md", "Installation > Dependencies") in got[: 1 if answer.keyword_only else 2]
 
 
 def test_documenting_section_beats_changelog_mentions(engine):
-    answer = engine.search("retry.backoff_ms")
+    answer = engine.search(SearchRequest("retry.backoff_ms"))
     assert top(answer) == ("config.md", "Configuration > Retry settings")
     assert answer.results[1].file_path == "CHANGELOG.md"  # still listed, just not first
 
 
 def test_changelog_wins_when_the_question_is_about_changes(engine):
-    answer = engine.search("which release added retry.backoff_ms")
+    answer = engine.search(SearchRequest("which release added retry.backoff_ms"))
     assert top(answer) == ("CHANGELOG.md", "Changelog > 2.3.0 (2026-01-10)")
 
 
 def test_parent_is_returned_beside_its_child(engine):
-    answer = engine.search("automatic colours disabled for a tag colour")
+    answer = engine.search(SearchRequest("automatic colours disabled for a tag colour"))
     got = {(r.file_path, r.heading_path): r.content is not None for r in answer.results}
     parent = ("config.md", "Configuration > Colours")
     child = ("config.md", "Configuration > Colours > Disabling automatic colours")
@@ -119,7 +120,7 @@ def test_proper_names_skip_sentence_starts():
 
 
 def test_a_product_the_docs_never_mention_is_not_answered(engine):
-    answer = engine.search("how do I set retry backoff in Acme Cloud Gateway")
+    answer = engine.search(SearchRequest("how do I set retry backoff in Acme Cloud Gateway"))
     assert answer.confidence == "none"
     assert "'Cloud Gateway'" in answer.message or "'Acme Cloud Gateway'" in answer.message
 
@@ -129,7 +130,7 @@ def test_a_name_the_docs_mention_is_answered(engine):
                                            encoding="utf-8")
     try:
         engine.index()
-        answer = engine.search("how do I set retry backoff in Acme Cloud Gateway")
+        answer = engine.search(SearchRequest("how do I set retry backoff in Acme Cloud Gateway"))
         assert answer.confidence != "none"
         assert top(answer) == ("gateway.md", "Acme Cloud Gateway")
     finally:
@@ -141,9 +142,9 @@ def test_one_stray_word_is_not_a_confident_answer(engine):
     # "weekend" occurs once in the docs; "snowfall" nowhere: a hit on one word of two is stray.
     # (issue 34: the label is read from the calibrated p_answer; on this eight-section corpus a
     # stray word may be "low", never "high", and always far less likely than a real answer)
-    answer = engine.search("snowfall weekend")
+    answer = engine.search(SearchRequest("snowfall weekend"))
     assert answer.confidence != "high"
-    assert answer.p_answer < engine.search("automatic colours disabled for a tag colour").p_answer
+    assert answer.p_answer < engine.search(SearchRequest("automatic colours disabled for a tag colour")).p_answer
 
 
 def test_identical_sections_in_several_files_are_returned_once(tmp_path, make_engine):
@@ -156,7 +157,7 @@ def test_identical_sections_in_several_files_are_returned_once(tmp_path, make_en
                                   encoding="utf-8")
     engine = make_engine(root, "none")
     engine.index()
-    results = engine.search("compare files by hash", top_k=5).results
+    results = engine.search(SearchRequest("compare files by hash", top_k=5)).results
     texts = [r.content for r in results if r.content is not None and "--checksum" in r.content]
     assert len(texts) == 1, [r.file_path for r in results]
     assert any(r.file_path == "hash.md" for r in results)  # the slot goes to another section

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import indexed_engine
+from markdown_memory.models import SearchRequest
 from markdown_memory.search.query import analyse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
@@ -37,7 +38,7 @@ def engines(tmp_path_factory, minilm):
 @pytest.mark.parametrize("query", HOSTILE, ids=range(len(HOSTILE)))
 def test_hostile_query_never_raises(engines, query):
     for eng in engines:
-        answer = eng.search(query)
+        answer = eng.search(SearchRequest(query))
         assert answer.confidence in ("high", "low", "none")
         assert isinstance(answer.results, tuple)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import indexed_engine, top
+from markdown_memory.models import SearchRequest
 from markdown_memory.search.intent import ROLES, asked_roles, plays_role
 
 
@@ -68,7 +69,7 @@ def engine(request, roots):
 @pytest.mark.parametrize("name", sorted(ALERTS))
 @pytest.mark.parametrize("form", ["How do I fix {}?", "{} is firing, what should I do?", "how to resolve the {} alert"])
 def test_fix_questions_land_on_the_remedy_section(engine, name, form):
-    assert top(engine.search(form.format(name))) == (f"runbooks/{name}.md", f"{name} > Mitigation")
+    assert top(engine.search(SearchRequest(form.format(name)))) == (f"runbooks/{name}.md", f"{name} > Mitigation")
 
 
 @pytest.mark.parametrize("name", sorted(ALERTS))
@@ -80,11 +81,11 @@ def test_fix_questions_land_on_the_remedy_section(engine, name, form):
     ("What does {} mean?", "Meaning"),
 ])
 def test_other_roles_land_on_their_section(engine, name, form, section):
-    assert top(engine.search(form.format(name))) == (f"runbooks/{name}.md", f"{name} > {section}")
+    assert top(engine.search(SearchRequest(form.format(name)))) == (f"runbooks/{name}.md", f"{name} > {section}")
 
 
 def test_the_intent_never_brings_in_a_remedy_section_of_another_page(engine):
-    answer = engine.search('NOTICE: config file "not found" - how do I get rid of it?')
+    answer = engine.search(SearchRequest('NOTICE: config file "not found" - how do I get rid of it?'))
     assert top(answer) == ("faq.md", 'FAQ > How can I get rid of the "config file not found" notice?')
 
 
@@ -159,7 +160,7 @@ def test_a_generic_overview_never_beats_the_section_that_defines_the_thing(tmp_p
         "## Flags\n\n`--dry-run` prints what would change and changes nothing.\n\n"
         "## Exit codes\n\n0 on success, 2 on a usage error.\n")
     eng = indexed_engine(root, "none")
-    assert top(eng.search("What does --dry-run mean?")) == ("cli.md", "Widget CLI > Flags")
+    assert top(eng.search(SearchRequest("What does --dry-run mean?"))) == ("cli.md", "Widget CLI > Flags")
     eng.close()
 
 
@@ -178,7 +179,7 @@ def test_ordinary_questions_with_role_words_keep_their_answer(tmp_path):
         "## Troubleshooting\n\nUnexpected file size or hash after upload: recover by re-uploading the file; "
         "the chunk size is not the cause.\n")
     eng = indexed_engine(root, "none")
-    assert top(eng.search("what does the --line option mean in git-summary")) == ("git-summary.md", "git-summary(1) > OPTIONS")
-    assert top(eng.search("Is the chunk size fixed for onedrive uploads?")) == ("onedrive.md", "OneDrive > Chunk size")
-    assert top(eng.search("recover a file from onedrive versions")) == ("onedrive.md", "OneDrive > Versions")
+    assert top(eng.search(SearchRequest("what does the --line option mean in git-summary"))) == ("git-summary.md", "git-summary(1) > OPTIONS")
+    assert top(eng.search(SearchRequest("Is the chunk size fixed for onedrive uploads?"))) == ("onedrive.md", "OneDrive > Chunk size")
+    assert top(eng.search(SearchRequest("recover a file from onedrive versions"))) == ("onedrive.md", "OneDrive > Versions")
     eng.close()

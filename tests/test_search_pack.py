@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import indexed_engine
-from markdown_memory.models import Hit
+from markdown_memory.models import Hit, SearchRequest
 from markdown_memory.search.pack import entry_cost, pack_hits
 from markdown_memory.text import count_tokens
 
@@ -38,7 +38,7 @@ def answer_cost(results):
 @pytest.mark.parametrize("max_tokens", [50, 200, 600, 2000])
 @pytest.mark.parametrize("query", QUERIES)
 def test_answer_never_exceeds_the_budget(engine, query, max_tokens):
-    results = engine.search(query, top_k=8, max_tokens=max_tokens).results
+    results = engine.search(SearchRequest(query, top_k=8, max_tokens=max_tokens)).results
     assert results
     carried = [r for r in results if r.content is not None]
     assert sum(count_tokens(r.content) for r in carried) <= max_tokens
@@ -47,7 +47,7 @@ def test_answer_never_exceeds_the_budget(engine, query, max_tokens):
 
 @pytest.mark.parametrize("query", QUERIES)
 def test_content_is_the_whole_section_verbatim(engine, query):
-    for hit in engine.search(query, top_k=8, max_tokens=4000).results:
+    for hit in engine.search(SearchRequest(query, top_k=8, max_tokens=4000)).results:
         if hit.content is None:
             continue
         lines = (engine.root / hit.file_path).read_text(encoding="utf-8").split("\n")
@@ -56,7 +56,7 @@ def test_content_is_the_whole_section_verbatim(engine, query):
 
 
 def test_pointer_entries_carry_a_short_preview_and_no_content(engine):
-    results = engine.search("garbage collection pack group", top_k=8, max_tokens=300).results
+    results = engine.search(SearchRequest("garbage collection pack group", top_k=8, max_tokens=300)).results
     pointers = [r for r in results if r.content is None]
     assert pointers, "a 300-token budget cannot hold the long GC sections in full"
     for r in results:
@@ -65,7 +65,7 @@ def test_pointer_entries_carry_a_short_preview_and_no_content(engine):
 
 
 def test_no_two_hits_share_lines(engine):
-    results = engine.search("block pack storage engine index format hash", top_k=10, max_tokens=8000).results
+    results = engine.search(SearchRequest("block pack storage engine index format hash", top_k=10, max_tokens=8000)).results
     paths = [(r.file_path, r.heading_path) for r in results]
     assert len(paths) == len(set(paths))
     for a in results:
@@ -184,8 +184,6 @@ def test_hits_left_out_for_the_budget_are_counted_in_the_message(engine, query):
     """A short list is not taken for all there is: when the budget leaves found hits out (not
     even a pointer fits), the message says how many; with room for all, it says nothing of it."""
     import re
-
-    from markdown_memory.models import SearchRequest
 
     roomy = engine.search(SearchRequest(query, top_k=10, max_tokens=20000))
     assert "left out to fit" not in (roomy.message or "")

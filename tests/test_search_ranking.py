@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import indexed_engine, top
+from markdown_memory.models import SearchRequest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
 
@@ -46,7 +47,7 @@ IDENTIFIERS = [
 
 @pytest.mark.parametrize("query, expected", IDENTIFIERS)
 def test_identifier_query_puts_the_section_naming_it_first(engine, query, expected):
-    answer = engine.search(query)
+    answer = engine.search(SearchRequest(query))
     assert top(answer) == expected
     assert "exact" in answer.results[0].matched_by
     # issue 34: the label is read from the calibrated p_answer (high needs >= 85% left-out precision)
@@ -55,7 +56,7 @@ def test_identifier_query_puts_the_section_naming_it_first(engine, query, expect
 
 @pytest.mark.parametrize("query, expected", IDENTIFIERS)
 def test_identifier_queries_work_keyword_only(keyword_engine, query, expected):
-    answer = keyword_engine.search(query)
+    answer = keyword_engine.search(SearchRequest(query))
     assert answer.keyword_only is True
     assert top(answer) == expected
 
@@ -70,7 +71,7 @@ def test_identifier_queries_work_keyword_only(keyword_engine, query, expected):
     ],
 )
 def test_paraphrase_query_finds_the_answering_section(engine, query, expected):
-    assert top(engine.search(query)) == expected
+    assert top(engine.search(SearchRequest(query))) == expected
 
 
 @pytest.mark.parametrize(
@@ -83,13 +84,13 @@ def test_paraphrase_query_finds_the_answering_section(engine, query, expected):
     ],
 )
 def test_chinese_queries_find_chinese_sections_keyword_only(keyword_engine, query, heading):
-    answer = keyword_engine.search(query)
+    answer = keyword_engine.search(SearchRequest(query))
     assert answer.results, "CJK text must be keyword-searchable"
     assert top(answer) == ("zh/deploy.md", heading)
 
 
 def test_a_section_inside_a_table_row_is_found_by_its_cell(engine):
-    answer = engine.search("which exit code means the remote refused the credentials")
+    answer = engine.search(SearchRequest("which exit code means the remote refused the credentials"))
     assert top(answer) == ("cli.md", "Widget Command Line > Exit codes")
 
 
@@ -98,13 +99,13 @@ def test_a_section_inside_a_table_row_is_found_by_its_cell(engine):
     ["Will it rain in Lisbon this weekend?", "best recipe for sourdough bread with rye flour"],
 )
 def test_unrelated_question_is_flagged_not_confident(engine, query):
-    answer = engine.search(query)
+    answer = engine.search(SearchRequest(query))
     assert answer.confidence == "none"
     assert "no confident match" in (answer.message or "")
 
 
 def test_identifier_no_document_contains_is_reported_absent(engine):
-    answer = engine.search("how do I set WIDGET_TURBO_MODE")
+    answer = engine.search(SearchRequest("how do I set WIDGET_TURBO_MODE"))
     assert answer.confidence == "none"
     # the look-alike environment-variable section may be listed, but never as a confident answer,
     # and the message names the identifier no document mentions (only it: not the query's words)
@@ -115,7 +116,7 @@ def test_identifier_no_document_contains_is_reported_absent(engine):
 
 def test_answering_queries_are_not_flagged_none(engine):
     for query in ("--no-cache", "why are uploads slow", "how do I undo a sync"):
-        assert engine.search(query).confidence != "none", query
+        assert engine.search(SearchRequest(query)).confidence != "none", query
 
 
 def test_parent_intro_joins_when_several_of_its_subsections_match(tmp_path, make_engine):
@@ -133,7 +134,7 @@ def test_parent_intro_joins_when_several_of_its_subsections_match(tmp_path, make
         (root / f"other{i}.md").write_text(f"# Topic {i}\n\n## Shell {i}\n\nThe shell environment of topic {i}.\n")
     eng = make_engine(root, embedder="none")
     eng.index()
-    answer = eng.search("certificate settings from the shell environment", top_k=5)
+    answer = eng.search(SearchRequest("certificate settings from the shell environment", top_k=5))
     got = [h.heading_path for h in answer.results]
     assert "Environment" in got
     assert got.index("Environment") <= 2
@@ -149,7 +150,7 @@ def test_a_short_query_naming_a_heading_is_not_reported_as_unanswered(engine, qu
     nothing in the docs clearly answers it (confidence none): with vectors at hand, keyword
     evidence alone counted as nothing. A top hit whose breadcrumb holds every query word is
     evidence an unanswerable question does not get."""
-    answer = engine.search(query)
+    answer = engine.search(SearchRequest(query))
     assert top(answer) == expected
     assert answer.confidence != "none"  # "low" or, calibrated (issue 34), "high"
     assert "nothing in the docs" not in (answer.message or "").lower()
@@ -166,6 +167,6 @@ def test_property_a_query_its_top_hit_breadcrumb_names_in_full_is_never_unanswer
     file_path, heading_path = data.draw(st.sampled_from(sections))
     whole = data.draw(st.booleans())
     query = (heading_path.replace(" > ", " ") if whole else heading_path.split(" > ")[-1]).lower()
-    answer = engine.search(query)
+    answer = engine.search(SearchRequest(query))
     if top(answer) == (file_path, heading_path):
         assert answer.confidence != "none", (query, answer.message)

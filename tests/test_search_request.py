@@ -72,3 +72,10 @@ def test_the_cli_and_the_mcp_tool_read_the_request_s_bounds(tmp_path):
     props = tools["search_docs"].parameters["properties"]
     assert (props["top_k"]["maximum"], props["top_k"]["default"]) == (MAX_TOP_K, DEFAULT_TOP_K)
     assert (props["max_tokens"]["minimum"], props["max_tokens"]["maximum"]) == (MIN_MAX_TOKENS, MAX_MAX_TOKENS)
+
+
+def test_the_library_s_budget_is_wider_than_the_adapters():
+    """Regression (this branch): the schema's CLI/MCP budget bound (MAX_MAX_TOKENS) was applied to
+    the library too, and the prompt hook, which searches with a budget past it, added nothing."""
+    assert SearchRequest("cache", max_tokens=4 * MAX_MAX_TOKENS).max_tokens == 4 * MAX_MAX_TOKENS
+    assert SearchRequest("cache", max_tokens=1).max_tokens == 1

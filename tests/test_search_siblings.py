@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from markdown_memory.models import SearchRequest
+
 PAGE = """# Remote setup
 
 ## Configuring on a remote or headless machine
@@ -44,7 +46,7 @@ def test_the_remaining_alternatives_follow_with_their_text(tmp_path: Path, make_
             f"set it up on your machine.\n", encoding="utf-8")
     engine = make_engine(root, "minilm")
     engine.index()
-    answer = engine.search("headless machine without a browser: SSH tunnel or the authorize command?", top_k=4)
+    answer = engine.search(SearchRequest("headless machine without a browser: SSH tunnel or the authorize command?", top_k=4))
     ways = {"Configuring using an SSH tunnel", "Configuring using the authorize command",
             "Configuring by copying the config file"}
     with_text = {h.heading_path.split(" > ")[-1] for h in answer.results if h.content is not None}

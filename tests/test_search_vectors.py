@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from markdown_memory.models import SearchRequest
 from markdown_memory.store import VectorCache, knn
 from markdown_memory.store.testing import stored_passages
 
@@ -70,6 +71,6 @@ def test_the_server_engine_searches_through_one_vector_cache(docs_root, tmp_path
     assert isinstance(engine._vector_cache, VectorCache)
     engine.index()
     assert engine._loader.embedder is minilm
-    answer = engine.search("how long does the client wait for a server")
+    answer = engine.search(SearchRequest("how long does the client wait for a server"))
     assert answer.keyword_only is False and answer.results
     assert engine._vector_cache.matrix(engine.store) is not None

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EVAL_CORPUS, EVAL_QUERIES, copy_db
+from markdown_memory.models import SearchRequest
 from test_server import McpClient, server_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,7 +56,7 @@ def test_search_docs_matches_engine_top1_within_budget_on_eval_corpus(tmp_path: 
             assert answer["keyword_only"] is False
             hits = answer["results"]
             assert sum(h["tokens"] for h in hits if h.get("content") is not None) <= MAX_TOKENS
-            direct = engine.search(q["query"]).to_dict()["results"]
+            direct = engine.search(SearchRequest(q["query"])).to_dict()["results"]
             assert [(h["file_path"], h["heading_path"]) for h in hits[:1]] == \
                    [(h["file_path"], h["heading_path"]) for h in direct[:1]], q["id"]
             server_top1 += harness.first_correct(hits, q["expect"]) == 0

@@ -38,7 +38,7 @@ def test_answers_see_what_another_process_indexed_since_the_previous_call(docs_r
     assert second["index_status"]["documents"] == documents + 1
     assert second["results"][0]["file_path"] == "zebra.md"
     assert "stale" not in second["results"][0]
-    listed = runtime.list_documents(None, 0)
+    listed = runtime.answer("list_documents", {"directory": None, "offset": 0})
     assert "zebra.md" in {d["path"] for d in listed["documents"]}
     runtime.shutdown()
 

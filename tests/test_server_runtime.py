@@ -51,7 +51,7 @@ def test_unexpected_exception_is_one_error_without_traceback(docs_root: Path, tm
         raise RuntimeError("boom")
 
     monkeypatch.setattr(runtime.engine, "outline", crash)
-    is_error, body = _call(runtime, "get_document_outline", lambda: runtime.outline("install.md", None))
+    is_error, body = _call(runtime, "get_document_outline", lambda: runtime.answer("get_document_outline", {"file_path": "install.md", "max_depth": None}))
     assert is_error and "internal error" in body["error"] and "boom" in body["error"]
     assert "Traceback" not in body["error"] and "\n" not in body["error"]
 
@@ -61,7 +61,7 @@ def test_index_status_is_trimmed_to_what_an_agent_needs(docs_root: Path, tmp_pat
     runtime.engine.index()
     status = runtime.search_docs(SearchRequest("nightly backups"))["index_status"]
     assert set(status) == set(AGENT_STATUS_FIELDS)
-    assert set(runtime.list_documents(None, 0)["index_status"]) == set(AGENT_STATUS_FIELDS)
+    assert set(runtime.answer("list_documents", {"directory": None, "offset": 0})["index_status"]) == set(AGENT_STATUS_FIELDS)
     assert set(status["embedder"]) == {"name", "loaded", "error"}
     assert status["documents"] == len(list(docs_root.rglob("*.md")))
     assert status["keyword_only"] is True and "keyword-only" in status["message"]
@@ -69,14 +69,14 @@ def test_index_status_is_trimmed_to_what_an_agent_needs(docs_root: Path, tmp_pat
 
 def test_first_call_on_a_never_built_index_starts_catch_up_and_answers(docs_root: Path, tmp_path: Path) -> None:
     runtime = _runtime(docs_root, tmp_path, auto_index=True)
-    listing = runtime.list_documents(None, 0)
+    listing = runtime.answer("list_documents", {"directory": None, "offset": 0})
     assert listing["index_status"]["indexing"] is True or listing["total"] > 0
     # Wait for the catch-up run itself (the scheduler marks it running before its thread
     # starts), not for engine.indexing, which polling could catch before the run began.
     scheduler = runtime.engine._scheduler
     assert scheduler.runs == 1 and scheduler.last_reason == "first"
     assert scheduler.wait(30)
-    listing = runtime.list_documents(None, 0)
+    listing = runtime.answer("list_documents", {"directory": None, "offset": 0})
     assert listing["total"] == len(list(docs_root.rglob("*.md")))
     assert listing["index_status"]["indexing"] is False
     assert runtime.shutdown(timeout=5)
@@ -84,7 +84,7 @@ def test_first_call_on_a_never_built_index_starts_catch_up_and_answers(docs_root
 
 def test_no_catch_up_when_auto_index_is_off(docs_root: Path, tmp_path: Path) -> None:
     runtime = _runtime(docs_root, tmp_path, auto_index=False)
-    listing = runtime.list_documents(None, 0)
+    listing = runtime.answer("list_documents", {"directory": None, "offset": 0})
     assert listing["total"] == 0 and listing["index_status"]["indexing"] is False
     assert "index_directory" in listing["index_status"]["message"]
 
@@ -95,7 +95,7 @@ def test_index_directory_while_another_run_is_in_progress_answers_at_once(docs_r
     activity.announce()  # as the scheduler does for a background run about to start
     started = time.monotonic()
     answer = runtime.index_directory(None, False)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 30  # a wait for the announced run would never end: far below that
     assert answer["in_progress"] is True and "in progress" in answer["message"]
     activity.withdraw()
     report = runtime.index_directory(None, False)
@@ -164,7 +164,7 @@ def test_list_documents_of_a_missing_or_empty_folder_says_why(docs_root: Path, t
     runtime = _runtime(docs_root, tmp_path, auto_index=False)
     runtime.engine.index()
     (docs_root / "empty").mkdir()
-    assert "does not exist under the docs root" in runtime.list_documents("nope", 0)["message"]
-    assert "is a file, not a folder" in runtime.list_documents("cli.md", 0)["message"]
-    assert "nothing under 'empty' is indexed" in runtime.list_documents("empty", 0)["message"]
-    assert runtime.list_documents(None, 0)["message"] is None
+    assert "does not exist under the docs root" in runtime.answer("list_documents", {"directory": "nope", "offset": 0})["message"]
+    assert "is a file, not a folder" in runtime.answer("list_documents", {"directory": "cli.md", "offset": 0})["message"]
+    assert "nothing under 'empty' is indexed" in runtime.answer("list_documents", {"directory": "empty", "offset": 0})["message"]
+    assert runtime.answer("list_documents", {"directory": None, "offset": 0})["message"] is None

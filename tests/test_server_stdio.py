@@ -245,11 +245,12 @@ def test_case_027_handshake_and_first_search_do_not_wait_for_model_or_index(tmp_
         assert init_seconds < limit, f"initialize took {init_seconds:.2f} s (limit {limit:.2f} s)"
         t = time.monotonic()
         tools = server.request("tools/list", timeout=30)["result"]["tools"]
-        assert len(tools) == 7 and time.monotonic() - t < 1.0
+        # not waiting for the 40 s model is the point: bounds far below it, whatever the load
+        assert len(tools) == 7 and time.monotonic() - t < 20.0
 
         t = time.monotonic()
         is_error, answer = server.tool("search_docs", {"query": "COMPONENT_1234_LIMIT"}, timeout=60)
-        assert time.monotonic() - t < 10.0
+        assert time.monotonic() - t < 20.0
         assert not is_error
         assert answer["keyword_only"] is True
         assert "model is still loading" in (answer["message"] or "")

@@ -470,6 +470,24 @@ def test_serve_status_and_stop_commands(runtime: Path) -> None:
     done = cli("--stop")
     assert done.returncode == 0 and f"stopped the service (pid {pid})" in done.stdout
     assert not (runtime / "service.sock").exists()
+    assert not process_running(pid)  # --stop returned after the process had exited
+
+
+def process_running(pid: int) -> bool:
+    """Whether ``pid`` runs (an exited child of this test process, not yet reaped, does not)."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except OSError:
+        return True
 
 
 def test_stop_ends_open_sessions_and_a_new_service_starts_at_once(runtime: Path, tmp_path: Path) -> None:
@@ -691,3 +709,21 @@ def test_a_shared_runtime_folder_is_refused_not_chmodded(tmp_path: Path, monkeyp
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     (tmp_path / "markdown-memory").mkdir(mode=0o755)
     assert stat.S_IMODE(paths.runtime_dir().stat().st_mode) == 0o700
+
+
+def test_stop_waits_for_the_process_to_exit_not_only_its_socket(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The socket goes first, then the process closes its database and exits: ``stop_service``
+    (``serve --stop``) returns after the exit, or says it timed out."""
+    from markdown_memory.service import client
+
+    lingering = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    monkeypatch.setattr(client, "_exchange", lambda *a, **k: (socket.socket(), {"pid": lingering.pid}))
+    monkeypatch.setattr(client, "service_address_exists", lambda: False)
+    try:
+        with pytest.raises(client.ServiceUnavailable, match="did not exit"):
+            client.stop_service(wait=0.2)
+    finally:
+        assert lingering.stdin is not None
+        lingering.stdin.close()
+        lingering.wait(30)
+    assert client.stop_service(wait=5) == lingering.pid

@@ -8,6 +8,7 @@ import pytest
 
 from markdown_memory import store as store_mod
 from markdown_memory.errors import SchemaError
+from markdown_memory.models import SearchRequest
 from markdown_memory.store import SCHEMA_VERSION, Store
 
 
@@ -50,7 +51,7 @@ def test_unloadable_vector_extension_degrades_to_keyword_only(tmp_path, monkeypa
         report = engine.index()
     assert report.keyword_only and report.added == 5
     assert "sqlite-vec" in (report.message or "")
-    answer = engine.search("--no-cache")
+    answer = engine.search(SearchRequest("--no-cache"))
     assert answer.keyword_only is True
     assert answer.results[0].heading_path == "Command Line > Flags"
     assert any("vector search disabled" in r.getMessage() for r in caplog.records)
@@ -151,7 +152,7 @@ def test_passages_marked_pending_while_their_vector_row_exists_are_re_embedded(t
     assert report.vectors_embedded + report.vectors_reused > 0
     status = engine.status()
     assert status.counts.pending_vectors == 0 and status.counts.vectors == status.counts.passages
-    assert engine.search("which port must be free for the server to start").keyword_only is False
+    assert engine.search(SearchRequest("which port must be free for the server to start")).keyword_only is False
 
 
 def test_threads_opening_a_new_database_never_take_it_for_a_damaged_one(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from markdown_memory.errors import QueryError
+from markdown_memory.models import SearchRequest
 from markdown_memory.store import DocumentHeader, DocumentListRow, QueryNotParsedError, SectionRecord, Store
 
 
@@ -88,4 +89,4 @@ def test_a_match_expression_sqlite_rejects_is_a_query_error(store: Store, docs_r
     monkeypatch.setattr(AnalysedQuery, "match_expression", lambda self: "a (b")
     engine = make_engine(docs_root, "none")
     with pytest.raises(QueryNotParsedError, match="rephrase it with plain words and without quotes or operators"):
-        engine.search("anything")
+        engine.search(SearchRequest("anything"))

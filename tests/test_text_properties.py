@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
 from markdown_memory.errors import SectionNotFoundError
+from markdown_memory.models import SearchRequest
 from markdown_memory.reading.resolve import resolve_heading
 from markdown_memory.text import fts_text, match_form
 
@@ -125,7 +126,7 @@ def test_every_heading_reads_back_retyped_and_every_word_is_found(doc, data):
                     assert engine.read("doc.md", retype(path)).heading_path == path, (retype(path), headings)
             for word in set(words):
                 typed = unicodedata.normalize(data.draw(st.sampled_from(FORMS)), word)
-                hits = engine.search(typed, path_prefix="doc.md", top_k=10).results
+                hits = engine.search(SearchRequest(typed, path_prefix="doc.md", top_k=10)).results
                 # found: a hit whose section holds the word in its text or its breadcrumb
                 assert any(match_form(word) in match_form(f"{h.heading_path}\n{h.content or h.preview}")
                            for h in hits), (typed, text)

@@ -96,7 +96,7 @@ def test_outline_shows_aliases_tags_description_and_dates(cli_main, vault: Path,
 def test_alias_or_title_query_ranks_the_note_first(make_engine, vault: Path, query: str, path: str) -> None:
     engine = make_engine(vault)
     engine.index()
-    answer = engine.search(query)
+    answer = engine.search(SearchRequest(query))
     first = answer.results[0]
     assert (first.file_path, first.heading_path) == (path, engine.outline(path).headings[0].heading_path)
     assert answer.confidence != "none"
@@ -127,15 +127,15 @@ def test_tag_filter_any_all_and_nested(cli_main, vault: Path, tmp_path: Path) ->
 def test_kind_code_lang_bash_returns_only_bash_code(make_engine, vault: Path) -> None:
     engine = make_engine(vault)
     engine.index()
-    answer = engine.search("restart the service", kind="code", lang="bash", top_k=10)
+    answer = engine.search(SearchRequest("restart the service", kind="code", lang="bash", top_k=10))
     assert answer.results
     for hit in answer.results:  # the passage shown is a shell block (never alpha's python one)
         assert _passage_fence(vault, hit) in BASH_FAMILY, hit.heading_path
     assert "projects/beta.md" in {h.file_path for h in answer.results}  # ```sh counts as bash
-    python = engine.search("kubectl rollout", lang="python")
+    python = engine.search(SearchRequest("kubectl rollout", lang="python"))
     assert [h.file_path for h in python.results] == ["projects/alpha.md"]
     assert python.results[0].preview.startswith("import subprocess")
-    tables = engine.search("who owns the backend", kind="table")
+    tables = engine.search(SearchRequest("who owns the backend", kind="table"))
     assert [h.heading_path for h in tables.results] == ["Alpha project > Owners"]
 
 
@@ -178,9 +178,9 @@ def test_filters_apply_before_ranking_not_to_the_top_list(make_engine, tmp_path:
     for engine in engines:
         engine.index()
     for search in (e.search for e in engines):
-        answer = search("cache eviction policy", tags=["rare"], top_k=3)
+        answer = search(SearchRequest("cache eviction policy", tags=("rare",), top_k=3))
         assert [h.file_path for h in answer.results] == ["tagged.md"]
-        code = search("cache eviction policy", lang="bash", top_k=3)
+        code = search(SearchRequest("cache eviction policy", lang="bash", top_k=3))
         assert [h.file_path for h in code.results] == ["tagged.md"]
 
 
@@ -233,7 +233,7 @@ def test_mcp_search_docs_and_list_documents_take_filters(vault: Path, tmp_path: 
         assert "list_documents" in body["message"]  # the agent is told its own tool
         error, body = _call(runtime, "search_docs", lambda: runtime.search_docs(SearchRequest("widget", kind="chart")))
         assert error and "kind 'chart' is not one of" in body["error"]
-        error, body = _call(runtime, "list_documents", lambda: runtime.list_documents(None, 0, ["project/alpha"]))
+        error, body = _call(runtime, "list_documents", lambda: runtime.answer("list_documents", {"directory": None, "offset": 0, "tags": ["project/alpha"]}))
         assert not error and [d["path"] for d in body["documents"]] == ["daily/2024-05-01.md", "projects/alpha.md"]
     finally:
         runtime.shutdown()
@@ -275,7 +275,7 @@ def test_tag_filter_results_are_documents_carrying_the_tags(tagged_engine, wante
         return any(t == tag or t.startswith(tag + "/") for t in carried[doc])
 
     expected = {d for d in carried if (all if mode == "all" else any)(has(d, t) for t in wanted)}
-    answer = engine.search("lanterns", tags=wanted, tags_mode=mode, top_k=20)
+    answer = engine.search(SearchRequest("lanterns", tags=wanted, tags_mode=mode, top_k=20))
     got = {h.file_path for h in answer.results}
     assert got <= expected
     assert bool(got) == bool(expected)
@@ -299,7 +299,7 @@ def dendron(tmp_path_factory: pytest.TempPathFactory, minilm):
 def test_dendron_tag_filter_and_dotted_nesting(dendron) -> None:
     vault = EVAL_CORPUS / "dendron" / "vault"
     seeds = {f"vault/{p.name}" for p in vault.glob("*.md") if "stage.seed" in p.read_text(encoding="utf-8")}
-    answer = dendron.search("how does this feature work", tags=["stage"], top_k=20)
+    answer = dendron.search(SearchRequest("how does this feature work", tags=["stage"], top_k=20))
     assert answer.results and {h.file_path for h in answer.results} <= seeds | {
         f"vault/{p.name}" for p in vault.glob("*.md") if "stage." in p.read_text(encoding="utf-8")}
     listed = {d.path for d in dendron.list_documents(tags=["stage.seed"]).documents}
@@ -308,16 +308,16 @@ def test_dendron_tag_filter_and_dotted_nesting(dendron) -> None:
 
 @pytest.mark.slow
 def test_dendron_title_query_ranks_the_note_first(dendron) -> None:
-    answer = dendron.search("Cheatsheet")
+    answer = dendron.search(SearchRequest("Cheatsheet"))
     assert answer.results[0].file_path == "vault/dendron.cheatsheet.md"
 
 
 @pytest.mark.slow
 def test_dendron_bash_code_filter_and_no_match(dendron) -> None:
-    answer = dendron.search("install the dendron cli", kind="code", lang="bash", top_k=10)
+    answer = dendron.search(SearchRequest("install the dendron cli", kind="code", lang="bash", top_k=10))
     assert answer.results
     assert all(_passage_fence(EVAL_CORPUS / "dendron", h) in BASH_FAMILY for h in answer.results)
-    empty = dendron.search("install the dendron cli", lang="cobol")
+    empty = dendron.search(SearchRequest("install the dendron cli", lang="cobol"))
     assert empty.results == () and "filter lang matched nothing" in (empty.message or "")
 
 
@@ -342,7 +342,7 @@ def test_schema_v3_index_migrates_and_gets_tags_on_the_next_run(vault: Path, tmp
     engine = Engine(Settings.load(vault, db, "none"))
     try:
         engine.index()
-        assert [h.file_path for h in engine.search("kubectl rollout", lang="python").results] == ["projects/alpha.md"]
+        assert [h.file_path for h in engine.search(SearchRequest("kubectl rollout", lang="python")).results] == ["projects/alpha.md"]
         assert {d.path for d in engine.list_documents(tags=["kitchen"]).documents} == {"recipes.md"}
     finally:
         engine.close()

@@ -13,6 +13,7 @@ import pytest
 
 from markdown_memory.config import Settings
 from markdown_memory.engine import Engine
+from markdown_memory.models import SearchRequest
 from markdown_memory.service.watch import Watcher, filesystem_type, polling_reason, start_watching
 
 DEADLINE = 20.0  # seconds: generous on a loaded machine; a pass is usually well under 1 s
@@ -30,7 +31,7 @@ def wait_for(check: Callable[[], bool], what: str, deadline: float = DEADLINE) -
 def files_with(engine: Engine, word: str) -> set[str]:
     """The files of the hits whose keywords match ``word`` (the index as it stands: the call
     refreshes nothing)."""
-    return {h.file_path for h in engine.search(word, top_k=20).results if "keyword" in h.matched_by}
+    return {h.file_path for h in engine.search(SearchRequest(word, top_k=20)).results if "keyword" in h.matched_by}
 
 
 @pytest.fixture
@@ -148,7 +149,7 @@ def test_database_inside_the_root_does_not_loop(watched):
     wait_for(lambda: files_with(engine, "loopcheckzq") == {"doc0.md"}, "the edit is found")
     settled = (watcher.stats.refreshes, watcher.stats.full_runs)
     engine.index()  # index writes to index.db, -wal, -shm, .lock, .run inside the root
-    engine.search("loopcheckzq")
+    engine.search(SearchRequest("loopcheckzq"))
     time.sleep(1.0)  # a loop would show up as more refreshes or runs within this second
     assert (watcher.stats.refreshes, watcher.stats.full_runs) == settled
 
@@ -237,3 +238,37 @@ def test_a_deleted_root_is_said_once_without_a_traceback(watched, caplog):
         wait_for(lambda: watcher.stats.errors >= 3, "three probes of the missing root")
     probes = [r for r in caplog.records if "probing" in r.getMessage()]
     assert len(probes) == 1 and not probes[0].exc_info and "no longer exists" in probes[0].getMessage()
+
+
+@pytest.mark.parametrize("where", ["same folder", "other folder"])
+def test_a_change_made_while_a_refresh_runs_is_found_by_the_next_probe(tmp_path, monkeypatch, where):
+    """The polled rename (the flake of test_edit_new_delete_and_rename_reach_search[poll]): a
+    rename made after a refresh wrote its documents but before it recorded the folders' mtimes
+    hid behind the mtime recorded after it. The change is made at exactly that point here."""
+    from markdown_memory.index import runs
+
+    root = tmp_path / "docs"
+    (root / "guides").mkdir(parents=True)
+    (root / "doc1.md").write_text("# One\n\nThe firstzq marker.\n", encoding="utf-8")
+    (root / "guides" / "new.md").write_text("# New\n\nThe racyrenamezq marker.\n", encoding="utf-8")
+    engine = Engine(Settings.load(root, tmp_path / "index.db", "none"))
+    try:
+        engine.index()
+        original = runs.refresh_paths
+
+        def refresh_then_rename(*args, **kwargs):
+            report = original(*args, **kwargs)
+            target = root / "renamed.md" if where == "same folder" else root / "guides" / "moved.md"
+            (root / "guides" / "new.md").rename(target)  # between the documents' commit and the folders' record
+            return report
+
+        (root / "doc1.md").unlink()
+        monkeypatch.setattr(runs, "refresh_paths", refresh_then_rename)
+        engine.refresh(["doc1.md"])
+        monkeypatch.setattr(runs, "refresh_paths", original)
+        engine.refresh()  # the next probe
+        expected = "renamed.md" if where == "same folder" else "guides/moved.md"
+        assert files_with(engine, "racyrenamezq") == {expected}
+        assert "guides/new.md" not in engine.indexed_paths()
+    finally:
+        engine.close()

@@ -11,23 +11,21 @@ chosen per call (:class:`~markdown_memory.models.Freshness`).
 
 from __future__ import annotations
 
-import logging
-import os
 import time
 from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import messages
+from .answer_notes import SearchFacts, annotate
 from .config import MAX_QUERY_CHARS, Settings
-from .drift import DriftReport, find_drift, with_drift
+from .drift import DriftReport, find_drift
 from .embed.base import Embedder
-from .embed.choice import other_vectors
 from .embed.choice import resolve as resolve_embedder
 from .embed.loader import ModelLoader
-from .errors import DiskFullError, DocumentNotFoundError, IndexBusyError, QueryError, RootMismatchError
-from .files.walk import linked_part, stat_signature
+from .errors import DocumentNotFoundError, IndexBusyError, QueryError
+from .files.walk import linked_part
+from .freshness import FreshnessGate
 from .index.activity import IndexActivity
 from .index.embedding import Progress
 from .index.runs import IndexRuns
@@ -47,13 +45,16 @@ from .models import (
     SearchRequest,
     SectionText,
 )
-from .reading.links import LINKS_PAGE, is_wikilink, link_address, links_answer, note_path
+from .models.notes import NoDocumentsUnder, NoFilterMatch, Note, Said
+from .ranked import Ranked, rank_once
+from .reader import Reader
+from .reading.documents import current_document
+from .reading.links import LINKS_PAGE, is_wikilink, link_address, links_answer
 from .reading.map import DEFAULT_MAP_TOKENS, DocsMap, build_map
-from .reading.resolve import disk_spelling, normalise_request_path, resolve_document
+from .reading.resolve import disk_spelling, normalise_request_path
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
-from .search import analyse, distinct_hits, fit_answer, pack_hits, search_sections
+from .search import fit_answer
 from .search.filters import clean_tags, make_scope
-from .search.focus import focus
 from .status import REFRESH_TTL_SECONDS, StatusReporter
 from .store.database import Database
 from .store.scope import Scope
@@ -62,15 +63,9 @@ from .text import count_tokens
 if TYPE_CHECKING:  # pragma: no cover
     from .store import Store
 
-log = logging.getLogger("markdown_memory.engine")
-
 #: a larger list offset is past the end of any index (and past SQLite's 64-bit integers)
 MAX_OFFSET = 2**62
 READ_PAGE_TOKENS = 8_000
-#: Freshness.INDEX: how long to poll another process's writer lock before answering anyway (s).
-BUSY_WAIT_SECONDS = 2.0
-#: Freshness.REFRESH on a never-indexed root: how long to wait for the first run's keyword index.
-CATCH_UP_WAIT_SECONDS = 5.0
 
 
 class Engine:
@@ -103,6 +98,8 @@ class Engine:
         self._vector_cache = VectorCache() if (background if vectors_in_memory is None else vectors_in_memory) else None
         self._scheduler = BackgroundIndexer(self._index_hooks(), enabled=background and settings.auto_index, clock=clock)
         self._runs = IndexRuns(settings, self._database, self._loader, self._activity, clock=clock)
+        self._gate = FreshnessGate(lambda progress, wait: self.index(progress=progress, wait_seconds=wait),
+                                   self.refresh, self._scheduler, self._activity, self._reporter)
         self._database.on_recover = self._rebuild_after_damage
 
     def _index_hooks(self) -> IndexHooks:
@@ -229,195 +226,75 @@ class Engine:
         ``IndexRuns.refresh``."""
         return self._runs.refresh(paths, ttl=ttl)
 
-    # -- freshness policy -------------------------------------------------------------------
+    # -- freshness policy (freshness.py) -----------------------------------------------------
     def _prepare(self, freshness: Freshness, kind: str, *, progress: Progress | None = None,
                  schedule: bool = True) -> bool:
-        """Bring the index as current as ``freshness`` asks before an answer (``kind`` names
-        the call, for the log). Under ``REFRESH`` the background scheduler also hears of the
-        call (``schedule``) and, while its first run on a never-indexed root is going, the
-        answer waits a moment for that run's keyword index. Returns False when another
-        process's run kept ``Freshness.INDEX`` from indexing (the answer says so)."""
-        if freshness is Freshness.INDEX:
-            deadline = time.monotonic() + BUSY_WAIT_SECONDS  # real time: a test clock may stand still
-            while True:
-                try:
-                    self.index(progress=progress, wait_seconds=0)
-                    return True
-                except IndexBusyError:
-                    if time.monotonic() >= deadline:
-                        log.info("another process is indexing this docs root; answering from the index as it stands")
-                        return False
-                    time.sleep(0.1)
-                except DiskFullError:  # answered from the index as it stands; the answer says why
-                    return True
-        if freshness is Freshness.REFRESH:
-            try:
-                self.refresh()
-            except RootMismatchError:  # the database is another root's: every answer is that error
-                raise
-            except DiskFullError:  # index_status.message says it (database.disk_full)
-                pass
-            except Exception:  # a refresh problem must not fail the answer; the next run retries
-                log.warning("refreshing changed files failed", exc_info=True)
-            if schedule:
-                self._scheduler.on_call(kind)
-                if kind != "list_documents" and self._scheduler.first_run_running:
-                    self._activity.wait_parsed(CATCH_UP_WAIT_SECONDS)
-        return True
-
-    def _current(self, freshness: Freshness, run: Callable[[], list[Hit]]) -> tuple[list[Hit], int]:
-        """Run the search ``run`` and make sure no hit from a file that differs on disk passes
-        for current: under ``Freshness.REFRESH`` such files (one ``stat`` per hit file, not the
-        throttled probe) are re-indexed and the search runs again; whatever still differs is
-        flagged ``stale``. Returns the hits and how many were flagged."""
-        hits = run()
-        changed = self._reporter.changed_among(h.file_path for h in hits)
-        if changed and freshness is Freshness.REFRESH:
-            try:
-                self.refresh(sorted(changed))
-            except DiskFullError:  # flagged stale below; index_status.message says it
-                pass
-            except Exception:  # flagged stale below; the background run retries
-                log.warning("refreshing the files of search hits failed", exc_info=True)
-            else:
-                hits = run()
-                changed = self._reporter.changed_among(h.file_path for h in hits)
-        if not changed:
-            return hits, 0
-        self._reporter.invalidate()  # status must not contradict the flag with an older probe
-        flagged = [replace(h, stale=changed[h.file_path]) if h.file_path in changed else h for h in hits]
-        return flagged, sum(1 for h in flagged if h.stale)
+        """``FreshnessGate.prepare``: bring the index as current as ``freshness`` asks."""
+        return self._gate.prepare(freshness, kind, progress=progress, schedule=schedule)
 
     # -- search ---------------------------------------------------------------------------
-    def search(self, request: SearchRequest | str, *, freshness: Freshness = Freshness.FLAG,
+    def search(self, request: SearchRequest, *, freshness: Freshness = Freshness.FLAG,
                progress: Progress | None = None, already_sent: Container[str] | None = None,
-               **fields: Any) -> SearchAnswer:
-        """Hybrid search (BM25 + vector lists fused by RRF, ``search/``) for ``request`` (its fields:
-        ``models.SearchRequest``; a plain query with the fields as keywords is shorthand): at most
-        ``top_k`` hits whose text fits ``max_tokens`` in rank order (later hits are pointers).
-        ``message`` says when nothing matched confidently, why search is keyword-only, which hits
-        are stale, that another process is indexing, that the query was cut
-        (``config.MAX_QUERY_CHARS``), or that the index or a filter matches nothing.
+               reader: Reader | None = None) -> SearchAnswer:
+        """Hybrid search (BM25 + vector lists fused by RRF, ``search/``) for ``request``
+        (``request.SearchRequest``): at most ``top_k`` hits whose text fits ``max_tokens`` in rank
+        order (later hits are pointers), restricted by its filters before ranking. ``notes``
+        (``answer_notes``) say when nothing matched confidently, why search is keyword-only,
+        which hits are stale, that another process is indexing, that the query was cut
+        (``config.MAX_QUERY_CHARS``), or that the index or a filter matches nothing; ``message``
+        words them for ``reader`` (default: this engine's: its process, agent in server mode).
         ``already_sent``: ``search.section_key``s this session already received (ignored when the
         request says ``resend``): those hits come as pointers marked ``already_sent``. Raises
-        QueryError (empty query, bad filter value), InvalidRequestError, QueryNotParsedError,
-        PathOutsideRootError."""
-        if isinstance(request, str):
-            request = SearchRequest(request, **fields)
-        query, top_k, max_tokens = request.query, request.top_k, request.max_tokens
+        QueryError (bad filter value), PathOutsideRootError."""
+        ctx = self._context if reader is None else self._context.for_reader(reader)
         already_sent = None if request.resend else already_sent
-        cut = messages.query_cut(len(query), MAX_QUERY_CHARS) if len(query) > MAX_QUERY_CHARS else None
-        query = query[:MAX_QUERY_CHARS]
         prefix = self.subpath(request.path_prefix)
-        scope = make_scope(prefix, request.tags, request.tags_mode, request.kind, request.lang)
+        scope = make_scope(request, prefix)
         indexed_here = self._prepare(freshness, "search_docs", progress=progress)
         self._loader.start()
-        nothing = None
-        if prefix is not None and not self.store.has_documents_under(prefix):
-            nothing = messages.no_documents_under(self._context, prefix)
-        elif (scope.tags or scope.blocks) and not self.store.has_scoped_sections(scope):
-            nothing = messages.no_filter_match(self._context, self.store.empty_filters(scope), scope.tags,
-                                               scope.tags_mode, scope.kind, scope.lang)
+        nothing = self._nothing_to_search(prefix, scope)
         if nothing is not None:
-            status = self.status()  # nothing was searched: keyword_only says what a search would be
-            return SearchAnswer((), "none", status.keyword_only, self._reporter.empty_index_message() or nothing, status)
-        last: list[_Ranked] = []
+            status = self._reporter.status(ctx)  # nothing was searched: keyword_only says what a search would be
+            empty = self._reporter.empty_index_message(ctx)
+            notes: tuple[Note, ...] = (Said(empty),) if empty else (nothing,)
+            return SearchAnswer((), "none", status.keyword_only, messages.render_notes(ctx, notes), status, notes)
+        last: list[Ranked] = []
 
         def run() -> list[Hit]:
-            last.append(self._search(query, top_k, scope, max_tokens, already_sent))
+            last.append(self._search(ctx, request.query[:MAX_QUERY_CHARS], request.top_k, scope,
+                                     request.max_tokens, already_sent))
             return last[-1].hits
 
-        hits, flagged = self._current(freshness, run)
-        ranked = last[-1]
-        message = ranked.message
-        if cut:
-            message = messages.prepend_note(cut, message)
-        if flagged:
-            message = messages.prepend_note(messages.stale_hits(self._context, flagged), message)
-        status = self.status()
-        if not ranked.keyword_only and status.counts.pending_vectors:
-            message = messages.prepend_note(messages.partly_keyword_only(self._context, status.counts), message)
-        # a foreground process says in the answer that another one is indexing; a background
-        # engine's index_status says it
-        if not self._background and (not indexed_here or status.indexing):
-            message = messages.prepend_note(
-                messages.busy_elsewhere(status.counts.documents, status.counts.vectors), message)
-        if self._database.disk_full and not self._background:  # a background engine's index_status says it
-            message = messages.prepend_note(self._database.disk_full, message)
-        answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, message, status, ranked.p_answer)
+        hits, flagged = self._gate.current(freshness, run)
+        ranked, status = last[-1], self._reporter.status(ctx)
+        notes = annotate(SearchFacts(len(request.query), MAX_QUERY_CHARS, flagged, ranked.keyword_only, status,
+                                     indexed_here, self._background, self._database.disk_full), ranked.notes)
+        answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, messages.render_notes(ctx, notes),
+                              status, notes, ranked.p_answer)
         # the agent view's measure, whichever adapter asks
-        return fit_answer(answer, max_tokens, found=ranked.found)
+        return fit_answer(answer, request.max_tokens, found=ranked.found)
 
-    def _search(self, query: str, top_k: int, scope: Scope, max_tokens: int,
-                already_sent: Container[str] | None = None) -> _Ranked:
-        """One ranked, packed search over the index as it is."""
-        query = focus(query).text  # a long question is searched by what it asks (search/focus.py)
-        analysed = analyse(query)
-        store = self.store
-        qvec = None
-        embedder_name = None
-        other_build: str | None = None
-        wid, _dim = store.vector_space()
-        if store.vec_available and store.has_vec_tables():
-            emb = self._loader.for_search()
-            if emb is not None and emb.weights_id == wid:
-                qvec = self._loader.query_vector(emb, query)
-                embedder_name = emb.name
-            elif emb is not None and wid is not None:
-                other_build = wid
-                self._activity.need_vectors()  # the server's next index run re-embeds with this model
-        outcome = search_sections(store, analysed, qvec, embedder_name=embedder_name, top_k=top_k,
-                                  path_prefix=scope, vector_cache=self._vector_cache)
-        packed = pack_hits(outcome.hits, top_k=top_k, max_tokens=max_tokens, sent=already_sent)
-        keyword_only = qvec is None
-        message = None
-        if keyword_only:
-            self._loader.note_keyword_only()
-            message = self._reporter.keyword_only_cause()
-            if message is None and other_build is not None:
-                message = messages.other_vectors(self._context, other_vectors(self._context.embedder, other_build))
-            if message is None and self.settings.embedder != "none":
-                message = messages.vectors_pending()
-        if outcome.confidence == "none":
-            note = self._reporter.empty_index_message() or messages.no_confident_match(outcome.absent)
-            message = messages.prepend_note(note, message)
-        # once a `drift` run has read the code side, hits say which names the code lost
-        return _Ranked(with_drift(store, list(packed)), outcome.confidence, keyword_only, message,
-                       len(distinct_hits(outcome.hits, top_k)), outcome.p_answer)
+    def _nothing_to_search(self, prefix: str | None, scope: Scope) -> Note | None:
+        """Why the filters leave nothing to search (the path prefix holds no document, the other
+        filters no section), or None."""
+        if prefix is not None and not self.store.has_documents_under(prefix):
+            return NoDocumentsUnder(prefix)
+        if scope.narrows_sections and not self.store.has_scoped_sections(scope):
+            return NoFilterMatch(tuple(self.store.empty_filters(scope)), tuple(scope.filters().items()),
+                                 scope.tags_mode)
+        return None
+
+    def _search(self, ctx: messages.Context, query: str, top_k: int, scope: Scope, max_tokens: int,
+                already_sent: Container[str] | None = None) -> Ranked:
+        """One ranked, packed search over the index as it is (``ranked.rank_once``)."""
+        return rank_once(self.store, self._loader, self._activity, self._reporter, ctx,
+                         self._vector_cache, query, top_k, scope, max_tokens, already_sent)
 
     # -- documents ------------------------------------------------------------------------
     def _document(self, file_path: str) -> tuple[int, str, str, dict[str, object]]:
-        """(id, path, title, front matter) of a requested document, re-indexed first when the
-        file changed on disk (or is on disk but not yet indexed), so reads never serve old text."""
-        store = self.store
-        try:
-            rel = resolve_document(file_path, self.root, store.indexed_paths())
-        except DocumentNotFoundError:
-            rel = disk_spelling(self.root, normalise_request_path(file_path, self.root))
-            self.refresh([rel])
-            try:
-                rel = resolve_document(file_path, self.root, store.indexed_paths())
-            except DocumentNotFoundError as exc:
-                reason = store.failure_reason(rel)
-                if reason:
-                    raise DocumentNotFoundError(f"{rel!r} is not indexed: {reason}") from exc
-                named = note_path(file_path, store)  # a note's name, alias or front-matter title
-                if named is None:
-                    raise
-                rel = named
-        else:
-            try:
-                st = os.stat(self.root / rel)
-                current = stat_signature(st) if os.access(self.root / rel, os.R_OK) else None
-            except OSError:
-                current = None
-            if current != store.document_signature(rel):
-                self.refresh([rel])
-        header = store.document_header(rel)
-        if header is None:
-            why = store.failure_reason(rel) or "it was deleted or moved since it was indexed"
-            raise DocumentNotFoundError(f"{rel!r} is no longer indexed: {why}")
-        return header.id, header.path, header.title, header.metadata
+        """(id, path, title, front matter) of a requested document, re-indexed first when its
+        file changed on disk (``reading.documents.current_document``)."""
+        return current_document(self.store, self.root, file_path, self.refresh)
 
     def outline(self, file_path: str, max_depth: int | None = None, *,
                 freshness: Freshness = Freshness.FLAG) -> Outline:
@@ -511,16 +388,3 @@ class Engine:
     def status(self) -> IndexStatus:
         """Index health (see ``models.IndexStatus``)."""
         return self._reporter.status()
-
-
-@dataclass(frozen=True)
-class _Ranked:
-    """One search over the index as it is, before freshness checks."""
-
-    hits: list[Hit]
-    confidence: str
-    keyword_only: bool
-    message: str | None
-    #: hits the search found for the answer (before the budget): see ``fit_answer``
-    found: int
-    p_answer: float = 0.0

@@ -102,11 +102,14 @@ class DiskFullError(MarkdownMemoryError):
     """The filesystem holding the index database (or its -wal, -shm, lock or run-marker
     files) has no space left (SQLite's "database or disk is full", ENOSPC, EDQUOT, or a disk
     I/O error on a filesystem with no free space). An index run stops at the first one and keeps
-    every document it committed; searches keep answering from what is indexed. The message
-    (``messages.disk_full``) names the folder to free space in. ``folder``: that folder."""
+    every document it committed; searches keep answering from what is indexed. ``folder``: the
+    folder to free space in, which the message names (the store raises it with the folder only:
+    the sentence is made here, from the data)."""
 
-    def __init__(self, message: str, folder: str = "") -> None:
-        super().__init__(message)
+    def __init__(self, message: str | None = None, folder: str = "") -> None:
+        super().__init__(message if message is not None else (
+            f"disk full: free space at {folder} (the index database there cannot grow); what is indexed stays "
+            "searchable, and the next index run resumes where this one stopped"))
         self.folder = folder
 
 

@@ -51,7 +51,7 @@ from typing import Any
 from . import messages_eval
 from .errors import MarkdownMemoryError, QuestionsFileError
 from .eval_taxonomy import BUCKETS, bucket_counts, first_correct, miss_bucket
-from .models import Freshness, SearchAnswer
+from .models import Freshness, SearchAnswer, SearchRequest
 from .search.rank import cjk_share
 from .text import count_tokens
 
@@ -274,7 +274,7 @@ def percentile(values: Iterable[float], q: float) -> float:
 def run_queries(engine: Any, queries: list[dict[str, Any]]) -> list[QueryResult]:
     """Search every question through ``engine`` (an ``Engine``; one warm-up search first so model
     loading is not timed). The index is used as it is (``Freshness.FLAG``): index first."""
-    engine.search("warm up", top_k=TOP_K, max_tokens=MAX_TOKENS, freshness=Freshness.FLAG)
+    engine.search(SearchRequest("warm up", top_k=TOP_K, max_tokens=MAX_TOKENS), freshness=Freshness.FLAG)
     out = []
     spans: dict[str, list[tuple[int, int]] | None] = {}
     indexed = engine.indexed_paths()
@@ -292,13 +292,13 @@ def run_queries(engine: Any, queries: list[dict[str, Any]]) -> list[QueryResult]
         if r.expect:
             r.doc_lang = page_language(engine.root / r.expect[0]["path"])
         t0 = time.perf_counter()
-        ans = engine.search(q["query"], top_k=TOP_K, max_tokens=MAX_TOKENS, freshness=Freshness.FLAG)
+        ans = engine.search(SearchRequest(q["query"], top_k=TOP_K, max_tokens=MAX_TOKENS), freshness=Freshness.FLAG)
         r.latency_ms = (time.perf_counter() - t0) * 1000
         r.tokens = answer_tokens(ans)
         r.confidence = ans.confidence
         r.rank5 = first_correct(ans.results, r.expect)
         r.in_content = r.rank5 is not None and ans.results[r.rank5].content is not None
-        wide = engine.search(q["query"], top_k=WIDE_K, max_tokens=MAX_TOKENS, freshness=Freshness.FLAG).results
+        wide = engine.search(SearchRequest(q["query"], top_k=WIDE_K, max_tokens=MAX_TOKENS), freshness=Freshness.FLAG).results
         r.rank = first_correct(wide, r.expect)
         r.bucket = miss_bucket(wide, r.expect)
         r.top = [{"file_path": h.file_path, "heading_path": h.heading_path, "start_line": h.start_line,

@@ -5,7 +5,7 @@ refusals, what to do next. Part of :mod:`.messages` (which re-exports every name
 
 from __future__ import annotations
 
-from .messages import _count, program
+from .messages import count_of, program
 
 AGENT_LABELS = {"claude-code": "Claude Code", "codex": "Codex"}
 
@@ -68,7 +68,7 @@ def setup_update(what: str) -> str:
 
 def setup_plan(agent: str, count: int, done: bool) -> str:
     label = AGENT_LABELS.get(agent, agent)
-    return (f"{'changed' if done else 'setup for ' + label + ' will change'} {_count(count, 'file')}"
+    return (f"{'changed' if done else 'setup for ' + label + ' will change'} {count_of(count, 'file')}"
             + (f" for {label}:" if done else ":"))
 
 

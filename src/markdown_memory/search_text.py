@@ -4,7 +4,7 @@
 
 Outside the ``cli`` package on purpose: the service imports this module, and ``cli`` imports
 the service's client (an import of ``cli`` from the service would be a cycle).
-:class:`SearchParams` is the command's arguments as the wire carries them; :func:`run_search`
+:class:`CliSearch` is the command's arguments (the request and the output options) as the wire carries them; :func:`run_search`
 returns the text of stdout; :func:`error_output` renders a user's mistake as ``main`` does.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -21,6 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .engine import Engine
     from .models import SearchAnswer
     from .progress import Progress
+    from .reader import Reader
+    from .request import SearchRequest
 
 
 def clip(line: str, width: int = 300) -> str:
@@ -34,56 +36,63 @@ def dumps_line(data: Any) -> str:
 
 
 @dataclass(frozen=True)
-class SearchParams:
-    """The ``search`` command's arguments after parsing (bounds already checked by argparse).
-    ``embedder_chosen`` / ``db_chosen``: the embedder / index were named by a flag or the
-    environment, so the read command a hit shows repeats them."""
+class SearchOutput:
+    """How the ``search`` command prints an answer (none of it changes the answer): ``no_refresh``
+    (answer from the index as it stands), ``json``, ``verbose``; ``embedder_chosen`` /
+    ``db_chosen``: the embedder / index were named by a flag or the environment, so the read
+    command a hit shows repeats them."""
 
-    query: str
-    top_k: int
-    max_tokens: int
-    path_prefix: str | None = None
-    tags: list[str] | None = None
-    tags_mode: str = "any"
-    kind: str | None = None
-    lang: str | None = None
     no_refresh: bool = False
     json: bool = False
     verbose: bool = False
     embedder_chosen: bool = False
     db_chosen: bool = False
 
-    def to_wire(self) -> dict[str, Any]:
-        """These parameters as a JSON object (the op ``search`` fields besides ``settings``)."""
-        return asdict(self)
+
+@dataclass(frozen=True)
+class CliSearch:
+    """The ``search`` command after parsing: the :class:`~markdown_memory.request.SearchRequest`
+    and, beside it, the CLI's own :class:`SearchOutput` options."""
+
+    request: SearchRequest
+    output: SearchOutput = SearchOutput()
+
+    def to_wire(self) -> dict[str, object]:
+        """As a JSON object (the op ``search`` fields besides ``settings``): the request's wire
+        form (``SearchRequest.to_wire``) under ``request``, the output options under ``output``."""
+        return {"request": self.request.to_wire(), "output": asdict(self.output)}
 
     @classmethod
-    def from_wire(cls, data: dict[str, Any]) -> SearchParams:
-        """The inverse of :meth:`to_wire`. Raises KeyError/TypeError for a malformed object."""
-        tags = data.get("tags")
-        return cls(query=str(data["query"]), top_k=int(data["top_k"]), max_tokens=int(data["max_tokens"]),
-                   path_prefix=data.get("path_prefix"), tags=None if tags is None else [str(t) for t in tags],
-                   tags_mode=str(data.get("tags_mode", "any")), kind=data.get("kind"), lang=data.get("lang"),
-                   no_refresh=bool(data.get("no_refresh")), json=bool(data.get("json")),
-                   verbose=bool(data.get("verbose")), embedder_chosen=bool(data.get("embedder_chosen")),
-                   db_chosen=bool(data.get("db_chosen")))
+    def from_wire(cls, data: Mapping[str, object]) -> CliSearch:
+        """The inverse of :meth:`to_wire`. Raises KeyError/TypeError for a malformed object and
+        what ``SearchRequest`` raises for a bad value."""
+        from .request import SearchRequest
+
+        request, output = data["request"], data.get("output") or {}
+        if not isinstance(request, dict) or not isinstance(output, dict):
+            raise TypeError("request and output must be JSON objects")
+        names = {f.name for f in fields(SearchOutput)}
+        return cls(SearchRequest.from_wire(request),
+                   SearchOutput(**{k: bool(v) for k, v in output.items() if k in names}))
 
 
-def read_command(settings: Settings, embedder_chosen: bool, db_chosen: bool) -> Callable[[str, str], str]:
+def read_command(settings: Settings, embedder_chosen: bool, db_chosen: bool,
+                 program: str | None = None) -> Callable[[str, str], str]:
     """How ``search`` text output names the command that reads a hit: a shell-quoted
     ``markdown-memory ... read FILE HEADING --docs-dir ROOT`` that works pasted from any
     directory. It names the absolute docs root the search used, and the index (``--db``) and
     the embedder when they were chosen (flag or environment) rather than defaulted; the program
-    is :func:`~markdown_memory.reader.program` (an absolute path when not on PATH)."""
+    is ``program`` (the reader's, already shell-quoted), by default this process's
+    :func:`~markdown_memory.reader.program` (an absolute path when not on PATH)."""
     flags: list[str] = []
     if embedder_chosen:
         flags += ["--embedder", settings.embedder]
     if db_chosen:
         flags += ["--db", str(settings.db_path)]
 
-    from .reader import program
+    from . import reader
 
-    head = program()  # already shell-quoted
+    head = program or reader.program()  # already shell-quoted
 
     def command(file_path: str, heading_path: str) -> str:
         return " ".join([head, shlex.join([*flags, "read", file_path, heading_path,
@@ -127,21 +136,20 @@ def render_search(answer: SearchAnswer, read_command: Callable[[str, str], str] 
     return "\n".join(out).rstrip()
 
 
-def run_search(engine: Engine, params: SearchParams, progress: Progress) -> str:
+def run_search(engine: Engine, search: CliSearch, progress: Progress, reader: Reader | None = None) -> str:
     """Search (re-indexing changed files first unless ``no_refresh``) and return what stdout
-    gets, newline included. Raises what ``Engine.search`` raises (QueryError, ...)."""
-    from .models import Freshness, SearchRequest
+    gets, newline included; the answer's notes are worded for ``reader`` (default: this
+    process's). Raises what ``Engine.search`` raises (QueryError, ...)."""
+    from .models import Freshness
 
-    request = SearchRequest(params.query, top_k=params.top_k, max_tokens=params.max_tokens,
-                            path_prefix=params.path_prefix, tags=params.tags, tags_mode=params.tags_mode,
-                            kind=params.kind, lang=params.lang)
-    answer = engine.search(request, progress=progress,
-                           freshness=Freshness.FLAG if params.no_refresh else Freshness.INDEX)
+    out = search.output
+    answer = engine.search(search.request, progress=progress, reader=reader,
+                           freshness=Freshness.FLAG if out.no_refresh else Freshness.INDEX)
     progress.finish()
-    if params.json:
+    if out.json:
         return dumps_line(answer.to_dict())
-    reader = read_command(engine.settings, params.embedder_chosen, params.db_chosen)
-    return render_search(answer, reader, verbose=params.verbose) + "\n"
+    read = read_command(engine.settings, out.embedder_chosen, out.db_chosen, reader.program if reader else None)
+    return render_search(answer, read, verbose=out.verbose) + "\n"
 
 
 def error_output(exc: BaseException, as_json: bool) -> tuple[str, str, int]:

@@ -84,28 +84,29 @@ class StatusReporter:
         return facts
 
     # -- sentences --------------------------------------------------------------------------
-    def keyword_only_cause(self) -> str | None:
+    def keyword_only_cause(self, ctx: messages.Context | None = None) -> str | None:
         """Why search has no vectors when that is known without the index (see
-        ``messages.keyword_only``)."""
+        ``messages.keyword_only``), worded for ``ctx``'s reader (default: the engine's)."""
         loader = self.loader
         instead = no_download_instead(self.context.embedder) if loader.error and loader.not_installed else None
-        return messages.keyword_only(self.context, vec_available=self.database.connection().vec_available,
+        return messages.keyword_only(ctx or self.context, vec_available=self.database.connection().vec_available,
                                      model_error=loader.error, not_installed=loader.not_installed,
                                      loading=loader.loading, instead=instead)
 
-    def empty_index_message(self) -> str | None:
+    def empty_index_message(self, ctx: messages.Context | None = None) -> str | None:
         """Why a search found nothing when the index holds no document at all (None when it
         holds some). Two small queries; a lock probe only when the index is empty."""
         store = self.database.connection()
         if store.has_documents():
             return None
-        return messages.empty_index(self.context, indexing=self.indexing(),
+        return messages.empty_index(ctx or self.context, indexing=self.indexing(),
                                     ever_indexed=store.get_meta("last_run_at") is not None,
                                     moved=store.get_meta("moved_aside"))
 
     # -- status ---------------------------------------------------------------------------------
-    def status(self) -> IndexStatus:
-        """Index health (see ``models.IndexStatus``)."""
+    def status(self, ctx: messages.Context | None = None) -> IndexStatus:
+        """Index health (see ``models.IndexStatus``), its message worded for ``ctx``'s reader
+        (default: the engine's)."""
         store = self.database.connection()
         counts, failures, changed, changed_count = self._facts()
         last_at = store.get_meta("last_run_at")
@@ -124,10 +125,10 @@ class StatusReporter:
         keyword_only = (embedder == "none" or not store.vec_available or counts.vectors == 0
                         or other_build is not None)
         progress = self.activity.progress if self.activity.indexing else None
-        known = self.keyword_only_cause()
+        known = self.keyword_only_cause(ctx)
         problem = model_problem(embedder) if keyword_only and not known else None
         message = messages.status_sentence(
-            self.context, counts=counts, changed=changed_count, indexing=indexing, progress=progress,
+            ctx or self.context, counts=counts, changed=changed_count, indexing=indexing, progress=progress,
             ever_indexed=last_at is not None, keyword_only=keyword_only, moved=moved,
             other_build=other_vectors(embedder, other_build) if other_build else None, known_cause=known,
             model_problem=problem, files_found=_int_or_none(store.get_meta("walk_files")))

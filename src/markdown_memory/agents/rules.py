@@ -36,16 +36,41 @@ RULES = """<!-- agent-rules:start -->
 <!-- agent-rules:end -->"""
 
 
+def _marker_lines(text: str) -> tuple[list[int], list[int]]:
+    """Character offsets of the START and END markers that stand on a line of their own outside
+    a fenced code block: the only places setup writes them. A marker quoted in prose or in a
+    code span (docs describing the block) or shown in a fence is text, not a marker."""
+    starts: list[int] = []
+    ends: list[int] = []
+    fence = ""
+    offset = 0
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if fence:
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                fence = ""
+        elif stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+        elif stripped == START:
+            starts.append(offset + line.index(START))
+        elif stripped == END:
+            ends.append(offset + line.index(END))
+        offset += len(line) + 1
+    return starts, ends
+
+
 def _span(text: str, where: str) -> tuple[int, int] | None:
     """(start, end) character offsets of the block in ``text``, None when it has none. Raises
-    ConfigError when the markers are unbalanced or repeated (a hand edit setup must not guess)."""
-    starts, ends = text.count(START), text.count(END)
-    if starts == 0 and ends == 0:
+    ConfigError when the markers are unbalanced or repeated (a hand edit setup must not guess).
+    Markers count on lines of their own only (``_marker_lines``)."""
+    if START not in text and END not in text:
         return None
-    first, last = text.find(START), text.find(END)
-    if starts != 1 or ends != 1 or last < first:
+    starts, ends = _marker_lines(text)
+    if not starts and not ends:
+        return None
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
         raise ConfigError(messages_setup.rules_markers_broken(where, START, END))
-    return first, last + len(END)
+    return starts[0], ends[0] + len(END)
 
 
 def blank_rules(text: str) -> tuple[str, tuple[int, int] | None]:
@@ -53,8 +78,6 @@ def blank_rules(text: str) -> tuple[str, tuple[int, int] | None]:
     tool's own instructions, and every other line keeps its number), and the block's 1-based
     (first, last) line numbers; ``(text, None)`` when it holds no well-formed block (broken
     markers are setup's concern: the text is indexed as written)."""
-    if START not in text:
-        return text, None
     try:
         span = _span(text, "")
     except ConfigError:

@@ -9,8 +9,10 @@ Nothing heavy is imported: the MCP server's start-up and the prompt hook build t
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,6 +23,7 @@ from ..errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Engine
+    from ..request import SearchRequest
 
 #: ``--docs-dir`` help of the commands that read a docs root
 DOCS_DIR_HELP = "docs root (default: $MARKDOWN_MEMORY_DOCS_DIR, $CLAUDE_PROJECT_DIR, then the working directory)"
@@ -35,7 +38,27 @@ class Parser(argparse.ArgumentParser):
             from ..messages import dashed_query_hint
 
             message = f"{message}; {dashed_query_hint()}"
+        guess = did_you_mean(message)
+        if guess:
+            message = f"{message}; did you mean {guess!r}?"
         raise UsageError(f"{message} (`{self.prog} --help` shows the usage)")
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: (?P<word>'[^']*'|\S+) \(choose from (?P<choices>.*)\)\s*$")
+
+
+def did_you_mean(message: str) -> str | None:
+    """The closest allowed value to the mistyped one in argparse's "invalid choice" ``message``
+    (a command, an agent, an embedder preset: ``serch`` -> ``search``), or None. argparse's own
+    ``suggest_on_error`` exists only from Python 3.14."""
+    m = _INVALID_CHOICE.search(message)
+    if m is None:
+        return None
+    word = m.group("word").strip("'")
+    choices = [c.strip().strip("'") for c in m.group("choices").split(",")]
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6) or difflib.get_close_matches(
+        word.lower(), choices, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def bounded(low: int, high: int | None = None) -> Callable[[str], int]:
@@ -116,3 +139,40 @@ def open_engine(args: argparse.Namespace, docs_root: str | None = None) -> Itera
 def real_path(p: str) -> str:
     """``p`` with ``~`` expanded and links resolved (to compare two folders given by a user)."""
     return os.path.realpath(os.path.expanduser(p))
+
+
+def add_request_options(p: argparse.ArgumentParser) -> None:
+    """The options of a search request, generated from its schema (``request.py``): one
+    per field with a CLI ``help`` (the positional query included); integers checked against
+    the field's bounds, choices offered, a list field repeatable."""
+    from ..request import specs
+
+    for f in specs():
+        spec = f.spec
+        if spec.help is None:
+            continue
+        if spec.flag is None:
+            p.add_argument(f.name)
+            continue
+        kw: dict[str, Any] = {"dest": f.name, "help": spec.help}
+        if spec.metavar:
+            kw["metavar"] = spec.metavar
+        if f.type is int:
+            kw.update(type=bounded(spec.low if spec.low is not None else 0, spec.high), default=f.default)
+        elif f.type is tuple:
+            kw.update(action="append", default=None)
+        elif f.type is bool:
+            kw.update(action="store_true")
+        else:
+            kw["default"] = f.default
+        if spec.choices:
+            kw["choices"] = list(spec.choices)
+        p.add_argument(spec.flag, **kw)
+
+
+def request_of(args: argparse.Namespace) -> SearchRequest:
+    """The search request of the parsed options of :func:`add_request_options`."""
+    from ..request import SearchRequest, specs
+
+    values = {f.name: getattr(args, f.name) for f in specs() if f.spec.help is not None}
+    return SearchRequest(values.pop("query"), **values)

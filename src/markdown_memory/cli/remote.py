@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
-    from ..search_text import SearchParams
+    from ..search_text import CliSearch
 
 log = logging.getLogger("markdown_memory")
 
@@ -26,7 +26,7 @@ SEARCH_TIMEOUT_SECONDS = 600.0
 _unavailable = False
 
 
-def search_via_service(settings: Settings, params: SearchParams) -> int | None:
+def search_via_service(settings: Settings, params: CliSearch) -> int | None:
     """Run the search in the resident service (starting it when the switch is ``auto``) and
     print its output here; returns the exit status, or None when the caller must search in
     process (no service, a refused request, the service died mid-call)."""

@@ -4,7 +4,8 @@ MCP-over-HTTP URL (:mod:`markdown_memory.mcp.http`).
 Records the docs root and its settings in the HTTP registry (so the service maps the URL's id
 back to them), makes the bearer token on first use, and prints the line to run: Claude Code
 takes the token as a header; Codex reads it from an environment variable
-(``--bearer-token-env-var``). It edits no agent configuration: the agent's own CLI does.
+(``--bearer-token-env-var``). It edits no agent configuration: the agent's own CLI does; only
+``--remove`` takes the entry out again (with ``--yes``, as setup does).
 """
 
 from __future__ import annotations
@@ -27,6 +28,31 @@ def registration_lines(agent: str, url: str, token: str, token_file: str) -> lis
                         "--header", f"Authorization: Bearer {token}"])]
 
 
+def _remove_agent_entry(args: argparse.Namespace, embedder: str) -> None:
+    """Take the ``markdown-memory`` server out of the agent's user configuration (the entry the
+    printed registration line made, ``claude mcp add --scope user`` / ``codex mcp add``): with
+    ``--yes`` at once, else the plan, the same command with ``--yes`` and the agent's own line."""
+    from pathlib import Path
+
+    from .. import messages_setup
+    from ..agents.files import apply
+    from ..agents.plan import SERVER_NAME, Request, plan
+
+    request = Request(args.agent, embedder, None, False, False, Path.cwd(), remove=True)
+    changes = [c for c in plan(request) if c.needed and c.what == messages_setup.setup_remove_server()]
+    own = (["codex", "mcp", "remove", SERVER_NAME] if args.agent == "codex"
+           else ["claude", "mcp", "remove", "--scope", "user", SERVER_NAME])
+    if not changes:
+        print(f"the agent has no {SERVER_NAME} entry to remove")
+        return
+    if args.yes:
+        apply(changes)
+    for change in changes:
+        print(f"  {change.path}: {change.what}{'' if args.yes else ' (not yet)'}")
+    if not args.yes:
+        print(f"{messages_setup.setup_confirm()} (or run `{shlex.join(own)}`)")
+
+
 def run_http(args: argparse.Namespace, embedder: str) -> int:
     """Register the docs root (``--docs-dir``, else the usual resolution: environment, working
     directory) and print its registration line. Raises ConfigError for a refused docs root,
@@ -39,12 +65,11 @@ def run_http(args: argparse.Namespace, embedder: str) -> int:
     if args.hook or args.rules:
         raise ConfigError("--http prints a registration line only; run setup without --http for --hook or --rules")
     settings = Settings.load(docs_root=args.docs_dir, embedder=embedder)
-    if args.remove:  # the service stops serving the root's URL (the agent's own entry is its CLI's)
+    if args.remove:  # the service stops serving the root's URL, and the agent's entry goes too
         ident = http_access.root_id(settings.docs_root)
         done = http_access.unregister([ident])
-        remove = "codex mcp remove markdown-memory" if args.agent == "codex" else "claude mcp remove markdown-memory"
-        print(f"{'unregistered' if done else 'not registered:'} {settings.docs_root} (id {ident}) for MCP over HTTP; "
-              f"remove the agent's entry with `{remove}`")
+        print(f"{'unregistered' if done else 'not registered:'} {settings.docs_root} (id {ident}) for MCP over HTTP")
+        _remove_agent_entry(args, embedder)
         return 0
     port = http_access.http_port(args.http_port)
     assert port is not None

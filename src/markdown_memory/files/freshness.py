@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 from ..store import Store, StoredDocument
@@ -78,20 +79,34 @@ def stale_paths(store: Store, root: Path, exclude: list[str] | None = None) -> l
     return sorted(p for p in out if name_is_text(p))  # other names are never indexed (walk.py)
 
 
-def remember_folders(store: Store, root: Path, paths: list[str]) -> None:
+#: A folder is recorded as :data:`UNSETTLED` when its mtime is at most this much older than the
+#: moment the refresh began: a change made while the refresh ran (or within one tick of a
+#: coarse file system clock: 4 ms on ext4, 1-2 s on some) would otherwise hide behind the mtime
+#: recorded after it (git's "racily clean" entries).
+RACY_NS = 2_000_000_000
+#: A recorded folder mtime that matches no real one: the next probe lists the folder again.
+UNSETTLED = -1
+
+
+def remember_folders(store: Store, root: Path, paths: list[str], since_ns: int | None = None) -> None:
     """After a refresh, record the current mtime of every folder on the way to ``paths``, so
-    the same additions are not found again (new folders are tracked from now on). Call inside
-    a transaction; does nothing before the first full walk."""
+    the same additions are not found again (new folders are tracked from now on). A folder
+    changed after ``since_ns`` (wall clock, ns: when the refresh's paths were chosen) less
+    :data:`RACY_NS` is recorded :data:`UNSETTLED`: what changed there since may not be in
+    ``paths`` (a rename right after a delete was refreshed, case: the polled rename), so the next
+    probe looks again. Call inside a transaction; does nothing before the first full walk."""
     raw = store.get_meta("dir_mtimes")
     if not raw:
         return
     dirs: dict[str, int] = json.loads(raw)
+    racy = (time.time_ns() if since_ns is None else since_ns) - RACY_NS
     for path in paths:
         parts = path.split("/")[:-1]
         for k in range(len(parts) + 1):
             rel_dir = "/".join(parts[:k])
             try:
-                dirs[rel_dir] = os.stat(root / rel_dir if rel_dir else root).st_mtime_ns
+                mtime = os.stat(root / rel_dir if rel_dir else root).st_mtime_ns
             except OSError:
                 break
+            dirs[rel_dir] = UNSETTLED if mtime >= racy else mtime
     store.set_meta("dir_mtimes", json.dumps(dirs, separators=(",", ":")))

@@ -20,7 +20,9 @@
   because it names a parent folder (``!*/`` keeps folders open, not the files in them); and a
   file in an excluded folder cannot be re-included, because excluded folders are not entered.
   In one folder ``.markdown-memory-ignore`` lines come after ``.gitignore`` lines (they win);
-  ``MARKDOWN_MEMORY_EXCLUDE`` excludes whatever it matches.
+  ``MARKDOWN_MEMORY_EXCLUDE`` excludes whatever it matches. When the root is inside a git
+  repository (or worktree), git's rules from outside it count too, below the root's own
+  (``repo_ignore.py``: ``.gitignore`` files above the root, ``info/exclude``, ``core.excludesFile``).
 * File names are bytes on Linux: a name that is not valid UTF-8 (Latin-1 archives, SMB shares)
   cannot be stored, searched or printed as it is, so such a file is skipped and reported as a
   warning under its ``ls -b`` style rendering (``caf\\xe9.md``, see ``printable_path``) that
@@ -50,6 +52,7 @@ from typing import Any
 import pathspec
 
 from .failure import Failure, FailureKind
+from .repo_ignore import outer_specs
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd", ".mkdn", ".mdown", ".mkdown", ".mdwn")
 #: Extensions of Markdown dialects that are not indexed; files with them are reported.
@@ -213,8 +216,8 @@ def walk_markdown(root: Path, exclude: list[str] | None = None, start: Path | No
     extra = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     seen_real: set[str] = set()
     pending_links: list[tuple[str, Path]] = []
-    # Apply .gitignore files of the folders between root and start.
-    specs: list[tuple[str, pathspec.PathSpec[Any]]] = []
+    # Apply git's rules from above the root, then .gitignore files of the folders between root and start.
+    specs: list[tuple[str, pathspec.PathSpec[Any]]] = outer_specs(root)
     top = start or root
     rel_top = "" if top == root else top.relative_to(root).as_posix()
     if rel_top:
@@ -255,7 +258,10 @@ def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec[An
     if extra is not None and extra.match_file(candidate):
         return True
     for base, spec in reversed(specs):
-        sub = candidate[len(base) + 1 :] if base else candidate
+        if base.startswith("/"):  # rules from above the root (``repo_ignore``): the root is base[1:] there
+            sub = f"{base[1:]}/{candidate}" if len(base) > 1 else candidate
+        else:
+            sub = candidate[len(base) + 1 :] if base else candidate
         verdict = _last_match(spec, sub)
         if verdict is not None:
             return verdict
@@ -424,7 +430,7 @@ def walk_one(root: Path, rel: str, exclude: list[str] | None = None) -> WalkEntr
     if not parts or not is_markdown_name(parts[-1]) or any(p in ("..", ".") for p in parts) or not name_is_text(rel):
         return ""
     extra = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
-    specs: list[tuple[str, pathspec.PathSpec[Any]]] = []
+    specs: list[tuple[str, pathspec.PathSpec[Any]]] = outer_specs(root)
     directory = root
     for k, name in enumerate(parts[:-1]):
         spec = _ignore_spec(directory)
@@ -477,12 +483,13 @@ class ScopeCheck:
         self.root = root
         self._extra = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
         self._specs: dict[str, pathspec.PathSpec[Any] | None] = {}
+        self._outer = outer_specs(root)
         self._folders: dict[str, bool] = {"": True}
 
     def _chain(self, rel_dir: str) -> list[tuple[str, pathspec.PathSpec[Any]]]:
         """(folder, patterns) of the ignore files from the root down to ``rel_dir`` included."""
         parts = rel_dir.split("/") if rel_dir else []
-        out: list[tuple[str, pathspec.PathSpec[Any]]] = []
+        out: list[tuple[str, pathspec.PathSpec[Any]]] = list(self._outer)
         for k in range(len(parts) + 1):
             sub = "/".join(parts[:k])
             if sub not in self._specs:

@@ -132,6 +132,7 @@ class IndexRuns:
         self.database.require_root()
         root = self.database.root
         probe = paths is None
+        chosen_ns = time.time_ns()  # before the probe: folders changed since are looked at again
         if paths is None:
             now = self._clock()
             if now - self._refreshed_at < min(ttl, PROBE_COST_FACTOR * self._probe_seconds):
@@ -146,7 +147,7 @@ class IndexRuns:
             try:
                 report = refresh_paths(writer, root, paths, self.settings.exclude, self.settings.max_file_bytes)
                 with writer.transaction():
-                    remember_folders(writer, root, paths)
+                    remember_folders(writer, root, paths, chosen_ns)
             finally:
                 writer.close()
         if probe:

@@ -8,7 +8,9 @@ side is the target is decided when links are resolved, ``reading/links.py``),
 are not links between documents. All CommonMark forms count: inline ``[t](dest)`` and the
 reference forms ``[t][ref]``, ``[ref][]`` and ``[ref]`` with a ``[ref]: dest`` definition
 anywhere in the document (labels match case-insensitively): markdown-it resolves them in its
-token stream from the parse's ``env["references"]``.
+token stream from the parse's ``env["references"]``. Bracket syntax that is not a link stays text:
+footnotes ``[^id]`` (defined or not), task boxes, ``[!NOTE]`` alerts, ``[@key]`` citations and
+shortcut references with no definition (case 060).
 
 Only inline text is looked at (paragraphs, headings, table cells, list items, quotes), so code
 spans, fenced and indented code, math (``$…$``, ``$$…$$``) and HTML blocks never yield a link:
@@ -37,6 +39,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
 
 from .nesting import MAX_NESTING
 from .vault import token_tags
@@ -93,6 +96,8 @@ def _wikilink(state: StateInline, silent: bool) -> bool:
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True, "maxNesting": MAX_NESTING}).enable(["table", "strikethrough"])
     md.inline.ruler.before("link", "wikilink", _wikilink)
+    # ``[^id]`` is a footnote reference whether or not its note is defined, never a link (case 060)
+    md.use(footnote_plugin, move_to_end=False, always_match_refs=True)
     # math spans are tokens of their own (pandoc's rule: no space inside the dollars, no digit
     # after the closing one, so "$5 and $6" stays text): neither tags nor links are read there
     md.use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True)

@@ -2,7 +2,7 @@
 
 Data flow: decoded text -> long ``data:`` URI payloads elided (``text.elide_data_uris``) -> line split (CRLF/CR -> LF; leading BOM and zero-width characters
 dropped, U+FEFF dropped everywhere) -> front matter detection -> markdown-it-py block tokens (CommonMark preset, HTML
-blocks on, GFM tables and strikethrough, nesting limit raised and never silently hit, see
+blocks on, GFM tables and strikethrough, footnote definitions, docs-site containers (``containers.py``), nesting limit raised and never silently hit, see
 ``nesting.py``) -> unclosed-fence repair -> sections from top-level headings (titles: the plain
 text of the heading, ``inline.py``) ->
 ``(Part n)`` split of long sections -> passages.
@@ -21,8 +21,10 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.footnote import footnote_plugin
 
 from ..text import count_tokens, elide_data_uris, match_form
+from .containers import container_plugin
 from .frontmatter import Metadata, detect_front_matter
 from .inline import html_plain_text, inline_plain_text
 from .links import RawLink, extract_inline, front_matter_links, text_tags
@@ -115,7 +117,10 @@ def _markdown() -> MarkdownIt:
     # and parsing every paragraph and table cell into child tokens cost a third of the parse time
     # and most of its memory on a 40,000-row table or a 3 MB line (case 029).
     md = MarkdownIt("commonmark", {"html": True, "maxNesting": MAX_NESTING}).enable(["table", "strikethrough"])
-    return record_cuts(md.disable("inline"))
+    # footnote definitions (``[^id]: text``) are blocks of their own, in place, whose text is
+    # indexed: without the rule a one-word or URL-only note is a link reference definition (case 060)
+    md.use(footnote_plugin, inline=False, move_to_end=False)
+    return record_cuts(container_plugin(md).disable("inline"))
 
 
 _MD = _markdown()

@@ -21,12 +21,14 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..errors import IndexBusyError, describe_error
+from .progress import PROGRESS_INTERVAL_SECONDS as PROGRESS_INTERVAL_SECONDS  # re-exported
+from .progress import ToolProgress as ToolProgress  # re-exported
 
 if TYPE_CHECKING:  # pragma: no cover
     from mcp_types import CallToolResult
@@ -38,52 +40,6 @@ log = logging.getLogger("markdown_memory.server")
 
 #: index_directory waits this long for another process's writer lock (seconds)
 INDEX_LOCK_WAIT_SECONDS = 0.5
-
-
-#: Seconds between two MCP progress notifications of one index_directory call
-PROGRESS_INTERVAL_SECONDS = 0.5
-
-
-class ToolProgress:
-    """An indexer progress callback ``(phase, done, total)`` that sends MCP progress
-    notifications for the tool call being served (the SDK's ``report_progress``: nothing is sent
-    when the client gave no ``progressToken``). Called from the worker thread running the tool;
-    each notification is sent on the event loop (``token``) and waited for. The value only grows,
-    as the protocol requires: files parsed, then files plus passages embedded (the total grows
-    when embedding starts). At most one notification per :data:`PROGRESS_INTERVAL_SECONDS`, plus
-    each phase's last."""
-
-    def __init__(self, report: Callable[[float, float | None, str | None], Any], token: Any) -> None:
-        self._report = report  # async (progress, total, message)
-        self._token = token
-        self._offset = 0  # units of finished phases
-        self._phase: str | None = None
-        self._last_value = -1.0
-        self._last_time = 0.0
-        self._broken = False
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        from .. import messages
-
-        if self._broken or total <= 0:
-            return
-        if self._phase is not None and phase != self._phase:
-            self._offset = int(self._last_value) if self._last_value > 0 else 0
-        self._phase = phase
-        value, whole = float(self._offset + done), float(self._offset + total)
-        now = time.monotonic()
-        if value <= self._last_value or (done < total and now - self._last_time < PROGRESS_INTERVAL_SECONDS):
-            return
-        import anyio.from_thread
-
-        try:
-            anyio.from_thread.run(self._report, value, whole, messages.tool_progress(phase, done, total),
-                                  token=self._token)
-        except Exception as exc:  # noqa: BLE001 - progress must never fail the run (client gone, loop closing)
-            log.debug("progress notification not sent: %s", exc)
-            self._broken = True
-            return
-        self._last_value, self._last_time = value, now
 
 
 #: SessionMemory keeps at most this many section texts (the oldest are forgotten first)
@@ -216,13 +172,16 @@ class Runtime:
 
     # -- plumbing ---------------------------------------------------------------------------
     async def call(self, tool: str, fn: Callable[[], dict[str, Any]]) -> CallToolResult:
-        """Run ``fn`` in a worker thread; its answer, or its exception as an error result."""
+        """Run ``fn`` in a worker thread; its answer (cut to the client's output limit,
+        ``fit.py``), or its exception as an error result."""
         import anyio
         from mcp_types import CallToolResult, TextContent
 
+        from .fit import fit_answer
+
         started = time.monotonic()
         try:
-            data = await anyio.to_thread.run_sync(self._recovering(fn))
+            data = fit_answer(await anyio.to_thread.run_sync(self._recovering(fn)))  # the client's size limit
             is_error = False
         except Exception as exc:  # noqa: BLE001 - every failure becomes one tool error result
             report = describe_error(exc)
@@ -272,25 +231,15 @@ class Runtime:
         self.memory.remember(answer.results)
         return answer.to_dict(agent=True)
 
-    def read_section(self, file_path: str, heading_path: str, include_subsections: bool,
-                     cursor: int | None) -> dict[str, Any]:
-        return self.engine.read(file_path, heading_path, include_subsections=include_subsections,
-                                cursor=cursor or 0, freshness=self.freshness).to_dict()
+    def answer(self, tool: str, arguments: Mapping[str, object]) -> dict[str, Any]:
+        """Tool ``tool`` called in this thread with ``arguments`` (validated by its input model,
+        ``tools.SPECS``): its JSON answer. Raises pydantic's ValidationError for refused
+        arguments and what the engine call raises. For tests and embedders; the server goes
+        through the SDK."""
+        from .tools import SPECS
 
-    def outline(self, file_path: str, max_depth: int | None) -> dict[str, Any]:
-        return self.engine.outline(file_path, max_depth, freshness=self.freshness).to_dict()
-
-    def get_links(self, file_path: str, offset: int) -> dict[str, Any]:
-        return self.engine.links(file_path, offset=offset, freshness=self.freshness).to_dict()
-
-    def find_drift(self) -> dict[str, Any]:
-        return self.engine.drift().to_dict()
-
-    def list_documents(self, directory: str | None, offset: int, tags: list[str] | None = None) -> dict[str, Any]:
-        from ..models import LIST_PAGE_SIZE
-
-        return self.engine.list_documents(directory, offset=offset, limit=LIST_PAGE_SIZE, freshness=self.freshness,
-                                          tags=tags).to_dict(agent=True)
+        spec = SPECS[tool]
+        return spec.run(self, spec.input.model_validate(arguments), None)
 
     def docs_map(self) -> str:
         """The text of the ``docs://map`` resource: the docs map, or the sentence saying why there

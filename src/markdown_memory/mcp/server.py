@@ -1,4 +1,4 @@
-"""MCP server over stdio: seven tools and the docs map resource (``docs://map``) on one docs root
+"""MCP server over stdio: the tools of ``tools.TOOLS`` and the docs map resource (``docs://map``) on one docs root
 (``markdown-memory`` with no command).
 
 Start-up does no model load, no database work and no indexing, so the handshake is answered
@@ -23,7 +23,7 @@ import io
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .identity import INSTRUCTIONS as INSTRUCTIONS  # re-exported (mcp/__init__.py)
@@ -38,8 +38,15 @@ log = logging.getLogger("markdown_memory.server")
 #: the docs map resource (reading/map.py)
 MAP_URI = "docs://map"
 
-TOOL_NAMES = ("search_docs", "read_section", "get_document_outline", "get_links", "list_documents",
-              "find_drift", "index_directory")
+
+def __getattr__(name: str) -> Any:
+    """``TOOL_NAMES``: the tools' names (``tools.TOOLS``), read on first use so that importing
+    this module stays light (the tools' models import pydantic and the SDK)."""
+    if name == "TOOL_NAMES":
+        from .tools import TOOL_NAMES
+
+        return TOOL_NAMES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 
@@ -158,61 +165,74 @@ async def _serve(server: Any, wire_in: BinaryIO, wire_out: BinaryIO, on_eof: Cal
 
 
 def build_server(runtime: "Runtime") -> Any:
-    """The low-level MCP ``Server`` serving the seven tools bound to ``runtime`` (see module
-    docstring): argument problems answer one compact sentence instead of pydantic's report,
-    and unknown tools or arguments are refused by name."""
+    """The low-level MCP ``Server`` serving ``tools.TOOLS`` bound to ``runtime`` and the docs map:
+    the SDK validates each call against the tool's input model; a refused call answers one
+    sentence (``tools.refusal``), an unknown tool names the tools."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
+    from mcp.server.mcpserver import Context
 
     from .. import __version__
-    from .runtime import CURRENT_SESSION, dumps
-    from .tools import argument_problem, tool_set
+    from .runtime import CURRENT_SESSION
+    from .tools import TOOL_NAMES, tool_set
 
     app, tools = tool_set(runtime)
-
-    def refuse(message: str) -> types.CallToolResult:
-        log.info("refused tool call: %s", message)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=dumps({"error": message}))],
-                                    is_error=True)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=await app.list_tools())
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
-        from mcp.server.mcpserver import Context
-        from mcp.server.mcpserver.exceptions import ToolError
-        from pydantic import ValidationError
-
         name, arguments = params.name, params.arguments or {}
-        tool = tools.get(name)
-        if tool is None:
-            return refuse(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
-        allowed = tool.parameters.get("properties", {})
-        extra = sorted(set(arguments) - set(allowed))
-        if extra:
-            return refuse(f"unknown argument(s) {', '.join(map(repr, extra))} for {name}; "
-                          f"accepted: {', '.join(allowed)}")
-        problem = argument_problem(name, tool.parameters, arguments)
-        if problem:
-            return refuse(problem)
-        request = getattr(ctx, "request", None)  # the HTTP request on streamable HTTP, None on stdio
-        headers = getattr(request, "headers", None)
+        if name not in tools:
+            return _refuse(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
+        headers = getattr(getattr(ctx, "request", None), "headers", None)  # streamable HTTP only
         session = CURRENT_SESSION.set(headers.get("mcp-session-id") if headers is not None else None)
-        try:
-            # the request's context, so index_directory can send progress notifications
+        try:  # the request's context: index_directory sends progress notifications
             return await app.call_tool(name, arguments, Context(request_context=ctx, mcp_server=app))
-        except ToolError as exc:
-            cause = exc.__cause__
-            if not isinstance(cause, ValidationError):
-                log.error("%s failed", name, exc_info=exc)
-                return refuse(f"internal error in {name} ({exc}); the server's stderr log has details")
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-                for err in cause.errors(include_url=False)
-            )
-            return refuse(f"invalid arguments for {name}: {problems}")
+        except Exception as exc:  # noqa: BLE001 - the SDK's ToolError: a refusal or a failure, one sentence
+            return _refuse(_tool_error(name, arguments, exc))
         finally:
             CURRENT_SESSION.reset(session)
+
+    async def initialized(ctx: Any, params: Any) -> None:
+        runtime.start_catch_up()  # returns at once: the engine is made in a thread
+
+    list_resources, read_resource = _map_resource(runtime)
+    server = Server(SERVER_NAME, version=__version__, title="Markdown Memory", instructions=INSTRUCTIONS,
+                    on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+                    on_read_resource=read_resource)
+    server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
+    return server
+
+
+def _refuse(message: str) -> Any:
+    """A tool error result carrying ``{"error": message}``."""
+    import mcp_types as types
+
+    from .runtime import dumps
+
+    log.info("refused tool call: %s", message)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=dumps({"error": message}))],
+                                is_error=True)
+
+
+def _tool_error(name: str, arguments: Mapping[str, object], exc: Exception) -> str:
+    """The sentence of the SDK's error ``exc`` for a call of ``name``: the refused arguments
+    (``tools.refusal``), else an internal error (logged with its traceback)."""
+    from pydantic import ValidationError
+
+    from .tools import refusal
+
+    cause = exc.__cause__
+    if isinstance(cause, ValidationError):
+        return refusal(name, arguments, cause)
+    log.error("%s failed", name, exc_info=exc)
+    return f"internal error in {name} ({exc}); the server's stderr log has details"
+
+
+def _map_resource(runtime: "Runtime") -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The ``resources/list`` and ``resources/read`` handlers of the docs map (``docs://map``)."""
+    import mcp_types as types
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         from .. import messages
@@ -231,11 +251,4 @@ def build_server(runtime: "Runtime") -> Any:
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=MAP_URI, mime_type="text/markdown",
                                                                              text=text)])
 
-    async def initialized(ctx: Any, params: Any) -> None:
-        runtime.start_catch_up()  # returns at once: the engine is made in a thread
-
-    server = Server(SERVER_NAME, version=__version__, title="Markdown Memory", instructions=INSTRUCTIONS,
-                    on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
-                    on_read_resource=read_resource)
-    server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
-    return server
+    return list_resources, read_resource

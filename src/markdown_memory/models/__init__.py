@@ -12,17 +12,17 @@ paths relative to the docs root.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ..errors import InvalidRequestError, QueryError
 from ..limits import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS  # the bounds live in limits.py
 from ..limits import DEFAULT_TOP_K as DEFAULT_TOP_K
 from ..limits import MAX_MAX_TOKENS as MAX_MAX_TOKENS
 from ..limits import MAX_TOP_K as MAX_TOP_K
 from ..limits import MIN_MAX_TOKENS as MIN_MAX_TOKENS
+from ..request import SearchRequest as SearchRequest
+from .notes import Note
 from .status import (
     INDEXING_NOTE as INDEXING_NOTE,
 )
@@ -106,50 +106,6 @@ class Freshness(StrEnum):
 LIST_PAGE_SIZE = 200
 
 
-def _whole(name: str, value: object, low: int, high: int | None) -> int:
-    """``value`` as an int in ``low..high`` (a float without fraction counts), else InvalidRequestError."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and low <= value and (high is None or value <= high):
-        return value
-    bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
-    raise InvalidRequestError(f"{name} must be a whole number {bounds}, got {value!r}")
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    """One search, built once by each adapter and passed to ``Engine.search``: ``query`` (not
-    blank; past ``config.MAX_QUERY_CHARS`` only its start is searched and the answer says so),
-    ``top_k`` hits (1..``MAX_TOP_K``), ``max_tokens`` for the whole answer (>= 1), filters
-    (``path_prefix`` relative to the docs root; ``tags``, a list or one comma/space-separated
-    string, with ``tags_mode`` "any" | "all"; ``kind``; ``lang``: checked by
-    ``search/filters.py``), ``resend`` (send texts the session already received again). Raises
-    QueryError for a blank query, InvalidRequestError for a bound. A new field goes here, in
-    ``Engine.search`` and in the adapters that build a request (``mcp/tools.py``, ``cli/search.py``)."""
-
-    query: str
-    top_k: int = DEFAULT_TOP_K
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    path_prefix: str | None = None
-    tags: tuple[str, ...] = ()
-    tags_mode: str = "any"
-    kind: str | None = None
-    lang: str | None = None
-    resend: bool = False
-
-    def __init__(self, query: str, *, top_k: int = DEFAULT_TOP_K, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 path_prefix: str | None = None, tags: Iterable[str] | str | None = None, tags_mode: str = "any",
-                 kind: str | None = None, lang: str | None = None, resend: bool = False) -> None:
-        if not isinstance(query, str) or not query.strip():
-            raise QueryError("query is empty; pass words, a phrase or an identifier to search for")
-        fields = {"query": query, "top_k": _whole("top_k", top_k, 1, MAX_TOP_K),
-                  "max_tokens": _whole("max_tokens", max_tokens, 1, None), "path_prefix": path_prefix,
-                  "tags": (tags,) if isinstance(tags, str) else tuple(tags or ()), "tags_mode": tags_mode,
-                  "kind": kind, "lang": lang, "resend": bool(resend)}
-        for name, value in fields.items():
-            object.__setattr__(self, name, value)
-
-
 @dataclass(frozen=True)
 class Hit:
     """One ranked section. ``content`` is the verbatim section text, or None for a pointer hit
@@ -208,7 +164,8 @@ class Hit:
 @dataclass(frozen=True)
 class SearchAnswer:
     """``results`` in rank order; ``confidence`` "high" | "low" | "none"; ``keyword_only``
-    True when no query vector was used; ``message`` the one sentence to act on (or None);
+    True when no query vector was used; ``message`` what to act on (or None): the ``notes``
+    worded for the reader the engine was asked for;
     ``index_status`` the index health the answer was made with; ``p_answer`` the calibrated
     probability (0-1) that a hit carrying its text answers the query, which ``confidence`` is
     read from (``search/calibration.py``)."""
@@ -218,6 +175,9 @@ class SearchAnswer:
     keyword_only: bool
     message: str | None
     index_status: IndexStatus | None = None
+    #: the facts ``message`` words (``models.notes``), for a caller that words them for another
+    #: reader (``messages.render_notes``); not part of the wire format
+    notes: tuple[Note, ...] = ()
     p_answer: float = 0.0
 
     def to_dict(self, *, agent: bool = False) -> dict[str, Any]:

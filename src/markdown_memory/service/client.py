@@ -196,20 +196,47 @@ def status() -> dict[str, Any] | None:
 
 def stop_service(wait: float = STOP_WAIT_SECONDS) -> int | None:
     """Ask the running service to stop whatever the switch says (a person's ``serve --stop``),
-    and wait up to ``wait`` seconds for its address to go. Returns its pid, or None when none
-    was running. Raises ServiceUnavailable when it did not go in time."""
+    and wait up to ``wait`` seconds for its address to go and its process to exit (so a new
+    one can start at once). Returns its pid, or None when none was running. Raises
+    ServiceUnavailable when it did not go in time."""
     try:
         sock, reply = _exchange("stop", {}, 10.0)
     except ServiceUnavailable:
         return None
     sock.close()
-    deadline = time.monotonic() + wait
-    while service_address_exists():
-        if time.monotonic() > deadline:
-            raise ServiceUnavailable(f"the service (pid {reply.get('pid')}) did not stop within {wait:g} s")
-        time.sleep(0.02)
     pid = reply.get("pid")
-    return pid if isinstance(pid, int) else None
+    pid = pid if isinstance(pid, int) and pid > 0 else None
+    # a service running in this very process (a thread: tests, embedding) cannot be waited out
+    other = pid if pid != os.getpid() else None
+    deadline = time.monotonic() + wait
+    while service_address_exists() or (other is not None and _process_alive(other)):
+        if time.monotonic() > deadline:
+            raise ServiceUnavailable(f"the service (pid {reply.get('pid')}) did not exit within {wait:g} s; "
+                                     f"it may still be finishing a write (log: {paths.log_path()})")
+        time.sleep(0.02)
+    return pid
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a child of ours that exited is reaped: not alive)."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass  # not our child: ask the kernel
+    except OSError:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # an exited child of another process (the one that spawned it) waits to be reaped: gone
+        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+            return stat_file.read().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except OSError:
+        return True
 
 
 def service_address_exists() -> bool:

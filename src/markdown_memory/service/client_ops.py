@@ -5,7 +5,7 @@ process would print, so a client that falls back prints the same thing.
 * ``hook`` fields ``{"settings", "stdin", "max_tokens"}`` -> ``{"stdout": str|null, "stderr": str|null}``:
   ``hook.inject`` on the pooled engine of ``settings`` (the MCP sessions' engine: background
   mode, its model loaded once, so the hook searches with vectors).
-* ``search`` fields ``{"settings", ...search_text.SearchParams fields, "program", "cwd"}`` ->
+* ``search`` fields ``{"settings", ...search_text.CliSearch wire form ("request", "output"), "program", "cwd"}`` ->
   ``{"stdout": str, "stderr": str, "exit": int}``: ``search_text.run_search`` on a
   foreground engine of ``settings`` in the service's pool (the CLI's semantics: index changed
   files first, a person's wording of every message; the model is the process's shared one).
@@ -23,6 +23,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
@@ -105,22 +106,22 @@ def search(service: Service, fields: dict[str, Any]) -> dict[str, Any]:
     unreadable settings or parameters."""
     from ..errors import MarkdownMemoryError
     from ..progress import Progress
-    from ..reader import reader_view
-    from ..search_text import SearchParams, error_output, run_search
+    from ..reader import Reader
+    from ..search_text import CliSearch, error_output, run_search
 
     settings = _settings(fields)
     try:
-        params = SearchParams.from_wire(fields)
+        params = CliSearch.from_wire(fields)
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"the search request could not be read: {exc}") from exc
-    with _stderr_of_this_thread() as stderr, reader_view(str(fields.get("program") or "markdown-memory"),
-                                                        str(fields.get("cwd") or "/")):
+    reader = Reader(str(fields.get("program") or "markdown-memory"), Path(str(fields.get("cwd") or "/")))
+    with _stderr_of_this_thread() as stderr:
         engine: Engine | None = None
         try:
             engine = service.engine(settings, foreground=True)
-            out, status = run_search(engine, params, Progress(stderr)), 0
+            out, status = run_search(engine, params, Progress(stderr), reader), 0
         except MarkdownMemoryError as exc:
-            out, err, status = error_output(exc, params.json)
+            out, err, status = error_output(exc, params.output.json)
             stderr.write(err)
         finally:
             if engine is not None:

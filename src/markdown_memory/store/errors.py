@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .. import messages
 from ..errors import (
     DatabaseReadOnlyError,
     DiskFullError,
@@ -118,7 +117,7 @@ def is_disk_full(exc: BaseException, path: Path | None = None) -> bool:
 def disk_full_error(path: Path) -> DiskFullError:
     """The one-sentence user error for a full filesystem under the database ``path``."""
     folder = path.parent
-    return DiskFullError(messages.disk_full(folder), str(folder))
+    return DiskFullError(folder=str(folder))
 
 
 _READONLY_MARKERS = ("readonly database", "read-only", "unable to open database file")

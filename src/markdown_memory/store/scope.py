@@ -8,6 +8,9 @@ add, so a filter applies before ranking and the token budget, never to a finishe
 * ``kind``: a section holding a passage of that kind (``code``, ``table``, ``list``,
   ``prose``; see ``KINDS``), and for the vector side only such passages; ``lang`` (a code
   language, with its other spellings: ``vault.language_family``) implies ``kind`` ``code``.
+* ``heading``: a section whose breadcrumb (``base_path``, without a ``(Part n)`` suffix)
+  contains the text, ASCII case ignored (``LIKE``): a heading's name selects it and every
+  section below it, ``A > B`` that part of the tree.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..markdown.vault import language_family
+from ..text import like_escape
 from .common import bound_chunks, marks, path_clause
 from .tags import has_tagged, tag_condition
 
@@ -43,6 +47,18 @@ class Scope:
     tags_mode: str = "any"
     kind: str | None = None
     lang: str | None = None
+    heading: str | None = None
+
+    def filters(self) -> dict[str, object]:
+        """The filters that are set, name -> value (the path prefix and ``tags_mode`` aside), in
+        the order a message names them."""
+        values = {"tags": self.tags, "kind": self.kind, "lang": self.lang, "heading": self.heading}
+        return {name: value for name, value in values.items() if value}
+
+    @property
+    def narrows_sections(self) -> bool:
+        """True when a filter besides the path prefix is set (one that may leave no section)."""
+        return bool(self.filters())
 
     @property
     def passage_kinds(self) -> tuple[str, ...]:
@@ -59,7 +75,7 @@ class Scope:
     @property
     def restricts(self) -> bool:
         """True when any filter is set (the path prefix included)."""
-        return bool(self.path_prefix or self.tags or self.blocks)
+        return bool(self.path_prefix or self.narrows_sections)
 
 
 def as_scope(scope: Scope | str | None) -> Scope:
@@ -106,6 +122,9 @@ def section_clause(scope: Scope | str | None, doc: str = "d", section: str = "s"
         cond, ps = _passage_condition(s, "q")
         clause += f" AND {section}.id IN (SELECT q.section_id FROM passages q WHERE {cond})"
         params += ps
+    if s.heading:
+        clause += f" AND {section}.base_path LIKE ? ESCAPE '\\'"
+        params.append(f"%{like_escape(s.heading)}%")
     return clause, params
 
 
@@ -117,6 +136,9 @@ def passage_clause(scope: Scope | str | None, doc: str = "d", passage: str = "p"
         cond, ps = _passage_condition(s, passage)
         clause += f" AND {cond}"
         params += ps
+    if s.heading:
+        clause += f" AND {passage}.section_id IN (SELECT id FROM sections WHERE base_path LIKE ? ESCAPE '\\')"
+        params.append(f"%{like_escape(s.heading)}%")
     return clause, params
 
 
@@ -143,7 +165,7 @@ def has_scoped_sections(store: Store, scope: Scope | str | None) -> bool:
 
 def empty_filters(store: Store, scope: Scope | str | None) -> list[str]:
     """The filters of ``scope`` that match nothing on their own (``"tags"``, ``"kind"``,
-    ``"lang"``); ``[]`` when each matches something (then only their combination is empty,
+    ``"lang"``, ``"heading"``); ``[]`` when each matches something (then only their combination is empty,
     see ``has_scoped_sections``). The path prefix is the caller's (``has_documents_under``)."""
     s = as_scope(scope)
     out = []
@@ -153,6 +175,8 @@ def empty_filters(store: Store, scope: Scope | str | None) -> list[str]:
         out.append("kind")
     if s.lang and not has_scoped_sections(store, Scope(lang=s.lang)):
         out.append("lang")
+    if s.heading and not has_scoped_sections(store, Scope(heading=s.heading)):
+        out.append("heading")
     return out
 
 

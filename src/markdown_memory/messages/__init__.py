@@ -2,23 +2,59 @@
 
 One place for each wording, so the CLI and the MCP server say the same thing. Each function
 is pure: it gets the facts and returns one sentence (or None when there is nothing to say).
-This module sits low: it imports only ``config``, ``models``, ``reader`` and ``text``; the facts that live
-above it (which preset can load, which made some vectors, which file names are Markdown) come
-as arguments. ``setup``'s sentences are in ``messages_setup``.
+By audience: this module holds what both a person and an agent read (answers, status; a
+:class:`Context` says who reads, with an explicit ``reader.Reader``), ``agent.py`` what only
+an agent reads (tool refusals and progress, the hook), ``cli.py`` what only a person at a
+terminal reads; both are re-exported here. A search answer's sentences are made from its
+typed notes (``models.notes``) by :func:`render_notes`. This package sits low: it imports
+only ``config``, ``models``, ``reader`` and ``text``; the facts that live above it (which
+preset can load, which made some vectors, which file names are Markdown) come as arguments.
+``setup``'s sentences are in ``messages_setup``.
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from .config import DEFAULT_EMBEDDER
-from .models import IndexCounts, IndexProgress
-from .reader import program as program  # re-exported: every sentence that names the command uses it
-from .reader import working_folder
-from .text import short_cause
+from ..config import DEFAULT_EMBEDDER
+from ..models import IndexCounts, IndexProgress
+from ..models.notes import (
+    BusyElsewhere,
+    NoConfidentMatch,
+    NoDocumentsUnder,
+    NoFilterMatch,
+    Note,
+    PartlyKeywordOnly,
+    QueryCut,
+    Said,
+    StaleHits,
+    VectorsPending,
+)
+from ..models.notes import OtherVectors as OtherVectors  # re-exported: embed/choice.py builds it
+from ..reader import Reader, working_folder
+from ..reader import program as program  # re-exported: every sentence that names the command uses it
+from ..text import short_cause
+from .agent import HOOK_CUT as HOOK_CUT
+from .agent import MAP_RESOURCE as MAP_RESOURCE
+from .agent import hook_bad_payload as hook_bad_payload
+from .agent import hook_budget_clamped as hook_budget_clamped
+from .agent import hook_failed as hook_failed
+from .agent import hook_ignored as hook_ignored
+from .agent import hook_lead as hook_lead
+from .agent import hook_no_index as hook_no_index
+from .agent import hook_stdin as hook_stdin
+from .agent import hook_usage as hook_usage
+from .agent import index_in_progress as index_in_progress
+from .agent import invalid_argument as invalid_argument
+from .agent import map_unavailable as map_unavailable
+from .agent import tool_progress as tool_progress
+from .cli import dashed_query_hint as dashed_query_hint
+from .cli import progress_line as progress_line
+from .cli import query_after_dashes as query_after_dashes
 
 
 @dataclass(frozen=True)
@@ -27,7 +63,8 @@ class Context:
     nothing named it, see ``embed/choice.py``), whether a background indexer keeps the index
     current (the MCP server with auto-index), and whether the reader is an agent calling MCP
     tools (``agent``) or a person at the CLI: each is told the commands it can run;
-    ``by_env``: MARKDOWN_MEMORY_EMBEDDER named the preset, not ``--embedder``."""
+    ``by_env``: MARKDOWN_MEMORY_EMBEDDER named the preset, not ``--embedder``; ``reader``: who
+    reads (their program and folder, ``reader.Reader``; None: this process's, at the time)."""
 
     root: Path
     embedder: str
@@ -35,11 +72,16 @@ class Context:
     agent: bool = False
     chosen: str | None = None
     by_env: bool = False
+    reader: Reader | None = None
 
+    def for_reader(self, reader: Reader) -> Context:
+        """This context as ``reader`` reads it (their program, folder and audience)."""
+        return replace(self, reader=reader, agent=reader.agent)
 
-def dashed_query_hint() -> str:
-    """What to do when a query that starts with ``-`` was taken for an option."""
-    return f"a query that starts with - goes after --, options before it: `{program()} search --docs-dir DIR -- --no-cache`"
+    @property
+    def program(self) -> str:
+        """The command the reader types (shell-quoted)."""
+        return self.reader.program if self.reader is not None else program()
 
 
 def prepend_note(note: str, message: str | None) -> str:
@@ -52,15 +94,16 @@ def append_note(message: str | None, note: str) -> str:
     return f"{message}; {note}" if message else note
 
 
-def _root_argument(root: Path) -> str:
-    """`` <root>`` (shell-quoted) unless the docs root is the working directory: a command
-    pasted from another folder must index this root, not the folder it is pasted in."""
+def _root_argument(ctx: Context) -> str:
+    """`` <root>`` (shell-quoted) unless the docs root is the reader's working directory: a
+    command pasted from another folder must index this root, not the folder it is pasted in."""
     try:
-        if working_folder().resolve() == Path(root).resolve():
+        cwd = ctx.reader.cwd if ctx.reader is not None else working_folder()
+        if cwd is not None and cwd.resolve() == Path(ctx.root).resolve():
             return ""
     except OSError:
         pass
-    return " " + shlex.quote(str(root))
+    return " " + shlex.quote(str(ctx.root))
 
 
 def index_hint(ctx: Context) -> str:
@@ -68,7 +111,7 @@ def index_hint(ctx: Context) -> str:
     CLI command), for a person the CLI command (with ``--embedder`` when it is not the default,
     which a bare command would use, and the root unless it is the working directory)."""
     flag = "" if ctx.embedder == DEFAULT_EMBEDDER else f" --embedder {ctx.embedder}"
-    command = f"`{program()}{flag} index{_root_argument(ctx.root)}`"
+    command = f"`{ctx.program}{flag} index{_root_argument(ctx)}`"
     return f"call index_directory (or run {command})" if ctx.agent else f"run {command}"
 
 
@@ -91,8 +134,8 @@ def keyword_only(ctx: Context, *, vec_available: bool, model_error: str | None, 
                      f"MARKDOWN_MEMORY_EMBEDDER={instead} in its registration)"
                      if instead and instead != ctx.embedder else "")
             return (f"keyword-only: the {ctx.embedder} model is not installed; run "
-                    f"`{program()} --download-model`{other}")
-        return f"keyword-only: {short_cause(model_error)} (`{program()} status` shows how to fix it)"
+                    f"`{ctx.program} --download-model`{other}")
+        return f"keyword-only: {short_cause(model_error)} (`{ctx.program} status` shows how to fix it)"
     if loading:
         return (f"keyword-only for now: the {ctx.embedder} model is still loading "
                 "(semantic search warming up); retry in a few seconds for semantic results")
@@ -103,26 +146,12 @@ def vectors_pending() -> str:
     return "keyword-only: vectors are still being computed for this index"
 
 
-def partly_keyword_only(ctx: Context, counts: IndexCounts) -> str:
-    """A hybrid search over an index where some passages have no vector yet (a run was
-    stopped, or new text waits for its embedding): their sections are found by keywords only."""
+def partly_keyword_only(ctx: Context, pending: int, passages: int) -> str:
+    """A hybrid search over an index where ``pending`` of ``passages`` have no vector yet (a run
+    was stopped, or new text waits for its embedding): their sections are found by keywords only."""
     how = ("they are being computed in the background" if ctx.background else
            f"{index_hint(ctx)} to compute them")
-    return (f"search is partly keyword-only: {counts.pending_vectors} of {counts.passages} passages have no "
-            f"vector yet; {how}")
-
-
-@dataclass(frozen=True)
-class OtherVectors:
-    """Stored vectors the configured model did not make: their ``weights_id``, the preset that
-    made them (``maker``, None when no preset writes that id), and whether the configured
-    preset and the maker can load here (``embed/choice.usable``; built by
-    ``embed.choice.other_vectors``)."""
-
-    weights_id: str
-    maker: str | None
-    configured_loads: bool
-    maker_loads: bool
+    return f"search is partly keyword-only: {pending} of {passages} passages have no vector yet; {how}"
 
 
 def other_vectors(ctx: Context, other: OtherVectors) -> str:
@@ -165,7 +194,7 @@ def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool, moved: str 
         return (f"the docs root {root!r} has not been indexed yet, so no document was searched (this says "
                 f"nothing about what the docs cover); {index_hint(ctx)} to index it, then search again")
     return (f"the index of the docs root {root!r} holds no documents: the last index run found no Markdown "
-            f"file it could index there (its failures are in `{program()} status`)")
+            f"file it could index there (its failures are in `{ctx.program} status`)")
 
 
 def query_cut(length: int, limit: int) -> str:
@@ -192,24 +221,24 @@ def no_confident_match(absent: list[str]) -> str:
 
 
 def no_documents_under(ctx: Context, prefix: str) -> str:
-    how = "list_documents" if ctx.agent else f"`{program()} list`"
+    how = "list_documents" if ctx.agent else f"`{ctx.program} list`"
     return f"no indexed documents under {prefix!r}; list the indexed paths with {how}"
 
 
 def stale_hits(ctx: Context, flagged: int) -> str:
     """Hits whose file changed on disk since it was indexed (flagged ``stale``)."""
-    reader = "read_section" if ctx.agent else f"`{program()} read`"
+    reader = "read_section" if ctx.agent else f"`{ctx.program} read`"
     how = ("they are re-indexed automatically; search again shortly" if ctx.background else
            f"{index_hint(ctx)} to refresh the index ({reader} reads a file's current text)")
     return (f"{flagged} hit(s) marked stale: their file changed on disk since it was indexed, so their "
             f"text and lines may be outdated; {how}")
 
 
-def busy_elsewhere(documents: int, vectors: int) -> str:
+def busy_elsewhere(ctx: Context, documents: int, vectors: int) -> str:
     """An answer made while another process is indexing the same docs root."""
     return (f"another index run is in progress for this docs root, so results may be incomplete until it "
             f"finishes ({documents} documents and {vectors} vectors indexed so far); "
-            f"search again when `{program()} status` no longer says indexing")
+            f"search again when `{ctx.program} status` no longer says indexing")
 
 
 def list_busy_elsewhere() -> str:
@@ -228,7 +257,7 @@ def empty_folder(ctx: Context, rel: str, directory: str) -> str:
     if not target.exists():
         return f"{directory!r} does not exist under the docs root {str(ctx.root)!r}"
     if not target.is_dir():
-        return (f"{rel!r} is a file, not a folder; {'list_documents' if ctx.agent else f'`{program()} list`'} "
+        return (f"{rel!r} is a file, not a folder; {'list_documents' if ctx.agent else f'`{ctx.program} list`'} "
                 "takes a folder under the docs root")
     return (f"nothing under {rel!r} is indexed (it holds no Markdown files, they are excluded, or they are not "
             f"indexed yet: {index_hint(ctx)})")
@@ -236,7 +265,7 @@ def empty_folder(ctx: Context, rel: str, directory: str) -> str:
 
 def file_too_large(size: int, limit: int) -> str:
     """Why a file is not indexed: its size and the limit (bytes), and how to raise the limit."""
-    from .text import human_size
+    from ..text import human_size
 
     return (f"{human_size(size)} is over the {human_size(limit, exact=True)} file size limit; not indexed (raise the limit "
             "with --max-file-mb or MARKDOWN_MEMORY_MAX_FILE_MB to index it)")
@@ -253,11 +282,6 @@ def not_a_folder_to_index(directory: str, link: str | None, root: Path) -> str:
 
 def index_busy(root: Path) -> str:
     return f"another index run is in progress for {str(root)!r}; try again when it finishes"
-
-
-def index_in_progress(why: str) -> str:
-    """index_directory while a run is going: answered at once, not queued."""
-    return f"{why}; it updates the index as it goes, so search now or call index_directory again later"
 
 
 def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing: bool,
@@ -308,86 +332,66 @@ def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing
     return None
 
 
-def invalid_argument(tool: str, name: str, expected: str, got: str) -> str:
-    """An MCP tool argument of the wrong JSON type or out of range (``mcp.tools.argument_problem``):
-    ``expected`` is e.g. "a whole number from 1 to 20", ``got`` the value as JSON."""
-    return f"invalid arguments for {tool}: {name} must be {expected} (got {got})"
-
-
-def disk_full(folder: Path) -> str:
-    """The filesystem of the index database is full (``errors.DiskFullError``): where to free
-    space, and that nothing indexed is lost."""
-    return (f"disk full: free space at {folder} (the index database there cannot grow); what is indexed stays "
-            "searchable, and the next index run resumes where this one stopped")
-
-
-def progress_line(phase: str, done: int, total: int, rate: float, seconds_left: float | None) -> str:
-    """One line of an index run's progress where no bar can be drawn (stderr is a pipe or a
-    file): ``parsed 120 of 703 files (24.0 files/s, about 24 s left)``; ``phase`` is ``parse``
-    or ``embed``; ``rate`` in units per second; ``seconds_left`` None when not yet known."""
-    what = "parsed" if phase == "parse" else "embedded"
-    unit = "files" if phase == "parse" else "passages"
-    left = "" if seconds_left is None else f", about {_duration(seconds_left)} left"
-    return f"{what} {done:,} of {total:,} {unit} ({rate:,.1f} {unit}/s{left})"
-
-
-def _duration(seconds: float) -> str:
-    """``42 s``, ``3 min 5 s`` or ``1 h 2 min``."""
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60} s"
-    return f"{s // 3600} h {s % 3600 // 60} min"
-
-
-def query_after_dashes(words: list[str]) -> str:
-    """``search -- A B``: more than one word after ``--`` (the query is one argument)."""
-    quoted = shlex.quote(" ".join(words))
-    return (f"everything after `--` is the query, which is one argument: quote it (`search -- {quoted}`); "
-            "options go before `--` or right after the query")
-
-
-def tool_progress(phase: str, done: int, total: int) -> str:
-    """The ``message`` of an MCP progress notification of index_directory."""
-    return f"parsed {done} of {total} files" if phase == "parse" else f"embedded {done} of {total} passages"
-
-
 # -- search filters (store/scope.py) ----------------------------------------------------------
-def _filters_text(tags: tuple[str, ...], tags_mode: str, kind: str | None, lang: str | None) -> str:
+def _filters_text(filters: dict[str, object], tags_mode: str) -> str:
     parts = []
-    if tags:
-        joined = (" and " if tags_mode == "all" else " or ").join(repr(t) for t in tags)
-        parts.append(f"tags {joined}")
-    if kind:
-        parts.append(f"kind {kind!r}")
-    if lang:
-        parts.append(f"lang {lang!r}")
+    for name, value in filters.items():
+        if name == "tags" and isinstance(value, tuple):
+            joined = (" and " if tags_mode == "all" else " or ").join(repr(t) for t in value)
+            parts.append(f"tags {joined}")
+        else:
+            parts.append(f"{name} {value!r}")
     return ", ".join(parts)
 
 
-def no_filter_match(ctx: Context, empty: list[str], tags: tuple[str, ...], tags_mode: str,
-                    kind: str | None, lang: str | None) -> str:
-    """A search whose filters leave nothing to search: ``empty`` names the filters that match
-    nothing on their own (``store.scope.empty_filters``); [] means only their combination does."""
-    lister = "list_documents" if ctx.agent else f"`{program()} list`"
-    if "tags" in empty:
-        mode = "every one of" if tags_mode == "all" and len(tags) > 1 else "any of" if len(tags) > 1 else ""
-        what = f"{mode} the tags {', '.join(repr(t) for t in tags)}" if mode else f"the tag {tags[0]!r}"
+def no_filter_match(ctx: Context, empty: list[str], filters: dict[str, object], tags_mode: str) -> str:
+    """A search whose filters (``filters``: name -> value of each one set, the path prefix
+    aside; ``store.scope.Scope.filters``) leave nothing to search: ``empty`` names those that
+    match nothing on their own (``store.scope.empty_filters``); [] means only their combination
+    does. A filter without a sentence of its own here gets the generic one."""
+    lister = "list_documents" if ctx.agent else f"`{ctx.program} list`"
+    name = empty[0] if empty else None
+    value = filters.get(name) if name else None
+    if name == "tags" and isinstance(value, tuple):
+        mode = "every one of" if tags_mode == "all" and len(value) > 1 else "any of" if len(value) > 1 else ""
+        what = f"{mode} the tags {', '.join(repr(t) for t in value)}" if mode else f"the tag {value[0]!r}"
         return (f"filter tags matched nothing: no indexed document carries {what} (nested tags included); "
                 f"{lister} shows each document's tags")
-    if "kind" in empty:
-        return f"filter kind matched nothing: no indexed section holds a {kind} block; search without kind"
-    if "lang" in empty:
-        return (f"filter lang matched nothing: no indexed code block is marked {lang!r}; "
+    if name == "kind":
+        return f"filter kind matched nothing: no indexed section holds a {value} block; search without kind"
+    if name == "lang":
+        return (f"filter lang matched nothing: no indexed code block is marked {value!r}; "
                 "search with kind 'code' and no lang, or another language name")
-    return (f"the filters {_filters_text(tags, tags_mode, kind, lang)} match nothing together "
+    if name is not None:
+        return f"filter {name} matched nothing: no indexed section matches {name} {value!r}; search without {name}"
+    return (f"the filters {_filters_text(filters, tags_mode)} match nothing together "
             "(each matches something alone); drop one of them")
+
+
+#: each note's sentence (``models.notes``): a new note type gets its line here
+NOTE_SENTENCES: dict[type, Any] = {
+    Said: lambda ctx, n: n.text,
+    QueryCut: lambda ctx, n: query_cut(n.length, n.limit),
+    StaleHits: lambda ctx, n: stale_hits(ctx, n.count),
+    PartlyKeywordOnly: lambda ctx, n: partly_keyword_only(ctx, n.pending, n.passages),
+    BusyElsewhere: lambda ctx, n: busy_elsewhere(ctx, n.documents, n.vectors),
+    NoConfidentMatch: lambda ctx, n: no_confident_match(list(n.absent)),
+    VectorsPending: lambda ctx, n: vectors_pending(),
+    OtherVectors: lambda ctx, n: other_vectors(ctx, n),
+    NoDocumentsUnder: lambda ctx, n: no_documents_under(ctx, n.prefix),
+    NoFilterMatch: lambda ctx, n: no_filter_match(ctx, list(n.empty), dict(n.filters), n.tags_mode),
+}
+
+
+def render_notes(ctx: Context, notes: tuple[Note, ...]) -> str | None:
+    """An answer's ``message``: its notes' sentences for the reader of ``ctx``, in order,
+    joined by ``"; "`` (None: no note)."""
+    return "; ".join(NOTE_SENTENCES[type(n)](ctx, n) for n in notes) or None
 
 
 def no_tagged_documents(ctx: Context, tags: tuple[str, ...]) -> str:
     """``list_documents`` with a tag filter no document (under the folder) carries."""
-    lister = "list_documents" if ctx.agent else f"`{program()} list`"
+    lister = "list_documents" if ctx.agent else f"`{ctx.program} list`"
     return (f"filter tags matched nothing: no indexed document here carries {' or '.join(repr(t) for t in tags)} "
             f"(nested tags included); {lister} without tags shows each document's tags")
 
@@ -413,14 +417,14 @@ MAP_OMITS = {
 }
 
 
-def _count(n: int, noun: str) -> str:
+def count_of(n: int, noun: str) -> str:
     """``"1 document"``, ``"1,204 documents"``."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def map_summary(documents: int, tokens: int) -> str:
     """The docs map's ``> summary`` line."""
-    return (f"{_count(documents, 'Markdown document')} ({tokens:,} tokens in all). Find a "
+    return (f"{count_of(documents, 'Markdown document')} ({tokens:,} tokens in all). Find a "
             "section with `search_docs` and read it with `read_section` instead of whole files.")
 
 
@@ -437,12 +441,12 @@ def map_left_out(what: str, max_tokens: int) -> str:
 
 def map_folder_note(documents: int, tokens: int) -> str:
     """A folder line's note in the docs map."""
-    return f"{_count(documents, 'document')}, {tokens:,} tokens"
+    return f"{count_of(documents, 'document')}, {tokens:,} tokens"
 
 
 def map_more_folders(folders: int, documents: int) -> str:
     """The docs map's last line when folder lines were dropped."""
-    return f"- … {_count(folders, 'more folder')} ({_count(documents, 'document')}) not shown"
+    return f"- … {count_of(folders, 'more folder')} ({count_of(documents, 'document')}) not shown"
 
 
 # -- which embedder (embed/choice.py) ---------------------------------------------------------
@@ -476,68 +480,6 @@ def embedder_index_model_missing(preset: str, default: str, default_loads: bool)
     fate = "its vectors replace them" if default_loads else "they are kept while it cannot load either"
     return (f"not named: this index's vectors were made with {preset}, which cannot load here, so the default "
             f"{default} is used instead and {fate} (install {preset} again to use them)")
-
-
-MAP_RESOURCE = ("Outline of the docs root: every indexed document with its top headings and token counts "
-                "(llms.txt form, about 1,500 tokens); read it to know what the docs cover before searching.")
-
-
-def map_unavailable(reason: str | None) -> str:
-    """The ``docs://map`` resource's text when no map can be built."""
-    why = reason or "an internal error (the server's stderr log has details)"
-    return f"No docs map: {why}."
-
-
-# -- prompt hook (markdown-memory hook) -----------------------------------------------------
-def hook_lead(root: Path) -> str:
-    """The first line of the text the prompt hook adds to a prompt."""
-    return (f"markdown-memory found these sections in its index of {root} that may answer this prompt "
-            "(cite them by path and heading; read_section gives the rest of a document):")
-
-
-HOOK_CUT = "[… cut to fit the hook's token budget; read_section gives the whole section]"
-
-
-def hook_bad_payload(problem: str) -> str:
-    """Why the hook ignored its stdin (one line on stderr)."""
-    return f"markdown-memory hook: ignored the hook input: {problem}"
-
-
-def hook_no_index(root: Path, db: Path, *, started: bool) -> str:
-    """The hook's stderr line when the docs root has no index yet: ``started``, the hook
-    started a background index run (later prompts search what it has indexed); else the
-    command that builds it (the embedder it picks is the one a search would use)."""
-    if started:
-        return (f"markdown-memory hook: no index for {root} yet; started indexing it in the background "
-                f"into {db} (later prompts use what is indexed so far)")
-    return (f"markdown-memory hook: no index for {root} at {db} yet; "
-            f"run `{program()} index {shlex.quote(str(root))}` to build it")
-
-
-def hook_failed(cause: str) -> str:
-    """The hook's stderr line when it answered nothing because of a problem."""
-    return f"markdown-memory hook: added nothing: {short_cause(cause)}"
-
-
-def hook_usage(problem: str) -> str:
-    """The hook's stderr line for a bad option of ``markdown-memory hook`` (it still exits 0)."""
-    return f"markdown-memory hook: {problem}; the prompt went on without docs (`{program()} hook --help`)"
-
-
-def hook_ignored(arguments: list[str]) -> str:
-    """The hook's stderr line for arguments it does not know and ignored (it still answers)."""
-    return (f"markdown-memory hook: ignored unrecognized arguments {' '.join(arguments)!r} "
-            f"(`{program()} hook --help` lists the options)")
-
-
-def hook_budget_clamped(asked: int, used: int, low: int, high: int) -> str:
-    """The hook's stderr line for a ``--max-tokens`` out of range (it answers with ``used``)."""
-    return f"markdown-memory hook: --max-tokens {asked} is outside {low}-{high}; used {used}"
-
-
-def hook_stdin(exc: BaseException) -> str:
-    """The hook's stderr line when its stdin cannot be read."""
-    return f"markdown-memory hook: could not read the hook input on stdin: {exc}"
 
 
 # -- links ------------------------------------------------------------------------------------
@@ -576,3 +518,17 @@ def no_markdown_files(suffixes: Sequence[str]) -> str:
             f"({', '.join(suffixes)})")
 
 
+
+
+def answer_cut(field: str, kept: int, omitted: int, *, max_depth: int | None = None,
+               paged: bool = False) -> str:
+    """The note of an MCP answer cut to fit the client's tool-output limit (``mcp/fit.py``):
+    what was left out of ``field`` and how to get it."""
+    if max_depth is not None:
+        return (f"outline cut to max_depth={max_depth} to fit the client's output limit: {omitted} deeper headings "
+                "omitted; call get_document_outline with a smaller max_depth, or read_section with "
+                "include_subsections on one heading for its part")
+    if paged:
+        return (f"{field} cut to {kept} to fit the client's output limit ({omitted} more on this page): "
+                "continue with offset=next_offset")
+    return f"{field} cut to {kept} to fit the client's output limit: {omitted} omitted; narrow the request to see them"

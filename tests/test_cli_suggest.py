@@ -1,0 +1,49 @@
+"""A mistyped command, agent or preset gets "did you mean" (issue 37; argparse's own
+``suggest_on_error`` is Python 3.14+): a table over every command and value list, each
+mistyped the ways people mistype (a dropped, doubled, swapped or wrong letter, wrong case)."""
+
+from __future__ import annotations
+
+import pytest
+
+from markdown_memory.cli import COMMANDS, build_parser
+from markdown_memory.config import EMBEDDER_CHOICES
+
+
+def typos(word: str) -> list[str]:
+    """Dropped, doubled, swapped and replaced letters of ``word`` (words of 4+ letters), and its
+    upper case."""
+    out = [word[:-1], word + word[-1], word[:1] + word[2] + word[1] + word[3:], word[:-1] + "x", word.upper()]
+    return [t for t in out if t != word]
+
+
+def command_names() -> list[str]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001 - the registered names
+    return sorted(sub.choices)
+
+
+@pytest.mark.parametrize("command", command_names())
+def test_a_mistyped_command_is_suggested(cli_main, command):
+    assert len(COMMANDS) == len(command_names())
+    for typo in typos(command):
+        if typo in command_names():
+            continue
+        res = cli_main(typo)
+        assert res.returncode == 2
+        assert f"did you mean '{command}'?" in res.stderr, (typo, res.stderr)
+
+
+@pytest.mark.parametrize(("args", "wanted"), [
+    (("setup", "claude-cod"), "claude-code"), (("setup", "codx"), "codex"),
+    *[(("--embedder", typo, "status"), preset) for preset in EMBEDDER_CHOICES if len(preset) > 4
+      for typo in typos(preset)[:2]],
+])
+def test_a_mistyped_value_is_suggested(cli_main, args, wanted):
+    res = cli_main(*args)
+    assert res.returncode == 2 and f"did you mean '{wanted}'?" in res.stderr, res.stderr
+
+
+def test_nothing_close_gets_no_guess(cli_main):
+    res = cli_main("qqqqqq")
+    assert res.returncode == 2 and "invalid choice" in res.stderr and "did you mean" not in res.stderr
