@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import indexed_engine
-from markdown_memory.models import SearchRequest, top
+from conftest import indexed_engine, top
+from markdown_memory.models import SearchRequest
 from markdown_memory.search.focus import focus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
