@@ -113,9 +113,9 @@ def inject(engine: Engine, payload: Payload, max_tokens: int) -> tuple[str | Non
     settings: Settings = engine.settings
     found = engine.search(SearchRequest(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000)),
                           freshness=Freshness.FLAG)
-    picked = gate.select(payload.prompt, found.results, found.confidence)
+    picked = gate.select(payload.prompt, found)
     if not picked:
-        _debug("hook added nothing: %s", gate.why_not(payload.prompt, found.results, found.confidence))
+        _debug("hook added nothing: %s", gate.why_not(payload.prompt, found))
         return None, None
     memory = SessionMemory(settings.db_path, payload.session_id)
     seen = memory.seen()

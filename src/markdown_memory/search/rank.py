@@ -36,6 +36,7 @@ from ..config import ranker_choice
 from ..store import Store, VectorCache
 from ..store.scope import Scope
 from ..text import WORD, fts_text, match_form
+from .calibration import Estimate, Query, estimate
 from .candidates import (
     Candidate,
     absent_names,
@@ -68,6 +69,8 @@ class Ranking:
     candidates: list[Candidate]
     confidence: Confidence
     absent: list[str] = field(default_factory=list)
+    #: the calibrated probabilities (``search/calibration.py``), ``p_hits`` aligned with ``candidates``
+    estimate: Estimate = field(default_factory=lambda: Estimate(0.0, 0.0, (), "none"))
 
 
 @dataclass
@@ -119,14 +122,18 @@ def rank(
     ordered = choose_sections(store, query.text, facts.weights, facts.stems, ordered, tuning,
                               tokens if qvec is not None else None)
     ordered = rerank(pool, ordered, chosen_model(ranker or ranker_choice()))
+    crumb = bool(ordered) and breadcrumb_names_query(ordered[0].row["base_path"], facts.stems)
     if facts.absent:
-        grade: Confidence = "none"
+        rule: Confidence = "none"
     else:
-        crumb = bool(ordered) and breadcrumb_names_query(ordered[0].row["base_path"], facts.stems)
-        grade = confidence(ordered, has_vectors=qvec is not None, has_identifiers=bool(facts.identifiers),
-                           min_covered=min(tuning.min_covered, len(facts.weights)), crumb_names_it=crumb,
-                           model=model, tuning=tuning)
-    return Ranking(ordered[: max(top_k, 1) * 3], grade, facts.absent)
+        rule = confidence(ordered, has_vectors=qvec is not None, has_identifiers=bool(facts.identifiers),
+                          min_covered=min(tuning.min_covered, len(facts.weights)), crumb_names_it=crumb,
+                          model=model, tuning=tuning)
+    # the hand-set rule is one input of the calibrated probability, which gives the label
+    kept = ordered[: max(top_k, 1) * 3]
+    est = estimate(kept, Query(qvec is not None, rule, bool(facts.absent), bool(facts.identifiers), crumb,
+                               len(facts.weights)))
+    return Ranking(kept, est.confidence, facts.absent, est)
 
 
 def _describe(pool: Pool) -> _Facts:
