@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_retrieval import open_engine  # noqa: E402
 from markdown_memory.evaluation import load_queries  # noqa: E402
-from markdown_memory.models import Freshness  # noqa: E402
+from markdown_memory.models import Freshness, SearchRequest  # noqa: E402
 from markdown_memory.search import learned  # noqa: E402
 
 
@@ -51,15 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     learned.features = timed_features  # type: ignore[assignment]
     search_ms: dict[str, list[float]] = {"rrf": [], "learned": []}
     try:
-        engine.search("warm up", top_k=5, freshness=Freshness.FLAG)
+        engine.search(SearchRequest("warm up", top_k=5), freshness=Freshness.FLAG)
         for q in queries:
             for ranker in ("rrf", "learned"):
                 os.environ["MARKDOWN_MEMORY_RANKER"] = ranker
                 t0 = time.perf_counter()
-                engine.search(q["query"], top_k=5, freshness=Freshness.FLAG)
+                engine.search(SearchRequest(q["query"], top_k=5), freshness=Freshness.FLAG)
                 search_ms[ranker].append((time.perf_counter() - t0) * 1000)
             with learned.capture() as seen:  # the rows scored (capturing costs no search time above)
-                engine.search(q["query"], top_k=5, freshness=Freshness.FLAG)
+                engine.search(SearchRequest(q["query"], top_k=5), freshness=Freshness.FLAG)
             if seen:
                 rows = seen[-1].rows
                 sizes.append(len(rows))

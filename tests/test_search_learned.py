@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import indexed_engine, top
+from markdown_memory.models import SearchRequest
 
 REPO = Path(__file__).resolve().parents[1]
 PORT = "which port must be free for the server to start"
@@ -112,7 +113,7 @@ def test_ranker_setting_is_checked_and_rrf_is_the_first_stage_order(docs_root, m
     engine = indexed_engine(docs_root, "minilm", minilm)
     try:
         with capture() as seen:
-            answer = engine.search(PORT, top_k=5)
+            answer = engine.search(SearchRequest(PORT, top_k=5))
         listed = [(c.row["file_path"], c.row["heading_path"]) for c in seen[-1].candidates]
         shown = [(h.file_path, h.heading_path) for h in answer.results]
         assert shown == [s for s in listed if s in shown][:len(shown)]  # rrf leaves the first stage's order
@@ -124,8 +125,8 @@ def test_learned_ranker_puts_the_answering_section_first(docs_root, minilm, monk
     monkeypatch.setenv("MARKDOWN_MEMORY_RANKER", "learned")
     engine = indexed_engine(docs_root, "minilm", minilm)
     try:
-        assert top(engine.search(PORT, top_k=5)) == ("ops/troubleshooting.md", "Troubleshooting > The server does not start")
-        assert top(engine.search("ACME_MAX_RETRIES", top_k=5))[0] == "configuration.md"
+        assert top(engine.search(SearchRequest(PORT, top_k=5))) == ("ops/troubleshooting.md", "Troubleshooting > The server does not start")
+        assert top(engine.search(SearchRequest("ACME_MAX_RETRIES", top_k=5)))[0] == "configuration.md"
     finally:
         engine.close()
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .evaluation import MAX_TOKENS, WIDE_K, normalised_path
-from .models import Freshness
+from .models import Freshness, SearchRequest
 from .search.features import FEATURES
 from .search.learned import capture
 
@@ -43,7 +43,7 @@ def export_features(engine: Any, queries: list[dict[str, Any]], out: Path) -> in
         for q in queries:
             expect = [e | {"path": normalised_path(engine.root, e["path"], indexed)} for e in q.get("expect", [])]
             with capture() as seen:
-                engine.search(q["query"], top_k=WIDE_K, max_tokens=MAX_TOKENS, freshness=Freshness.FLAG)
+                engine.search(SearchRequest(q["query"], top_k=WIDE_K, max_tokens=MAX_TOKENS), freshness=Freshness.FLAG)
             cands: list[dict[str, Any]] = []
             has_vectors = False
             if seen:
