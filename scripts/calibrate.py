@@ -13,13 +13,16 @@ judge it on the projects left out.
    (its search, ``hook.gate.asks_docs``, the rendered hits). Negatives (``expect: []``) belong
    to the project of the question before them in their file. The quiet prompts
    (eval/hook-quiet-prompts.jsonl) are searched over the shared corpus for the hook's curve.
+   ``--ranker`` (``rrf`` | ``learned``) names the ranking searched and calibrated; each has its
+   file (``calibration.data_path``). Keep one ``--db-dir`` per ranker: the record caches are
+   the ranking's answers.
 2. *Leave one project out*: for each project, the three models are fitted on the others and
    predict it; the left-out predictions give the expected calibration error (10 equal-width
    bins), the reliability diagram (``--png``) and the bars: ``high`` = the lowest p_first whose
    answers' first hits are right >= 85% of the time, ``none`` = the p_some below which
    most negatives fall while at most 7% of answerable questions do (at most 0.5), ``hook`` = the lowest
-   p_answer at which what the hook injects holds an answering section >= 85% of the time (when
-   no bar reaches it, the most precise bar at which it still answers >= 20% of the questions).
+   p_answer at which what the hook injects holds an answering section >= 85% of the time (null
+   when no bar reaches it: the hook then injects nothing in that mode, as the issue asks).
 3. The shipped models are fitted on every project (fixed iterations, no randomness: rerunning
    gives the same file) and written to ``--out``.
 
@@ -31,6 +34,8 @@ Usage::
 
     python scripts/calibrate.py --collect --db-dir /work/evaldb/learn-conf \\
         --png docs/calibration-reliability.png --report /tmp/calibration.json
+    python scripts/calibrate.py --ranker learned --collect --db-dir /work/evaldb/ranking \\
+        --png docs/calibration-reliability-learned.png --report /tmp/calibration-learned.json
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -68,8 +74,6 @@ RESERVED = frozenset({"pydantic"})
 EMBEDDERS = ("minilm", "none")
 INCREASING, DECREASING = cal.INCREASING, cal.DECREASING
 PRECISION = 0.85
-#: When no bar reaches PRECISION, the hook's bar is the most precise one answering this share.
-MIN_HIT_RATE = 0.2
 #: The share of answerable questions the "none" bar may flag.
 NONE_ANSWERABLE = 0.07
 BINS = 10
@@ -280,9 +284,10 @@ def none_bar(p_some: np.ndarray, negative: np.ndarray) -> float:
     return float(max(ok, key=lambda t: ((p_some[negative] < t).mean(), -t))) if ok else 0.05
 
 
-def hook_curve(rows: list[dict[str, Any]], extra: Sequence[float] = ()) -> tuple[float, list[dict[str, float]]]:
-    """The hook's bar and its curve over left-out ``rows``: per threshold, precision (injected
-    text holds an answer) and hit rate (answerable questions that got an answer injected)."""
+def hook_curve(rows: list[dict[str, Any]], extra: Sequence[float] = ()) -> tuple[float | None, list[dict[str, float]]]:
+    """The hook's bar (None when no threshold reaches PRECISION) and its curve over left-out
+    ``rows``: per threshold, precision (injected text holds an answer) and hit rate (answerable
+    questions that got an answer injected)."""
     asks = [r for r in rows if r["asks"] and r["hook_used"]]
     p = np.array([r["lo_first"] for r in asks])  # the gate reads the first hit's p_answer
     right = np.array([float(r["hook_right"]) for r in asks])
@@ -294,14 +299,14 @@ def hook_curve(rows: list[dict[str, Any]], extra: Sequence[float] = ()) -> tuple
                       "precision": float(right[m].mean()) if m.any() else 1.0,
                       "hit_rate": float(right[m].sum() / max(answerable, 1))})
     bar = precision_bar(p, right)
-    if bar >= 1.0:  # 85% is out of reach: the most precise bar that still answers 20% of the questions
-        usable = [c for c in curve if c["hit_rate"] >= MIN_HIT_RATE]
-        bar = max(usable, key=lambda c: c["precision"])["threshold"] if usable else 1.0
-    return bar, curve
+    return (None if bar >= 1.0 else bar), curve  # out of reach: the hook stays silent in this mode
 
 
-def _at(curve: list[dict[str, float]], bar: float) -> dict[str, float] | None:
-    """The curve's figures at the first threshold >= ``bar`` (None past the curve's end)."""
+def _at(curve: list[dict[str, float]], bar: float | None) -> dict[str, float] | None:
+    """The curve's figures at the first threshold >= ``bar`` (None past the curve's end, or
+    with no bar)."""
+    if bar is None:
+        return None
     return next((c for c in curve if c["threshold"] >= bar - 1e-9), None)
 
 
@@ -337,10 +342,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="dev,corpus2,corpus3,corpus4", help="with --collect: these indexes only")
     ap.add_argument("--collect-only", action="store_true", help="collect the records, fit nothing")
     ap.add_argument("--l2", type=float, default=2.0)
-    ap.add_argument("--out", type=Path, default=cal.DATA)
+    ap.add_argument("--ranker", choices=("rrf", "learned"), default="rrf",
+                    help="the ranking whose answers are collected and calibrated (MARKDOWN_MEMORY_RANKER)")
+    ap.add_argument("--out", type=Path, help="default: the ranker's shipped file (calibration.data_path)")
     ap.add_argument("--png", type=Path, help="reliability diagram (matplotlib: the `train` extra)")
     ap.add_argument("--report", type=Path, help="write the left-out figures and curves here (JSON)")
     args = ap.parse_args(argv)
+    os.environ["MARKDOWN_MEMORY_RANKER"] = args.ranker  # every search below ranks so
+    args.out = args.out or cal.data_path(args.ranker)
     args.db_dir.mkdir(parents=True, exist_ok=True)
     # a run over one embedder keeps the other mode's models as they were
     data: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {"models": {}, "bars": {}}
@@ -378,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
             "bars": data["bars"][mode], "hook_curve": curve,
             "hook_curve_written": hook_curve([r for r in rows if r.get("kind", "written") == "written"])[1],
             "hook_curve_real": hook_curve([r for r in rows if r.get("kind") == "real"])[1],
-            "hook_at_bar": {k: _at(hook_curve([r for r in rows if r.get("kind", "written") in ks], [hook])[1], hook)
+            "hook_at_bar": {k: _at(hook_curve([r for r in rows if r.get("kind", "written") in ks], [hook] if hook else [])[1], hook)
                             for k, ks in (("all", ("written", "real")), ("written", ("written",)), ("real", ("real",)))},
             "ece_by_kind": {k: {"first": ece(np.array([r["lo_first"] for r in qrows if r.get("kind") == k]),
                                              np.array([float(r["first"]) for r in qrows if r.get("kind") == k])),

@@ -13,7 +13,9 @@ Two tests, both measured on the two dev sets and eval/hook-quiet-prompts.jsonl
   ``p_answer`` (search/calibration.py) at or above the hook's bar for the search's mode, the
   lowest at which the hook's added text held an answering section >= 85% of the time on the
   dev sets' left-out projects (docs/prompt-hook.md has the curve). Below it the hook says
-  nothing. A long prompt (context, a pasted log, the question at the end) is searched by what
+  nothing. Keyword-only, no bar reaches 85% (the calibration's ``hook`` bar is null), so the
+  hook run in process (keyword-only) injects nothing and says why at debug level; the resident
+  service, searching with vectors, injects. A long prompt (context, a pasted log, the question at the end) is searched by what
   it asks (search/focus.py), as every search is.
 """
 
@@ -45,6 +47,9 @@ OWN_CODE = frozenset("our ours repo codebase".split())
 #: "can I run ..." a question).
 OPENINGS = frozenset("please pls kindly now then also and so let lets just".split())
 ASKING = frozenset("can could would will".split())
+#: The share of injected texts that must hold an answering section (issue 34; scripts/calibrate.py
+#: picks each mode's bar for it, or none when no bar reaches it).
+HOOK_PRECISION = 0.85
 
 
 def asks_docs(prompt: str) -> bool:
@@ -67,8 +72,9 @@ def select(prompt: str, answer: SearchAnswer) -> list[Hit]:
 
     if not asks_docs(prompt):
         return []
+    bar = hook_bar(not answer.keyword_only)
     with_text = [h for h in answer.results if h.content is not None]
-    if not with_text or (with_text[0].p_answer or 0.0) < hook_bar(not answer.keyword_only):
+    if bar is None or not with_text or (with_text[0].p_answer or 0.0) < bar:
         return []
     return with_text
 
@@ -77,9 +83,15 @@ def why_not(prompt: str, answer: SearchAnswer) -> str:
     """Why :func:`select` kept nothing for ``prompt``, as one clause for the debug log."""
     from ..search.calibration import hook_bar
 
+    bar = hook_bar(not answer.keyword_only)
     with_text = [h for h in answer.results if h.content is not None]
     if not with_text:
         return "the search found no section with text"
     best = with_text[0]
+    if bar is None:  # no keyword-only bar reached the hook's precision on the left-out projects
+        mode = "keyword-only" if answer.keyword_only else "vector"
+        return (f"{mode}: no answer sure enough (no {mode} bar reached {HOOK_PRECISION:.0%} precision on the "
+                f"left-out projects; best: {best.file_path} > {best.heading_path}, probability "
+                f"{best.p_answer or 0.0:.2f}); the resident service with vectors injects")
     return (f"the best section ({best.file_path} > {best.heading_path}) answers with probability "
-            f"{best.p_answer or 0.0:.2f}, below the hook's bar {hook_bar(not answer.keyword_only):.2f}")
+            f"{best.p_answer or 0.0:.2f}, below the hook's bar {bar:.2f}")

@@ -3,7 +3,9 @@ answers the query, from what the ranking knows about its best candidates.
 
 Three logistic models per search mode (``vector``: the query was embedded; ``keyword``:
 keyword-only), fitted by ``scripts/calibrate.py`` on the dev sets' left-out projects and shipped
-as ``data/calibration.json`` (evaluated here with numpy: a dot product per model):
+per ranker (``data/calibration.json`` for ``rrf``, ``data/calibration-learned.json`` for the
+learned ranker: the probability describes the order it was fitted on; evaluated here with
+numpy: a dot product per model):
 
 * ``first``: P(the first hit answers), over :data:`ANSWER_FEATURES`;
 * ``some``: P(some hit that carries its text answers), same features;
@@ -14,7 +16,8 @@ their weight constrained, so the probability never falls as, say, the score marg
 cosine grows. The ``confidence`` label is read off the probabilities (:func:`label`, bars per
 mode): "high" when ``p_first`` clears ``high``, "none" when ``p_some`` is below ``none`` ("no
 good answer"), "low" otherwise. The hook's bar (``hook``) is chosen for >= 85% precision on
-the left-out folds (docs/prompt-hook.md).
+the left-out folds (docs/prompt-hook.md); ``null`` when no bar reaches it (the hook is silent
+in that mode).
 """
 
 from __future__ import annotations
@@ -33,6 +36,12 @@ from .candidates import Candidate
 
 Confidence = Literal["high", "low", "none"]
 DATA = Path(__file__).parent / "data" / "calibration.json"
+
+
+def data_path(ranker: str) -> Path:
+    """The calibration fitted on ``ranker``'s answers (``rrf``: ``data/calibration.json``,
+    ``learned``: ``data/calibration-learned.json``): the probabilities describe one ranking."""
+    return DATA if ranker == "rrf" else DATA.with_name(f"calibration-{ranker}.json")
 
 #: Query-level features (each 0-1 or a small count), in the model's order.
 ANSWER_FEATURES = (
@@ -120,10 +129,17 @@ class Estimate:
     hit_rows: tuple[tuple[float, ...], ...] = ()
 
 
+def calibrator(ranker: str | None = None) -> dict[str, Any]:
+    """The shipped calibration of ``ranker`` (None: the ranker setting, ``config.ranker_choice``;
+    :func:`data_path`), read once. Raises ConfigError for an unknown ranker setting."""
+    from ..config import ranker_choice
+
+    return _read(ranker or ranker_choice())
+
+
 @cache
-def calibrator() -> dict[str, Any]:
-    """The shipped calibration (``data/calibration.json``), read once."""
-    data: dict[str, Any] = json.loads(DATA.read_text(encoding="utf-8"))
+def _read(ranker: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(data_path(ranker).read_text(encoding="utf-8"))
     return data
 
 
@@ -146,10 +162,10 @@ def _mode(has_vectors: bool) -> str:
     return "vector" if has_vectors else "keyword"
 
 
-def label(p_first: float, p_some: float, has_vectors: bool) -> Confidence:
+def label(p_first: float, p_some: float, has_vectors: bool, ranker: str | None = None) -> Confidence:
     """The ``confidence`` label of the probabilities of a search with or without vectors
-    (module docstring)."""
-    bars = calibrator()["bars"][_mode(has_vectors)]
+    ranked by ``ranker`` (None: the setting; module docstring)."""
+    bars = calibrator(ranker)["bars"][_mode(has_vectors)]
     if p_first >= bars["high"]:
         return "high"
     if p_some < bars["none"]:
@@ -157,17 +173,20 @@ def label(p_first: float, p_some: float, has_vectors: bool) -> Confidence:
     return "low"
 
 
-def hook_bar(has_vectors: bool) -> float:
-    """The ``p_answer`` the prompt hook needs before it injects anything (module docstring)."""
-    return float(calibrator()["bars"][_mode(has_vectors)]["hook"])
+def hook_bar(has_vectors: bool, ranker: str | None = None) -> float | None:
+    """The ``p_answer`` the prompt hook needs before it injects anything (module docstring);
+    None when no bar of that mode reached 85% precision on the left-out projects: the hook then
+    injects nothing in that mode (keyword-only, as fitted today)."""
+    bar = calibrator(ranker)["bars"][_mode(has_vectors)]["hook"]
+    return None if bar is None else float(bar)
 
 
-def estimate(ordered: Sequence[Candidate], q: Query) -> Estimate:
-    """The probabilities and label of a ranking ``ordered`` best first; an empty ranking is
-    (0, 0, (), "none")."""
+def estimate(ordered: Sequence[Candidate], q: Query, ranker: str | None = None) -> Estimate:
+    """The probabilities and label of a ranking ``ordered`` best first, made by ``ranker``
+    (None: the setting); an empty ranking is (0, 0, (), "none")."""
     if not ordered:
         return Estimate(0.0, 0.0, (), "none")
-    models = calibrator()["models"][_mode(q.has_vectors)]
+    models = calibrator(ranker)["models"][_mode(q.has_vectors)]
     x = answer_features(ordered, q)
     first_logit = float(_logit(models["first"], x))
     p_first = float(_sigmoid(first_logit))
@@ -175,5 +194,5 @@ def estimate(ordered: Sequence[Candidate], q: Query) -> Estimate:
     rows = hit_features(ordered, first_logit, q.has_vectors)
     p_rest = _sigmoid(_logit(models["hit"], rows[1:])) if len(ordered) > 1 else np.zeros(0)
     p_hits = (p_first, *(min(float(p), p_some) for p in p_rest))
-    return Estimate(p_first, p_some, p_hits, label(p_first, p_some, q.has_vectors), tuple(float(v) for v in x),
+    return Estimate(p_first, p_some, p_hits, label(p_first, p_some, q.has_vectors, ranker), tuple(float(v) for v in x),
                     tuple(tuple(float(v) for v in r) for r in rows))

@@ -121,7 +121,8 @@ def rank(
         ordered = [c for c in ordered if c.section_id in inside]
     ordered = choose_sections(store, query.text, facts.weights, facts.stems, ordered, tuning,
                               tokens if qvec is not None else None)
-    ordered = rerank(pool, ordered, chosen_model(ranker or ranker_choice()))
+    ranker = ranker or ranker_choice()
+    ordered = rerank(pool, ordered, chosen_model(ranker))
     crumb = bool(ordered) and breadcrumb_names_query(ordered[0].row["base_path"], facts.stems)
     if facts.absent:
         rule: Confidence = "none"
@@ -132,7 +133,7 @@ def rank(
     # the hand-set rule is one input of the calibrated probability, which gives the label
     kept = ordered[: max(top_k, 1) * 3]
     est = estimate(kept, Query(qvec is not None, rule, bool(facts.absent), bool(facts.identifiers), crumb,
-                               len(facts.weights)))
+                               len(facts.weights)), ranker)
     return Ranking(kept, est.confidence, facts.absent, est)
 
 
