@@ -90,3 +90,21 @@ def test_the_label_follows_the_bars():
         assert cal.label(bars["high"], bars["high"], has_vectors) == "high"
         assert cal.label(bars["high"] - 0.01, bars["none"], has_vectors) == "low"
         assert cal.label(0.0, bars["none"] - 0.01, has_vectors) == "none"
+
+
+def test_the_probability_is_the_one_fitted_on_the_ranker_used(engine, monkeypatch):
+    """Each ranker's order has its own calibration (``calibration.data_path``): a search ranked
+    by the learned ranker reads its probability and label off data/calibration-learned.json,
+    one ranked by RRF off data/calibration.json; the same question gets different estimates."""
+    assert cal.calibrator("learned")["models"] != cal.calibrator("rrf")["models"]
+    seen: dict[str, list[float]] = {}
+    for ranker in ("rrf", "learned"):
+        monkeypatch.setenv("MARKDOWN_MEMORY_RANKER", ranker)
+        assert cal.calibrator() is cal.calibrator(ranker)
+        for query in ANSWERABLE:
+            answer = engine.search(SearchRequest(query, top_k=10))
+            seen.setdefault(ranker, []).append(answer.p_answer)
+            if answer.results:
+                vectors = not answer.keyword_only and any("vector" in h.matched_by for h in answer.results)
+                assert answer.confidence == cal.label(answer.results[0].p_answer, answer.p_answer, vectors, ranker)
+    assert seen["rrf"] != seen["learned"]
