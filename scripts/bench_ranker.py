@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""What the learned ranker adds to a search: the time of building the feature rows of the first
-stage's 50 candidates (``search/features.py``) and of scoring them with the shipped model
-(numpy), per question, as medians; and the whole search's median with ``--ranker rrf`` and
-``learned`` over the same questions.
+"""What the learned ranker and the calibration add to a search: the time of building the feature
+rows of the first stage's 50 candidates (``search/features.py``), of scoring them with the
+shipped model (numpy), and of the calibrated answer probability (``calibration.estimate``: its
+features and three logistic models), per question, as medians; and the whole search's median
+with ``--ranker rrf`` and ``learned`` over the same questions.
 
 Usage::
 
@@ -24,6 +25,7 @@ from eval_retrieval import open_engine  # noqa: E402
 from markdown_memory.evaluation import load_queries  # noqa: E402
 from markdown_memory.models import Freshness, SearchRequest  # noqa: E402
 from markdown_memory.search import learned  # noqa: E402
+from markdown_memory.search import rank as ranking  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +50,17 @@ def main(argv: list[str] | None = None) -> int:
         feature_ms.append((time.perf_counter() - t0) * 1000)
         return rows
 
+    estimate_ms: list[float] = []
+    real_estimate = ranking.estimate
+
+    def timed_estimate(*args, **kwargs):  # type: ignore[no-untyped-def]
+        t0 = time.perf_counter()
+        out = real_estimate(*args, **kwargs)
+        estimate_ms.append((time.perf_counter() - t0) * 1000)
+        return out
+
     learned.features = timed_features  # type: ignore[assignment]
+    ranking.estimate = timed_estimate  # type: ignore[assignment]
     search_ms: dict[str, list[float]] = {"rrf": [], "learned": []}
     try:
         engine.search(SearchRequest("warm up", top_k=5), freshness=Freshness.FLAG)
@@ -71,10 +83,13 @@ def main(argv: list[str] | None = None) -> int:
                 score_ms.append((time.perf_counter() - t0) * 1000 / args.repeat)
     finally:
         learned.features = real_features  # type: ignore[assignment]
+        ranking.estimate = real_estimate  # type: ignore[assignment]
         engine.close()
     print(f"{len(queries)} questions, candidates per question median {statistics.median(sizes)}")
     print(f"feature rows: median {statistics.median(feature_ms):.3f} ms; numpy scoring + order: median "
           f"{statistics.median(score_ms):.3f} ms")
+    print(f"calibration (estimate): median {statistics.median(estimate_ms):.3f} ms; scoring + calibration: "
+          f"median {statistics.median(score_ms) + statistics.median(estimate_ms):.3f} ms")
     rrf, lrn = statistics.median(search_ms["rrf"]), statistics.median(search_ms["learned"])
     print(f"whole search median: rrf {rrf:.1f} ms, learned {lrn:.1f} ms (ratio {lrn / rrf:.2f})")
     return 0
