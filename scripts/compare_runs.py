@@ -176,6 +176,13 @@ def compare(pairs: Sequence[tuple[Mapping[str, Mapping[str, Any]], Mapping[str, 
     top1 = paired.top1_after - paired.top1_before
     rr_low, rr_high = bootstrap_interval(rr, seed, resamples)
     t_low, t_high = bootstrap_interval(top1, seed, resamples)
+    # a budget change moves answer-in-hit and tokens, not the ranks: both get their interval too
+    before_qs = [q for b, _ in paired.sets.values() for q in b]
+    after_qs = [q for _, a in paired.sets.values() for q in a]
+    inhit = (np.array([float(bool(q.get("in_content"))) for q in after_qs])
+             - np.array([float(bool(q.get("in_content"))) for q in before_qs]))
+    tok_b = np.array([float(q.get("tokens", 0)) for q in before_qs])
+    tok_a = np.array([float(q.get("tokens", 0)) for q in after_qs])
     sets = []
     for (p, name), (b, a) in paired.sets.items():
         sets.append({"pair": p + 1, "set": name, "n": len(b), "before": figures(b), "after": figures(a),
@@ -185,7 +192,11 @@ def compare(pairs: Sequence[tuple[Mapping[str, Mapping[str, Any]], Mapping[str, 
         "pooled": {"n": len(rr), "unpaired": paired.unpaired, "seed": seed, "resamples": resamples,
                    "better": int((rr > 0).sum()), "worse": int((rr < 0).sum()),
                    "mrr10": {"diff": float(rr.mean()), "interval": [rr_low, rr_high]},
-                   "top1": {"diff": float(top1.mean()), "interval": [t_low, t_high]}},
+                   "top1": {"diff": float(top1.mean()), "interval": [t_low, t_high]},
+                   "inhit": {"diff": float(inhit.mean()), "interval": list(bootstrap_interval(inhit, seed, resamples))},
+                   "tokens": {"diff": float((tok_a - tok_b).mean()),
+                              "interval": list(bootstrap_interval(tok_a - tok_b, seed, resamples)),
+                              "p50_before": float(np.median(tok_b)), "p50_after": float(np.median(tok_a))}},
         "verdict": verdict(rr_low, rr_high),
     }
 
@@ -210,6 +221,11 @@ def format_report(result: Mapping[str, Any]) -> str:
                  f"bootstrap 95% intervals, {p['resamples']} resamples, seed {p['seed']}:")
     lines.append(f"  MRR@10 difference {mrr['diff']:+.4f} [{mrr['interval'][0]:+.4f}, {mrr['interval'][1]:+.4f}]")
     lines.append(f"  Top-1 difference  {top1['diff']:+.2%} [{top1['interval'][0]:+.2%}, {top1['interval'][1]:+.2%}]")
+    if "inhit" in p:
+        inh, tok = p["inhit"], p["tokens"]
+        lines.append(f"  answer in hit     {inh['diff']:+.2%} [{inh['interval'][0]:+.2%}, {inh['interval'][1]:+.2%}]")
+        lines.append(f"  answer tokens     {tok['diff']:+.0f} [{tok['interval'][0]:+.0f}, {tok['interval'][1]:+.0f}] "
+                     f"(p50 {tok['p50_before']:.0f} -> {tok['p50_after']:.0f})")
     lines.append(f"verdict: {result['verdict']}")
     return "\n".join(lines)
 

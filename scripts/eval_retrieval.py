@@ -86,6 +86,10 @@ def score_set(name: str, corpus: Path, queries_path: Path, db: Path, args: argpa
     engine = open_engine(corpus.resolve(), db, args.embedder, folders, args.vector_cache)
     try:
         results = run_queries(engine, queries)
+        if args.features:
+            from markdown_memory.eval_features import export_features
+
+            export_features(engine, queries, features_path(args.features, name, len(args.sets or []) > 1))
         status = engine.status()
     finally:
         engine.close()
@@ -95,6 +99,12 @@ def score_set(name: str, corpus: Path, queries_path: Path, db: Path, args: argpa
     meta = {"embedder": args.embedder, "queries": str(queries_path.name), "folders": folders,
             "documents": counts.documents, "sections": counts.sections}
     return {"name": name, "meta": meta, "summary": summarise(results), "results": results, "header": header}
+
+
+def features_path(path: Path, name: str, several: bool) -> Path:
+    """Where ``--features`` writes set ``name``: ``path`` itself, or ``STEM-NAME.jsonl`` beside it
+    when several sets run."""
+    return path.with_name(f"{path.stem}-{name}{path.suffix or '.jsonl'}") if several else path
 
 
 def side_by_side(scored: list[dict[str, Any]]) -> str:
@@ -163,8 +173,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--margin", type=float, default=0.0, help="extra allowed drop for --compare (fraction)")
     ap.add_argument("--vector-cache", action="store_true",
                     help="KNN through the server's in-memory quantized vectors (default: sqlite-vec's exact scan)")
+    ap.add_argument("--features", type=Path, metavar="FILE",
+                    help="also write each question's first 50 candidates' ranking features and labels (JSON Lines; "
+                    "FILE-NAME.jsonl per set when several run; markdown_memory/eval_features.py)")
+    ap.add_argument("--ranker", choices=("rrf", "learned"),
+                    help="how search orders candidates (default: $MARKDOWN_MEMORY_RANKER, else the shipped default)")
     ap.add_argument("--show-misses", action="store_true", help="print each miss with what came first")
     args = ap.parse_args(argv)
+    if args.ranker:
+        import os
+
+        os.environ["MARKDOWN_MEMORY_RANKER"] = args.ranker
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
 
     sets = args.sets or [("dev", args.corpus, args.queries)]

@@ -140,8 +140,11 @@ def test_a_name_the_docs_mention_is_answered(engine):
 
 def test_one_stray_word_is_not_a_confident_answer(engine):
     # "weekend" occurs once in the docs; "snowfall" nowhere: a hit on one word of two is stray.
+    # (issue 34: the label is read from the calibrated p_answer; on this eight-section corpus a
+    # stray word may be "low", never "high", and always far less likely than a real answer)
     answer = engine.search(SearchRequest("snowfall weekend"))
-    assert answer.confidence == "none"
+    assert answer.confidence != "high"
+    assert answer.p_answer < engine.search(SearchRequest("automatic colours disabled for a tag colour")).p_answer
 
 
 def test_identical_sections_in_several_files_are_returned_once(tmp_path, make_engine):

@@ -50,7 +50,8 @@ def test_identifier_query_puts_the_section_naming_it_first(engine, query, expect
     answer = engine.search(SearchRequest(query))
     assert top(answer) == expected
     assert "exact" in answer.results[0].matched_by
-    assert answer.confidence == "high"
+    # issue 34: the label is read from the calibrated p_answer (high needs >= 85% left-out precision)
+    assert answer.confidence != "none" and answer.results[0].p_answer >= 0.5
 
 
 @pytest.mark.parametrize("query, expected", IDENTIFIERS)
@@ -151,7 +152,7 @@ def test_a_short_query_naming_a_heading_is_not_reported_as_unanswered(engine, qu
     evidence an unanswerable question does not get."""
     answer = engine.search(SearchRequest(query))
     assert top(answer) == expected
-    assert answer.confidence == "low"
+    assert answer.confidence != "none"  # "low" or, calibrated (issue 34), "high"
     assert "nothing in the docs" not in (answer.message or "").lower()
 
 

@@ -257,7 +257,8 @@ def test_the_hook_page_shows_each_prompt_what_was_added_and_why_not(site) -> Non
     rows = re.findall(r'<tr class="entry (added|silent)">(.*?)</tr>', page, re.S)
     assert [kind for kind, _ in rows] == ["silent", "added"]  # newest first
     silent, added = rows[0][1], rows[1][1]
-    assert "swallow" in silent and "content words" in silent or "confidence is none" in silent
+    # the hook's reason for silence: the first hit's answer probability under its bar
+    assert "swallow" in silent and re.search(r"probability 0\.\d\d, below the hook&#39;s bar 0\.\d\d", silent)
     assert "How long does the client wait" in added and "configuration.md · Configuration &gt; Network timeouts" in added
     assert re.search(r'<td class="num">[1-9]\d*</td>', added)  # tokens added
 

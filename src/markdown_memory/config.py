@@ -207,3 +207,20 @@ class Settings:
             auto_index=flag_from_env("MARKDOWN_MEMORY_AUTO_INDEX", True) if auto_index is None else auto_index,
             max_file_bytes=int(max_file_mb(max_file) * 1_000_000),
         )
+
+
+#: How search orders the first stage's candidates (``search/learned.py``): ``rrf`` the hand-set
+#: reciprocal rank fusion, ``learned`` the shipped pairwise model over ``search/features.py``.
+RANKER_CHOICES = ("rrf", "learned")
+#: The ranker used when ``MARKDOWN_MEMORY_RANKER`` (or the global ``--ranker`` flag) names none:
+#: the learned one only if it wins on the pooled left-out-project interval (docs/ranking.md).
+DEFAULT_RANKER = "rrf"
+
+
+def ranker_choice() -> str:
+    """The ranker setting: ``MARKDOWN_MEMORY_RANKER`` (``rrf`` | ``learned``, any case) or
+    ``DEFAULT_RANKER``. Raises ConfigError for another value."""
+    raw = (_env("MARKDOWN_MEMORY_RANKER") or DEFAULT_RANKER).strip().lower()
+    if raw not in RANKER_CHOICES:
+        raise ConfigError(f"MARKDOWN_MEMORY_RANKER must be one of {', '.join(RANKER_CHOICES)}, got {raw!r}")
+    return raw

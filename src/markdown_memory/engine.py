@@ -281,7 +281,7 @@ class Engine:
         notes = annotate(SearchFacts(len(request.query), MAX_QUERY_CHARS, flagged, ranked.keyword_only, status,
                                      indexed_here, self._background, self._database.disk_full), ranked.notes)
         answer = SearchAnswer(tuple(hits), ranked.confidence, ranked.keyword_only, messages.render_notes(ctx, notes),
-                              status, notes)
+                              status, notes, ranked.p_answer)
         # the agent view's measure, whichever adapter asks
         return fit_answer(answer, request.max_tokens, found=ranked.found)
 

@@ -13,6 +13,7 @@ from .embed.choice import other_vectors
 from .models import Hit
 from .models.notes import NoConfidentMatch, Note, Said, VectorsPending
 from .search import analyse, distinct_hits, pack_hits, search_sections
+from .search.focus import focus
 
 if TYPE_CHECKING:  # pragma: no cover
     from .embed.loader import ModelLoader
@@ -33,6 +34,7 @@ class Ranked:
     keyword_only: bool
     notes: tuple[Note, ...]
     found: int
+    p_answer: float = 0.0  # search/calibration.py: P(a hit carrying its text answers)
 
 
 def rank_once(store: Store, loader: ModelLoader, activity: IndexActivity, reporter: StatusReporter, ctx: Context,
@@ -42,6 +44,7 @@ def rank_once(store: Store, loader: ModelLoader, activity: IndexActivity, report
     vectors) and pack ``top_k`` hits into ``max_tokens``; ``ctx``: the engine's context (its
     configured preset) for the call's reader."""
     embedder = ctx.embedder
+    query = focus(query).text  # a long question is searched by what it asks (search/focus.py)
     qvec, embedder_name, other_build = None, None, None
     wid, _dim = store.vector_space()
     if store.vec_available and store.has_vec_tables():
@@ -69,4 +72,4 @@ def rank_once(store: Store, loader: ModelLoader, activity: IndexActivity, report
             notes.append(VectorsPending())
     # once a `drift` run has read the code side, hits say which names the code lost
     return Ranked(with_drift(store, list(packed)), outcome.confidence, qvec is None, tuple(notes),
-                  len(distinct_hits(outcome.hits, top_k)))
+                  len(distinct_hits(outcome.hits, top_k)), outcome.p_answer)

@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import __version__
-from ..config import EMBEDDER_CHOICES, Settings
+from ..config import DEFAULT_RANKER, EMBEDDER_CHOICES, RANKER_CHOICES, Settings
 from ..errors import ConfigError, MarkdownMemoryError, UsageError, describe_error
 from .options import Parser, add_docs_dir_option, emit
 
@@ -96,6 +96,9 @@ def build_parser(commands: Sequence[ModuleType] | None = None) -> argparse.Argum
                         help="files larger than this are not indexed (default: $MARKDOWN_MEMORY_MAX_FILE_MB or 10)")
     parser.add_argument("--verbose", action="store_true",
                         help="also say which embedding preset is used and why when it did not change")
+    parser.add_argument("--ranker", choices=RANKER_CHOICES,
+                        help="how search orders its candidates: rrf (hand-set fusion) or learned (the shipped "
+                        "model, docs/ranking.md) (default: $MARKDOWN_MEMORY_RANKER, else " + DEFAULT_RANKER + ")")
     parser.add_argument("--log-level", help="stderr log level: DEBUG, INFO, WARNING, ERROR or CRITICAL "
                         "(default: $MARKDOWN_MEMORY_LOG_LEVEL or WARNING)")
     add_docs_dir_option(parser, help=argparse.SUPPRESS, dest="server_docs_dir")  # the server's docs root
@@ -240,6 +243,8 @@ def search_client(argv: list[str]) -> int | None:
             return None
         _decode_arguments(args)
         _apply_global_docs_dir(args)
+        if args.ranker:  # a setting search reads (config.ranker_choice), not a request field
+            os.environ["MARKDOWN_MEMORY_RANKER"] = args.ranker
         level, problem = _log_level(args.log_level)
         if problem:
             return None
@@ -283,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         _decode_arguments(args)
         _apply_global_docs_dir(args)
+        if args.ranker:  # a setting search reads (config.ranker_choice), not a request field
+            os.environ["MARKDOWN_MEMORY_RANKER"] = args.ranker
         as_json = bool(getattr(args, "json", False))
         level, problem = _log_level(args.log_level)
         _configure_logging(level)

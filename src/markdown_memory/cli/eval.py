@@ -27,6 +27,8 @@ def register(sub: Any) -> None:
     p.add_argument("questions", metavar="QUESTIONS.jsonl", help="JSON Lines file: one question per line with "
                    '"query" and "expect": [{"path", "line"}] (paths relative to the docs root)')
     add_docs_dir(p)
+    p.add_argument("--features", metavar="FILE", help="also write, per question, its first 50 candidates' ranking "
+                   "features and whether each answers (JSON Lines, the learned ranker's training data: docs/ranking.md)")
     p.add_argument("--no-misses", action="store_true", help="print the figures only, not each miss")
     add_json(p, help="print one JSON object (figures and every question)")
     p.set_defaults(handler=run)
@@ -53,6 +55,10 @@ def score(engine: Any, args: argparse.Namespace, progress: Any) -> int:
     engine.index(progress=progress)
     progress.finish()
     results = run_queries(engine, queries)
+    if getattr(args, "features", None):
+        from ..eval_features import export_features
+
+        export_features(engine, queries, Path(args.features))
     summary = summarise(results)
     status = engine.status()
     data = {

@@ -118,11 +118,11 @@ def inject(engine: Engine, payload: Payload, max_tokens: int,
     settings: Settings = engine.settings
     found = engine.search(SearchRequest(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000)),
                           freshness=Freshness.FLAG)
-    picked = gate.select(payload.prompt, found.results, found.confidence)
+    picked = gate.select(payload.prompt, found)
     text, why = "", None
     used: list[Hit] = []
     if not picked:
-        why = gate.why_not(payload.prompt, found.results, found.confidence)
+        why = gate.why_not(payload.prompt, found)
     else:
         memory = SessionMemory(settings.db_path, payload.session_id)
         seen = memory.seen()

@@ -9,13 +9,14 @@ Two tests, both measured on the two dev sets and eval/hook-quiet-prompts.jsonl
   and it does not speak of the user's own code ("our", "this repo").
   Agents are told to *do* things far more often than to *look up* things; only the second
   gains from documentation in the prompt.
-* The section holds the prompt (:func:`passes`): the search's confidence is not ``none``, and
-  the section's path, breadcrumb and text hold at least MIN_COVERED distinct content words of
-  the prompt (another form of a word counts: ``timeouts`` for ``timeout``). A prompt of fewer
-  content words passes only with confidence ``high`` (a rare identifier of the prompt is in
-  the section) and every word held. With keyword search alone the engine's confidence is
-  ``low`` for almost any prompt ("hi" included); the count of words held is what separates a
-  question its docs answer from chatter that shares a word with some page.
+* The answer is likely right (:func:`select`): the first hit with text has a calibrated
+  ``p_answer`` (search/calibration.py) at or above the hook's bar for the search's mode, the
+  lowest at which the hook's added text held an answering section >= 85% of the time on the
+  dev sets' left-out projects (docs/prompt-hook.md has the curve). Below it the hook says
+  nothing. Keyword-only, no bar reaches 85% (the calibration's ``hook`` bar is null), so the
+  hook run in process (keyword-only) injects nothing and says why at debug level; the resident
+  service, searching with vectors, injects. A long prompt (context, a pasted log, the question at the end) is searched by what
+  it asks (search/focus.py), as every search is.
 """
 
 from __future__ import annotations
@@ -25,10 +26,7 @@ from typing import TYPE_CHECKING
 from ..text import WORD, fts_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..models import Hit
-
-#: distinct content words of the prompt the section must hold
-MIN_COVERED = 3
+    from ..models import Hit, SearchAnswer
 
 #: First words of a prompt that asks the agent to do something (or answers it), not to look
 #: something up: the imperative verbs of coding tasks, git chores and replies.
@@ -49,14 +47,9 @@ OWN_CODE = frozenset("our ours repo codebase".split())
 #: "can I run ..." a question).
 OPENINGS = frozenset("please pls kindly now then also and so let lets just".split())
 ASKING = frozenset("can could would will".split())
-
-
-def content_words(text: str) -> set[str]:
-    """The prompt's words that carry its topic: keyword-index forms (case-folded, CJK as
-    bigrams) that are not stop words, of three letters or more (any length for CJK)."""
-    from ..search.query import STOPWORDS  # the search package: only once a prompt is searched
-
-    return {w for w in WORD.findall(fts_text(text)) if w not in STOPWORDS and (len(w) >= 3 or not w.isascii())}
+#: The share of injected texts that must hold an answering section (issue 34; scripts/calibrate.py
+#: picks each mode's bar for it, or none when no bar reaches it).
+HOOK_PRECISION = 0.85
 
 
 def asks_docs(prompt: str) -> bool:
@@ -72,50 +65,33 @@ def asks_docs(prompt: str) -> bool:
     return not words or words[0] not in TASK_WORDS
 
 
-def covered(words: set[str], hit: Hit) -> set[str]:
-    """The ``words`` that the hit's path, breadcrumb and text hold (or another form of)."""
-    from ..search.query import stem_prefix
+def select(prompt: str, answer: SearchAnswer) -> list[Hit]:
+    """The hits with text of ``answer`` to add to ``prompt``, best first; empty unless the prompt
+    asks something and the first hit with text clears the hook's bar (module docstring)."""
+    from ..search.calibration import hook_bar
 
-    held = set(WORD.findall(fts_text(f"{hit.file_path}\n{hit.heading_path}\n{hit.content or hit.preview}")))
-    out = set()
-    for w in words:
-        stem = stem_prefix(w)
-        if w in held or (stem is not None and any(h.startswith(stem) for h in held)):
-            out.add(w)
-    return out
-
-
-def passes(words: set[str], hit: Hit, confidence: str) -> bool:
-    """True when ``hit`` holds enough of the prompt's content ``words`` (see module docstring)."""
-    if confidence == "none" or not words:
-        return False
-    held = len(covered(words, hit))
-    if held >= MIN_COVERED:
-        return True
-    return confidence == "high" and held == len(words)
-
-
-def select(prompt: str, hits: tuple[Hit, ...], confidence: str) -> list[Hit]:
-    """The hits with text that pass the gate, best first; empty unless the best hit with text
-    passes (a weaker section is never injected in place of a better one that failed)."""
     if not asks_docs(prompt):
         return []
-    words = content_words(prompt)
-    with_text = [h for h in hits if h.content is not None]
-    if not with_text or not passes(words, with_text[0], confidence):
+    bar = hook_bar(not answer.keyword_only)
+    with_text = [h for h in answer.results if h.content is not None]
+    if bar is None or not with_text or (with_text[0].p_answer or 0.0) < bar:
         return []
-    return [h for h in with_text if passes(words, h, confidence)]
+    return with_text
 
 
-def why_not(prompt: str, hits: tuple[Hit, ...], confidence: str) -> str:
+def why_not(prompt: str, answer: SearchAnswer) -> str:
     """Why :func:`select` kept nothing for ``prompt``, as one clause for the debug log."""
-    words = content_words(prompt)
-    with_text = [h for h in hits if h.content is not None]
+    from ..search.calibration import hook_bar
+
+    bar = hook_bar(not answer.keyword_only)
+    with_text = [h for h in answer.results if h.content is not None]
     if not with_text:
         return "the search found no section with text"
-    if confidence == "none":
-        return f"the search's confidence is none (best: {with_text[0].file_path} > {with_text[0].heading_path})"
-    held = covered(words, with_text[0])
-    return (f"the best section ({with_text[0].file_path} > {with_text[0].heading_path}) holds {len(held)} of the "
-            f"prompt's {len(words)} content words ({', '.join(sorted(held)) or 'none'}); it needs {MIN_COVERED}, "
-            f"or all of them with confidence high (it is {confidence})")
+    best = with_text[0]
+    if bar is None:  # no keyword-only bar reached the hook's precision on the left-out projects
+        mode = "keyword-only" if answer.keyword_only else "vector"
+        return (f"{mode}: no answer sure enough (no {mode} bar reached {HOOK_PRECISION:.0%} precision on the "
+                f"left-out projects; best: {best.file_path} > {best.heading_path}, probability "
+                f"{best.p_answer or 0.0:.2f}); the resident service with vectors injects")
+    return (f"the best section ({best.file_path} > {best.heading_path}) answers with probability "
+            f"{best.p_answer or 0.0:.2f}, below the hook's bar {bar:.2f}")

@@ -115,7 +115,9 @@ class Hit:
     when the file changed on disk since it was indexed; ``already_sent`` True for a pointer
     whose text this MCP session already received in full (session memory); ``drift`` the names
     the section gives as code (flags, env vars, paths, functions) that the code side no longer
-    holds, once ``drift`` has read the code side (docs/drift.md), omitted when empty."""
+    holds, once ``drift`` has read the code side (docs/drift.md), omitted when empty;
+    ``p_answer`` the calibrated probability (0-1) that this section answers the query
+    (``search/calibration.py``; None: not estimated)."""
 
     file_path: str
     heading_path: str
@@ -130,6 +132,7 @@ class Hit:
     stale: str | None = None
     already_sent: bool = False
     drift: tuple[str, ...] = ()
+    p_answer: float | None = None
 
     def to_dict(self, *, agent: bool = False) -> dict[str, Any]:
         """``agent``: leave out ``preview`` when ``content`` already holds it."""
@@ -141,6 +144,8 @@ class Hit:
             "tokens": self.tokens,
             "score": self.score,
         }
+        if self.p_answer is not None:
+            data["p_answer"] = round(self.p_answer, 3)
         if self.content is not None:
             data["content"] = self.content
         if not (agent and self.content is not None):
@@ -161,7 +166,9 @@ class SearchAnswer:
     """``results`` in rank order; ``confidence`` "high" | "low" | "none"; ``keyword_only``
     True when no query vector was used; ``message`` what to act on (or None): the ``notes``
     worded for the reader the engine was asked for;
-    ``index_status`` the index health the answer was made with."""
+    ``index_status`` the index health the answer was made with; ``p_answer`` the calibrated
+    probability (0-1) that a hit carrying its text answers the query, which ``confidence`` is
+    read from (``search/calibration.py``)."""
 
     results: tuple[Hit, ...]
     confidence: str
@@ -171,11 +178,13 @@ class SearchAnswer:
     #: the facts ``message`` words (``models.notes``), for a caller that words them for another
     #: reader (``messages.render_notes``); not part of the wire format
     notes: tuple[Note, ...] = ()
+    p_answer: float = 0.0
 
     def to_dict(self, *, agent: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {
             "results": [h.to_dict(agent=agent) for h in self.results],
             "confidence": self.confidence,
+            "p_answer": round(self.p_answer, 3),
             "keyword_only": self.keyword_only,
             "message": self.message,
         }

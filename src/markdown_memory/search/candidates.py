@@ -22,7 +22,7 @@ class Candidate:
     its ``best_passage``; ``coverage``: share (0-1) of the query's IDF mass it holds, over
     ``covered`` distinct query words; ``exact``: holds a rare query identifier verbatim;
     ``defines``: its heading defines a query identifier, or its document is the note the query
-    names; ``late``: places it sits lower on every list (release notes); ``score``: fused RRF
+    names; ``places``/``section_evidence``: what the learned ranker reads (``search/features.py``); ``late``: places it sits lower on every list (release notes); ``score``: fused RRF
     score so far; ``row``: its section row (empty until hydrated)."""
 
     section_id: int
@@ -38,6 +38,12 @@ class Candidate:
     late: int = 0
     score: float = 0.0
     row: SectionRow = field(default_factory=dict)  # type: ignore[assignment]
+    #: Place on each signal's list it was fused from, by signal name (``signals.fuse``); a
+    #: candidate a post-fusion step added (a joining parent or alternative) has none.
+    places: dict[str, int] = field(default_factory=dict)
+    #: Second-stage evidence (``sections.choose_sections``): 0-1 among its page's sections
+    #: (None: not compared).
+    section_evidence: float | None = None
 
     @property
     def matched_by(self) -> list[str]:

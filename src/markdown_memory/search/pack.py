@@ -1,7 +1,12 @@
 """Fit ranked hits into a token budget without cutting a section mid-way.
 
 Every returned hit costs ``entry_cost`` (its path, breadcrumb, lines and preview); the budget
-goes where the evidence is. A hit earns its full ``content`` when it is one of the
+goes where the evidence is, read from the first hit's calibrated ``p_answer``
+(search/calibration.py): a *sure* first hit (``p_answer >= SURE``) takes the budget, and the
+hits after it come as pointers unless they answer together with it (a parent, child or sibling
+of at most ``TOGETHER_TOKENS``); an *unsure* one (``p_answer < UNSURE``) spreads it: every
+hit of at most ``SHORT_TOKENS`` carries its text, so the answer is in hand more often. Otherwise
+(and for hits without an estimate) a hit earns its full ``content`` when it is one of the
 ``LEAD_HITS`` best, or a small section (<= ``SMALL_TOKENS``) scoring within
 ``CLOSE_SCORE_SHARE`` of the best, or a section (<= ``TOGETHER_TOKENS``) answering together
 with one already carrying text (its parent, child or sibling); never when it scores below
@@ -48,6 +53,10 @@ LEAD_HITS = 3
 SMALL_TOKENS, CLOSE_SCORE_SHARE = 150, 0.9
 #: Past the lead, a section this small (tokens) carries text beside a parent, child or sibling that does.
 TOGETHER_TOKENS = 300
+#: A first hit at least this likely to answer (its ``p_answer``) takes the budget.
+SURE = 0.8
+#: Below this, every hit of at most SHORT_TOKENS carries its text (more candidates in hand).
+UNSURE, SHORT_TOKENS = 0.5, 350
 
 
 def entry_cost(hit: Hit) -> int:
@@ -82,6 +91,7 @@ def pack_hits(hits: Sequence[Hit], *, top_k: int, max_tokens: int,
     used = sum(costs)
     out: list[Hit] = []
     best = max((h.score for h in chosen), default=0.0)
+    sure = chosen[0].p_answer if chosen else None
     i = 0
     while i < len(chosen):
         hit = chosen[i]
@@ -91,7 +101,7 @@ def pack_hits(hits: Sequence[Hit], *, top_k: int, max_tokens: int,
             out.append(replace(hit, content=None, already_sent=True))
             continue
         drop = None
-        if _earns_text(hit, i - 1, best, [h for h in out if h.content is not None]):
+        if _earns_text(hit, i - 1, best, [h for h in out if h.content is not None], sure):
             drop = _trailing_to_drop(costs, i, used + hit.tokens - max_tokens)
         if drop is None:
             # a pointer; the hits after it may still carry their text (the top hits should,
@@ -123,17 +133,26 @@ def distinct_hits(hits: Sequence[Hit], top_k: int) -> list[Hit]:
     return chosen
 
 
-def _earns_text(hit: Hit, rank: int, best: float, texts: Sequence[Hit]) -> bool:
-    """Whether the evidence is worth the hit's text (module docstring): one of the
-    ``LEAD_HITS`` best; a small section scoring close to the best; or a section answering
-    together with one already carrying text (parent, child or sibling in its file)."""
+def _earns_text(hit: Hit, rank: int, best: float, texts: Sequence[Hit], sure: float | None = None) -> bool:
+    """Whether the evidence is worth the hit's text (module docstring): the first hit; after a
+    sure first hit (``sure``: its ``p_answer``) only a section answering together with one
+    carrying text; after an unsure one, any short section; else one of the ``LEAD_HITS`` best, a
+    small section scoring close to the best, or a section answering together with one already
+    carrying text (parent, child or sibling in its file)."""
+    if rank == 0:
+        return True
+    together = hit.tokens <= TOGETHER_TOKENS and any(_together(hit, t) for t in texts)
+    if sure is not None and sure >= SURE:
+        return together
+    if sure is not None and sure < UNSURE and hit.tokens <= SHORT_TOKENS:
+        return True
     if hit.score < CONTENT_SCORE_SHARE * best:
         return False
     if rank < LEAD_HITS:
         return True
     if hit.score >= CLOSE_SCORE_SHARE * best and hit.tokens <= SMALL_TOKENS:
         return True
-    return hit.tokens <= TOGETHER_TOKENS and any(_together(hit, t) for t in texts)
+    return together
 
 
 def _together(a: Hit, b: Hit) -> bool:

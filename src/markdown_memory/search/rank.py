@@ -21,6 +21,9 @@
   sections (and, switched off by default, token-level similarity from the embedder's token states);
   ``confidence`` (``search/confidence.py``) grades the result, "none"
   when the query names an identifier or a multi-word product name that no document contains.
+* With the ranker setting ``learned`` (``config.ranker_choice``), the first 50 candidates of
+  that order are re-ordered by the shipped pairwise model over their features
+  (``search/features.py``, ``search/learned.py``) before confidence grades the result.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..config import ranker_choice
 from ..store import Store, VectorCache
 from ..store.scope import Scope
 from ..text import WORD, fts_text, match_form
+from .calibration import Estimate, Query, estimate
 from .candidates import (
     Candidate,
     absent_names,
@@ -44,6 +49,7 @@ from .candidates import (
 )
 from .confidence import Confidence, breadcrumb_names_query, confidence
 from .cues import asks_about_changes, boost_identifier, cjk_share, pasted, release_notes, strong_identifier
+from .learned import chosen_model, rerank
 from .query import AnalysedQuery, stem_prefix
 from .sections import EVIDENCE, TokenStates, choose_sections
 from .siblings import unique_text, with_shared_parents
@@ -63,6 +69,8 @@ class Ranking:
     candidates: list[Candidate]
     confidence: Confidence
     absent: list[str] = field(default_factory=list)
+    #: the calibrated probabilities (``search/calibration.py``), ``p_hits`` aligned with ``candidates``
+    estimate: Estimate = field(default_factory=lambda: Estimate(0.0, 0.0, (), "none"))
 
 
 @dataclass
@@ -88,13 +96,17 @@ def rank(
     tuning: Tuning = TUNING,
     signals: tuple[Signal, ...] = SIGNALS,
     tokens: TokenStates | None = None,
+    ranker: str | None = None,
 ) -> Ranking:
     """Gather, describe and fuse the candidates of ``query``; at most ``3 * top_k`` are
     returned. ``qvec``: the query vector (None: keyword-only); ``model``: the embedding model's
     traits (``tuning.model_traits``); ``vector_cache``: see ``store.VectorCache`` (None: KNN
     through vec0); ``tuning``: weights, bars and the signals switched off; ``signals``: the
     signal table (``signals.SIGNALS``; every name needs a weight in ``tuning``); ``tokens``: the
-    embedder's token states for the second stage's ``token_match`` (None: left out). Raises QueryNotParsedError when FTS5 rejects the query."""
+    embedder's token states for the second stage's ``token_match`` (None: left out); ``ranker``:
+    ``rrf`` | ``learned`` (None: the setting, ``config.ranker_choice()``; ``learned`` re-orders the
+    first ``features.DEPTH`` candidates, ``search/learned.py``). Raises QueryNotParsedError when
+    FTS5 rejects the query, ConfigError for an unknown ranker setting."""
     if qvec is not None and not model.multilingual and cjk_share(query.text) >= tuning.cjk_vector_share:
         qvec = None  # an English-only model embeds CJK text as noise: rank by keywords alone
     pool = Pool(store, query, path_prefix, qvec, vector_cache, tuning)
@@ -109,14 +121,20 @@ def rank(
         ordered = [c for c in ordered if c.section_id in inside]
     ordered = choose_sections(store, query.text, facts.weights, facts.stems, ordered, tuning,
                               tokens if qvec is not None else None)
+    ranker = ranker or ranker_choice()
+    ordered = rerank(pool, ordered, chosen_model(ranker))
+    crumb = bool(ordered) and breadcrumb_names_query(ordered[0].row["base_path"], facts.stems)
     if facts.absent:
-        grade: Confidence = "none"
+        rule: Confidence = "none"
     else:
-        crumb = bool(ordered) and breadcrumb_names_query(ordered[0].row["base_path"], facts.stems)
-        grade = confidence(ordered, has_vectors=qvec is not None, has_identifiers=bool(facts.identifiers),
-                           min_covered=min(tuning.min_covered, len(facts.weights)), crumb_names_it=crumb,
-                           model=model, tuning=tuning)
-    return Ranking(ordered[: max(top_k, 1) * 3], grade, facts.absent)
+        rule = confidence(ordered, has_vectors=qvec is not None, has_identifiers=bool(facts.identifiers),
+                          min_covered=min(tuning.min_covered, len(facts.weights)), crumb_names_it=crumb,
+                          model=model, tuning=tuning)
+    # the hand-set rule is one input of the calibrated probability, which gives the label
+    kept = ordered[: max(top_k, 1) * 3]
+    est = estimate(kept, Query(qvec is not None, rule, bool(facts.absent), bool(facts.identifiers), crumb,
+                               len(facts.weights)), ranker)
+    return Ranking(kept, est.confidence, facts.absent, est)
 
 
 def _describe(pool: Pool) -> _Facts:

@@ -26,6 +26,7 @@ class SearchOutcome:
     hits: list[Hit] = field(default_factory=list)
     confidence: str = "none"
     absent: list[str] = field(default_factory=list)  # query identifiers no document contains
+    p_answer: float = 0.0  # P(a hit carrying its text answers), search/calibration.py
 
 
 def _best_passage(passages: list[PassageSpan], query: AnalysedQuery, vector_pid: int | None) -> tuple[str, int, int] | None:
@@ -83,7 +84,8 @@ def search_sections(
     scope = path_prefix if isinstance(path_prefix, Scope) and path_prefix.blocks else None
     by_section = store.passages_of_sections([c.section_id for c in cands], scope)
     hits: list[Hit] = []
-    for c in cands:
+    p_hits = ranking.estimate.p_hits
+    for at, c in enumerate(cands):
         row = c.row
         best = _best_passage(by_section.get(c.section_id, []), query, c.best_passage)
         preview_src = best[0] if best else _first_text_line(row["text"])
@@ -92,5 +94,5 @@ def search_sections(
             end_line=row["end_line"], tokens=row["tokens"], score=round(c.score, 5), content=row["text"],
             preview=_preview(preview_src),
             passage_lines=(best[1], best[2]) if best else (row["start_line"], row["start_line"]),
-            matched_by=tuple(c.matched_by)))
-    return SearchOutcome(hits, confidence, ranking.absent)
+            matched_by=tuple(c.matched_by), p_answer=p_hits[at] if at < len(p_hits) else 0.0))
+    return SearchOutcome(hits, confidence, ranking.absent, ranking.estimate.p_some)

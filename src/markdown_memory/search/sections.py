@@ -198,6 +198,9 @@ def choose_sections(store: Store, text: str, weights: dict[str, float], stems: d
         low, spread = min(values), (max(values) - min(values)) or 1.0
         weight = tuning.section_weights[e.name]
         combined = [s + weight * (v - low) / spread for s, v in zip(combined, values)]
+        if e.name == "sibling_terms":
+            for c, v in zip(members, values):
+                c.section_evidence = (v - low) / spread
     chosen = [members[i] for i in sorted(range(len(members)), key=lambda i: -combined[i])]
     if chosen == members:
         return ordered

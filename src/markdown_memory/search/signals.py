@@ -223,3 +223,4 @@ def fuse(pool: Pool, signals: list[Signal]) -> None:
         weight = pool.tuning.weight(signal.name)
         for c, place in signal.ranked(pool):
             c.score += weight / (k + place)
+            c.places.setdefault(signal.name, place)
