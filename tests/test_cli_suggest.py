@@ -11,9 +11,12 @@ from markdown_memory.config import EMBEDDER_CHOICES
 
 
 def typos(word: str) -> list[str]:
-    """Dropped, doubled, swapped and replaced letters of ``word`` (words of 4+ letters), and its
-    upper case."""
-    out = [word[:-1], word + word[-1], word[:1] + word[2] + word[1] + word[3:], word[:-1] + "x", word.upper()]
+    """Dropped, doubled, swapped and replaced letters of ``word`` (words of 4+ letters; a
+    shorter one gets a doubled last letter), and its upper case."""
+    if len(word) < 4:  # a short name (``ui``): one letter more, or upper case
+        out = [word + word[-1], word.upper()]
+    else:
+        out = [word[:-1], word + word[-1], word[:1] + word[2] + word[1] + word[3:], word[:-1] + "x", word.upper()]
     return [t for t in out if t != word]
 
 
