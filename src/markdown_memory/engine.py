@@ -52,7 +52,7 @@ from .reader import Reader
 from .reading.documents import current_document
 from .reading.links import LINKS_PAGE, is_wikilink, link_address, links_answer
 from .reading.map import DEFAULT_MAP_TOKENS, DocsMap, build_map
-from .reading.resolve import disk_spelling, normalise_request_path
+from .reading.resolve import disk_spelling, normalise_request_path, resolved_as_asked
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
 from .search import fit_answer
 from .search.filters import clean_tags, make_scope
@@ -344,8 +344,11 @@ class Engine:
         cursor = int(cursor)
         what = f"section {wanted!r} of {rel}" + (" with its subsections" if include_subsections else "")
         content, first, last, next_cursor = page(lines, cursor, page_tokens, what)
+        fuzzy = bool(heading_path.strip()) and not resolved_as_asked(heading_path, wanted)
         return SectionText(rel, wanted, start_line + first, start_line + last, picked[-1].end_line,
-                           count_tokens(content), content, next_cursor)
+                           count_tokens(content), content, next_cursor,
+                           heading_path if fuzzy else None,
+                           messages.heading_resolved_from(heading_path, wanted, rel) if fuzzy else None)
 
     def links(self, file_path: str, *, offset: int = 0, limit: int = LINKS_PAGE,
               freshness: Freshness = Freshness.FLAG) -> Links:

@@ -487,6 +487,11 @@ def link_ambiguous(written: str, count: int) -> str:
     return f"link target {written!r} names {count} documents; pass one of the candidate paths instead"
 
 
+def heading_resolved_from(asked: str, resolved: str, rel: str) -> str:
+    """A read whose heading was not found as written, answered with the nearest one."""
+    return f"no heading {asked!r} in {rel}; read the nearest one, {resolved!r} (check it is the section you want)"
+
+
 def not_markdown(rel: str, suffixes: Sequence[str]) -> str:
     """A requested path whose extension is not indexed: not one of ``suffixes``
     (``files.walk.MARKDOWN_SUFFIXES``)."""
