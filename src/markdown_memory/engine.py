@@ -358,11 +358,12 @@ class Engine:
         doc_id, rel, title, _meta = self._document(file_path)
         return links_answer(self.store, doc_id, rel, title, max(0, min(int(offset), MAX_OFFSET)), max(1, int(limit)))
 
-    def drift(self, code_root: str | None = None) -> DriftReport:
+    def drift(self, code_root: str | None = None, *, agent: bool = False) -> DriftReport:
         """Brings the index up to date, then the sections naming what the code side (``code_root``,
-        default: the git work tree of the docs root) no longer holds (``drift/``, docs/drift.md)."""
+        default: the git work tree of the docs root) no longer holds (``drift/``, docs/drift.md).
+        ``agent``: the caller is the MCP tool, so an unknown code side is explained to an agent."""
         self.index()
-        return find_drift(self.store, self.root, code_root)
+        return find_drift(self.store, self.root, code_root, agent=agent)
 
     def list_documents(self, directory: str | None = None, *, offset: int = 0, limit: int = LIST_PAGE_SIZE,
                        freshness: Freshness = Freshness.FLAG, tags: Sequence[str] | str | None = None) -> DocumentList:
