@@ -128,8 +128,10 @@ def emit(data: Any) -> None:
 
 
 def printable(path: str) -> str:
-    """A path as one line: control characters (a newline in a file name) are escaped."""
-    return path if path.isprintable() else json.dumps(path, ensure_ascii=False)[1:-1]
+    """A path as one line (``text.shown_path``: ``new\nline.md`` -> ``new%0Aline.md``)."""
+    from ..text import shown_path
+
+    return shown_path(path)
 
 
 def settings_of(args: argparse.Namespace, docs_root: str | None = None) -> Settings:
