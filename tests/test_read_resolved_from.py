@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from case_cli import mcp_call
 from markdown_memory.config import Settings
 from markdown_memory.mcp.runtime import Runtime
 from markdown_memory.reading.resolve import resolve_heading, resolved_as_asked
-
-from case_cli import mcp_call
 
 AVAILABLE = ["Timeouts", "Timeouts > Setting and disabling timeouts", "Timeouts > Setting a default timeout on a client",
              "Timeouts > Fine tuning the configuration", "Guide > Install {#x}", "Same", "Same [2]"]

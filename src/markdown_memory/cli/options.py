@@ -43,7 +43,7 @@ class Parser(argparse.ArgumentParser):
             message = f"{message}; did you mean {guess!r}?"
         raise UsageError(f"{message} (`{self.prog} --help` shows the usage)")
 
-    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
         """As argparse's, but a stray option is reported by the command it follows: argparse
         leaves the leftovers to the top parser, whose help does not list the command's options."""
         parsed, extras = self.parse_known_args(args, namespace)
