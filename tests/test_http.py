@@ -385,9 +385,12 @@ def test_a_taken_http_port_leaves_the_service_running_without_http(config_dir, t
 
 
 def test_bad_http_ports_are_refused(cli_main):
-    for bad in ("0", "70000"):
-        res = cli_main("serve", "--foreground", "--http-port", bad)
-        assert res.returncode == 2 and "must be a number from 1 to 65535" in res.stderr, res.stderr
+    # with every mode: `serve --http-port 99999 --status` was accepted silently (trial finding 12)
+    for mode in ("--foreground", "--status", "--stop"):
+        for bad in ("0", "70000", "99999", "-1", "http"):
+            res = cli_main("serve", mode, "--http-port", bad)
+            assert res.returncode == 2 and "--http-port" in res.stderr, res.stderr
+            assert "65535" in res.stderr or "not an integer" in res.stderr, res.stderr
     res = cli_main("serve", "--foreground", env={"MARKDOWN_MEMORY_HTTP_PORT": "http"})
     assert res.returncode == 2 and "MARKDOWN_MEMORY_HTTP_PORT" in res.stderr, res.stderr
 
