@@ -11,9 +11,12 @@ from markdown_memory.config import EMBEDDER_CHOICES
 
 
 def typos(word: str) -> list[str]:
-    """Dropped, doubled, swapped and replaced letters of ``word`` (words of 4+ letters), and its
-    upper case."""
-    out = [word[:-1], word + word[-1], word[:1] + word[2] + word[1] + word[3:], word[:-1] + "x", word.upper()]
+    """Dropped, doubled, swapped and replaced letters of ``word`` (words of 4+ letters; a
+    shorter one gets a doubled last letter), and its upper case."""
+    if len(word) < 4:  # a short name (``ui``): one letter more, or upper case
+        out = [word + word[-1], word.upper()]
+    else:
+        out = [word[:-1], word + word[-1], word[:1] + word[2] + word[1] + word[3:], word[:-1] + "x", word.upper()]
     return [t for t in out if t != word]
 
 
@@ -47,3 +50,23 @@ def test_a_mistyped_value_is_suggested(cli_main, args, wanted):
 def test_nothing_close_gets_no_guess(cli_main):
     res = cli_main("qqqqqq")
     assert res.returncode == 2 and "invalid choice" in res.stderr and "did you mean" not in res.stderr
+
+
+@pytest.mark.parametrize("line", [["search", "foo", "--docs-dir", "d", "--bogus"], ["read", "a.md", "H", "--bogus"],
+                                  ["status", "--bogus"], ["drift", "--bogus"], ["outline", "a.md", "stray"]])
+def test_a_stray_option_points_to_the_help_of_its_command(line):
+    """Trial finding 8: `search foo --bogus` pointed to `markdown-memory --help`, which does not
+    list search's options."""
+    from markdown_memory.errors import UsageError
+
+    with pytest.raises(UsageError) as err:
+        build_parser().parse_args(line)
+    assert "unrecognized arguments" in str(err.value)
+    assert f"`markdown-memory {line[0]} --help` shows the usage" in str(err.value)
+
+
+def test_a_stray_option_before_any_command_points_to_the_programs_help():
+    from markdown_memory.errors import UsageError
+
+    with pytest.raises(UsageError, match="`markdown-memory --help` shows the usage"):
+        build_parser().parse_args(["--bogus"])

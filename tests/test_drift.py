@@ -181,7 +181,28 @@ def test_code_root_outside_git_needs_the_flag(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "markdown_memory.cli", "--embedder", "none", "drift", "--docs-dir",
                            str(docs)], capture_output=True, text=True,
                           env=dict(os.environ, MARKDOWN_MEMORY_DB=str(tmp_path / "db")), timeout=300)
-    assert proc.returncode == 2 and "--code-root" in proc.stderr
+    assert proc.returncode == 2 and "pass --code-root DIR" in proc.stderr
+
+
+def test_find_drift_outside_git_tells_the_agent_what_it_can_do(tmp_path):
+    """Trial finding 8: the MCP tool has no code-root argument, so its refusal names the
+    terminal command (with this docs root) or asking the user, never a flag to pass."""
+    from markdown_memory.config import Settings
+    from markdown_memory.errors import UsageError
+    from markdown_memory.mcp.runtime import Runtime
+
+    docs = tmp_path / "plain" / "docs"
+    docs.mkdir(parents=True)
+    (docs / "a.md").write_text("# A\n\nUse `--x`.\n")
+    runtime = Runtime(Settings.load(docs, tmp_path / "mcp.db", "none", auto_index=False))
+    try:
+        with pytest.raises(UsageError) as err:
+            runtime.answer("find_drift", {})
+    finally:
+        runtime.shutdown()
+    text = str(err.value)
+    assert "drift --code-root DIR --docs-dir" in text and str(docs) in text and "in a terminal" in text
+    assert "ask the user" in text and "pass --code-root" not in text
     code = tmp_path / "plain" / "src"
     code.mkdir()
     (code / "m.py").write_text('FLAGS = ["--y"]\n')

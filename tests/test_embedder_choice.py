@@ -233,3 +233,18 @@ def test_index_force_without_a_loadable_model_keeps_the_stored_vectors(cli_main,
     assert answer["index_status"]["embedder"]["name"] == "minilm" and _vector_hits(answer) >= 1
     again = json.loads(cli_main("--embedder", "minilm", "index", str(root), "--force", "--json").stdout)
     assert again["vectors_embedded"] == 0 and again["vectors_reused"] == 21
+
+
+def test_a_keyword_only_index_named_none_stays_keyword_only_without_the_flag(cli_main, root: Path) -> None:
+    """Trial finding 2: `--embedder none index` then a plain `search` embedded everything with
+    MiniLM; a named `none` is kept by the index like any other named preset."""
+    built = cli_main("--embedder", "none", "index", str(root))
+    assert built.returncode == 0, built.stderr
+    answer = _search(cli_main, root)
+    assert answer["index_status"]["embedder"]["name"] == "none"
+    assert answer["keyword_only"] is True and _vector_hits(answer) == 0
+    assert json.loads(cli_main("status", "--docs-dir", str(root), "--json").stdout)["vectors"] == 0
+    # naming a model later switches it, and that is kept in turn
+    assert cli_main("--embedder", "minilm", "index", str(root)).returncode == 0
+    after = _search(cli_main, root)
+    assert after["index_status"]["embedder"]["name"] == "minilm" and _vector_hits(after) >= 1

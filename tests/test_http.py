@@ -253,7 +253,7 @@ def test_a_root_indexed_at_the_default_place_is_served_without_registering(confi
 
 
 def _setup_line(cli_main: Any, root: Path, *extra: str) -> str:
-    res = cli_main("setup", "claude-code", "--http", "--docs-dir", str(root), *extra)
+    res = cli_main("setup", "claude-code", "--http", "--yes", "--docs-dir", str(root), *extra)
     assert res.returncode == 0, res.stderr
     (line,) = [li.strip() for li in res.stdout.splitlines() if li.strip().startswith("claude mcp add")]
     return line
@@ -274,6 +274,28 @@ def test_setup_http_prints_the_registration_line(config_dir, tmp_path, cli_main)
     assert found is not None and found.docs_root == root.resolve()
 
 
+def test_setup_http_without_yes_prints_the_plan_and_writes_nothing(config_dir, tmp_path, cli_main):
+    """Trial finding 6: `setup --http` wrote the token and http-roots.json without `--yes`,
+    though setup changes files only with `--yes`: now it prints what it would write and the
+    line (TOKEN standing for the token), and `--yes` does it."""
+    from markdown_memory.mcp import http_access
+
+    root = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "guide", root)
+    ident = http_access.root_id(root.resolve())
+    plan = cli_main("setup", "claude-code", "--http", "--docs-dir", str(root), "--http-port", "9123")
+    assert plan.returncode == 0, plan.stderr
+    assert "would write" in plan.stdout and "http-roots.json: register" in plan.stdout
+    assert f"{config_dir / 'http-token'}: make the bearer token" in plan.stdout
+    assert "--yes" in plan.stdout and "Authorization: Bearer TOKEN" in plan.stdout
+    assert f"http://127.0.0.1:9123/roots/{ident}/mcp" in plan.stdout
+    assert not (config_dir / "http-token").exists() and not (config_dir / "http-roots.json").exists()
+    assert http_access.lookup(ident) is None
+    line = _setup_line(cli_main, root, "--http-port", "9123")  # with --yes
+    assert (config_dir / "http-token").exists() and http_access.lookup(ident) is not None
+    assert "TOKEN" not in line
+
+
 # -- through the resident service ----------------------------------------------------------
 
 
@@ -289,7 +311,7 @@ def test_serve_with_an_http_port_answers_the_registered_url(config_dir, tmp_path
     root = tmp_path / "docs"
     shutil.copytree(FIXTURES / "guide", root)
     port = free_tcp_port
-    res = cli_main("--embedder", "none", "setup", "claude-code", "--http", "--docs-dir", str(root),
+    res = cli_main("--embedder", "none", "setup", "claude-code", "--http", "--yes", "--docs-dir", str(root),
                    "--http-port", str(port))
     assert res.returncode == 0, res.stderr
     argv = shlex.split(next(li.strip() for li in res.stdout.splitlines() if li.strip().startswith("claude mcp add")))
@@ -363,9 +385,12 @@ def test_a_taken_http_port_leaves_the_service_running_without_http(config_dir, t
 
 
 def test_bad_http_ports_are_refused(cli_main):
-    for bad in ("0", "70000"):
-        res = cli_main("serve", "--foreground", "--http-port", bad)
-        assert res.returncode == 2 and "must be a number from 1 to 65535" in res.stderr, res.stderr
+    # with every mode: `serve --http-port 99999 --status` was accepted silently (trial finding 12)
+    for mode in ("--foreground", "--status", "--stop"):
+        for bad in ("0", "70000", "99999", "-1", "http"):
+            res = cli_main("serve", mode, "--http-port", bad)
+            assert res.returncode == 2 and "--http-port" in res.stderr, res.stderr
+            assert "65535" in res.stderr or "not an integer" in res.stderr, res.stderr
     res = cli_main("serve", "--foreground", env={"MARKDOWN_MEMORY_HTTP_PORT": "http"})
     assert res.returncode == 2 and "MARKDOWN_MEMORY_HTTP_PORT" in res.stderr, res.stderr
 
@@ -543,6 +568,9 @@ def test_roots_show_the_url_id_and_http_roots_can_be_unregistered(config_dir, tm
     assert cli_main("roots", "--prune", "--yes").returncode == 0
     assert gone_id not in json.loads((config_dir / "http-roots.json").read_text())["roots"]
 
-    res = cli_main("setup", "claude-code", "--http", "--remove", "--docs-dir", str(kept))
+    plan = cli_main("setup", "claude-code", "--http", "--remove", "--docs-dir", str(kept))
+    assert plan.returncode == 0 and f"would unregister {kept.resolve()} (id {ident})" in plan.stdout, plan.stderr
+    assert ident in json.loads((config_dir / "http-roots.json").read_text())["roots"]
+    res = cli_main("setup", "claude-code", "--http", "--remove", "--yes", "--docs-dir", str(kept))
     assert res.returncode == 0 and f"unregistered {kept.resolve()} (id {ident})" in res.stdout, res.stderr
     assert json.loads((config_dir / "http-roots.json").read_text())["roots"] == {}

@@ -221,6 +221,18 @@ def test_several_words_after_dashes_say_to_quote_the_query(cli_main, tmp_path):
     assert "everything after `--` is the query" in res.stderr and "search -- '--fast-list flag'" in res.stderr
 
 
+@pytest.mark.parametrize("command", [["read", "--", "-n.md"], ["read", "--", "-n.md", "Dash"], ["outline", "--", "-n.md"]])
+def test_options_after_a_dashed_path_are_accepted_by_every_command(cli_main, tmp_path, command):
+    """Trial finding 9: `read -- -n.md --docs-dir D` said "unrecognized arguments"; the options
+    after positionals behind `--` work for every command that takes a path, as for `search`."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "-n.md").write_text("# Dash\n\nA file whose name starts with a dash.\n", encoding="utf-8")
+    res = cli_main("--embedder", "none", "--db", str(tmp_path / "i.db"), *command, "--docs-dir", str(root))
+    assert res.returncode == 0, res.stderr
+    assert "Dash" in res.stdout
+
+
 @pytest.mark.parametrize("argv", [["search", "--", "--x"], ["--db", "search", "index", "--", "a", "b"]])
 def test_other_uses_of_dashes_are_unchanged(argv):
     from markdown_memory.cli import _options_after_query

@@ -26,7 +26,7 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 def test_claude_code_http_remove_takes_the_entry_out(homes, cli_main):
     entry = {"type": "http", "url": "http://127.0.0.1:8765/r/x/mcp", "headers": {"Authorization": "Bearer t"}}
     homes["claude"].write_text(json.dumps({"mcpServers": {"markdown-memory": entry, "other": {"command": "x"}}}))
-    assert cli_main("setup", "claude-code", "--http", "--docs-dir", str(homes["docs"])).returncode == 0
+    assert cli_main("setup", "claude-code", "--http", "--yes", "--docs-dir", str(homes["docs"])).returncode == 0
 
     plan = cli_main("setup", "claude-code", "--http", "--remove", "--docs-dir", str(homes["docs"]))
     assert plan.returncode == 0, plan.stderr

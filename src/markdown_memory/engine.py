@@ -52,7 +52,7 @@ from .reader import Reader
 from .reading.documents import current_document
 from .reading.links import LINKS_PAGE, is_wikilink, link_address, links_answer
 from .reading.map import DEFAULT_MAP_TOKENS, DocsMap, build_map
-from .reading.resolve import disk_spelling, normalise_request_path
+from .reading.resolve import disk_spelling, normalise_request_path, resolved_as_asked
 from .reading.sections import outline_nodes, page, pick_sections, verbatim_lines
 from .search import fit_answer
 from .search.filters import clean_tags, make_scope
@@ -344,8 +344,11 @@ class Engine:
         cursor = int(cursor)
         what = f"section {wanted!r} of {rel}" + (" with its subsections" if include_subsections else "")
         content, first, last, next_cursor = page(lines, cursor, page_tokens, what)
+        fuzzy = bool(heading_path.strip()) and not resolved_as_asked(heading_path, wanted)
         return SectionText(rel, wanted, start_line + first, start_line + last, picked[-1].end_line,
-                           count_tokens(content), content, next_cursor)
+                           count_tokens(content), content, next_cursor,
+                           heading_path if fuzzy else None,
+                           messages.heading_resolved_from(heading_path, wanted, rel) if fuzzy else None)
 
     def links(self, file_path: str, *, offset: int = 0, limit: int = LINKS_PAGE,
               freshness: Freshness = Freshness.FLAG) -> Links:
@@ -355,11 +358,12 @@ class Engine:
         doc_id, rel, title, _meta = self._document(file_path)
         return links_answer(self.store, doc_id, rel, title, max(0, min(int(offset), MAX_OFFSET)), max(1, int(limit)))
 
-    def drift(self, code_root: str | None = None) -> DriftReport:
+    def drift(self, code_root: str | None = None, *, agent: bool = False) -> DriftReport:
         """Brings the index up to date, then the sections naming what the code side (``code_root``,
-        default: the git work tree of the docs root) no longer holds (``drift/``, docs/drift.md)."""
+        default: the git work tree of the docs root) no longer holds (``drift/``, docs/drift.md).
+        ``agent``: the caller is the MCP tool, so an unknown code side is explained to an agent."""
         self.index()
-        return find_drift(self.store, self.root, code_root)
+        return find_drift(self.store, self.root, code_root, agent=agent)
 
     def list_documents(self, directory: str | None = None, *, offset: int = 0, limit: int = LIST_PAGE_SIZE,
                        freshness: Freshness = Freshness.FLAG, tags: Sequence[str] | str | None = None) -> DocumentList:

@@ -104,3 +104,14 @@ def setup_http(agent: str, root: object, url: str, token_file: object, port: int
             f"MARKDOWN_MEMORY_HTTP_PORT={port}); keep it running (e.g. as a login service).\n"
             f"Register it with {label} (the bearer token is in {token_file}, mode 0600; keep it secret):\n{shown}\n"
             "The stdio registration (`setup` without --http) needs no service and stays the default.")
+
+
+def setup_http_plan(root: object, ident: str, registry: object, token_file: object, new_token: bool) -> str:
+    """``setup --http`` without ``--yes``: the files it would write."""
+    token = f"\n  {token_file}: make the bearer token (mode 0600)" if new_token else ""
+    return f"setup --http would write:\n  {registry}: register {root} (id {ident}) for MCP over HTTP{token}"
+
+
+def setup_http_would_unregister(root: object, ident: str) -> str:
+    """``setup --http --remove`` without ``--yes``."""
+    return f"would unregister {root} (id {ident}) for MCP over HTTP (not yet)"

@@ -112,11 +112,14 @@ def render_search(answer: SearchAnswer | Mapping[str, Any], read_command: Callab
     is read from the wire form either way, so both print the same. ``embedder_news``: whether the
     embedder's ``chosen`` reason says the preset changed (:func:`embedder_news`), when the
     caller has it (a service client, which does not import the sentences); else judged here."""
+    from .text import shown_path
+
     data = answer if isinstance(answer, Mapping) else answer.to_dict()
     read = read_command or (lambda f, h: shlex.join(["markdown-memory", "read", f, h]))
     out = []
     for i, hit in enumerate(data["results"], start=1):
-        where, tokens = (hit["file_path"], hit["heading_path"]), hit["tokens"]
+        # the path as one line; `read` accepts its %-escaped spelling back (a link destination)
+        where, tokens = (shown_path(hit["file_path"]), hit["heading_path"]), hit["tokens"]
         notes = [f"score {hit['score']}", f"{tokens} tokens", "+".join(hit["matched_by"]),
                  f"stale: file {hit['stale']} since indexed" if hit.get("stale") else ""]
         out.append(f"{i}. {where[0]}:{hit['start_line']}-{hit['end_line']}  {where[1]}  "

@@ -53,12 +53,16 @@
   document-wide numbering (:func:`heading_slugs`: the 2nd ``Install`` is ``install-1``).
 * The ``LIKE`` escape (:func:`like_escape`, for tag names), and the one-clause cause of
   a long error message (:func:`short_cause`).
+* A path in text output (:func:`shown_path`): one printable line, each character that is not
+  printable percent-escaped as the docs map's links write it (``new\nline.md`` ->
+  ``new%0Aline.md``); ``read`` accepts that spelling back (a link destination).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+import urllib.parse
 from collections.abc import Iterable
 
 __all__ = [
@@ -232,6 +236,17 @@ def heading_slugs(titles: Iterable[str]) -> list[str]:
         taken[slug] = 0
         out.append(slug)
     return out
+
+
+def shown_path(path: str) -> str:
+    """``path`` (a file name, or a title or tag shown beside it) as text output prints it: one
+    line, each character that is not printable (newline, tab, other controls, a non-ASCII
+    space, a lone surrogate) written as the percent-escapes of its UTF-8 bytes, the form the
+    docs map's links use (``new\nline.md`` -> ``new%0Aline.md``). Printable text is unchanged."""
+    if path.isprintable():
+        return path
+    return "".join(ch if ch.isprintable() else urllib.parse.quote(ch, safe="", errors="surrogateescape")
+                   for ch in path)
 
 
 def like_escape(text: str) -> str:

@@ -138,27 +138,37 @@ def _wants_json(argv: list[str]) -> bool:
 _VALUED_GLOBALS = ("--embedder", "--db", "--log-level", "--docs-dir")
 
 
+#: commands whose positionals (a query, a document path, a folder) may be given behind ``--``, and
+#: how many positionals each takes: the options that follow them are moved before ``--``
+_POSITIONALS_AFTER_DASHES = {"search": 1, "read": 2, "outline": 1, "links": 1, "list": 1, "index": 1, "eval": 1}
+
+
 def _options_after_query(argv: list[str]) -> list[str]:
-    """``search -- QUERY --docs-dir D``: the options after a query given behind ``--`` (a query
-    that starts with ``-``) are moved before ``--``, so they work as if typed there. Raises
-    UsageError when more than one word follows ``--`` before the options (an unquoted query)."""
+    """``search -- QUERY --docs-dir D``, ``read -- -n.md [HEADING] --docs-dir D``: the options after
+    positionals given behind ``--`` (a query or a path that starts with ``-``) are moved before
+    ``--``, so they work as if typed there. The first word after ``--`` is always a positional;
+    the next ones are, up to the command's count, until a word starts with ``-``. Raises
+    UsageError when more than one word follows ``--`` before the options of ``search`` (an
+    unquoted query)."""
     if "--" not in argv:
         return argv
     cut = argv.index("--")
     head, tail = argv[:cut], argv[cut + 1:]
     commands = [a for i, a in enumerate(head) if not a.startswith("-") and (i == 0 or head[i - 1] not in _VALUED_GLOBALS)]
-    if not commands or commands[0] != "search" or len(tail) < 2:
+    if not commands or commands[0] not in _POSITIONALS_AFTER_DASHES or len(tail) < 2:
         return argv
     words = [tail[0]]
     for word in tail[1:]:
         if word.startswith("-"):
             break
         words.append(word)
-    if len(words) > 1:
-        from ..messages import query_after_dashes
+    if len(words) > _POSITIONALS_AFTER_DASHES[commands[0]]:
+        if commands[0] == "search":
+            from ..messages import query_after_dashes
 
-        raise UsageError(query_after_dashes(words))
-    return head + tail[1:] + ["--", tail[0]]
+            raise UsageError(query_after_dashes(words))
+        return argv  # argparse names the extra argument
+    return head + tail[len(words):] + ["--", *words]
 
 
 def _parse(argv: list[str]) -> argparse.Namespace | None:

@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from .options import add_docs_dir, add_json, open_engine
+from .options import add_docs_dir, add_json, open_engine, printable
 
 
 def register(sub: Any) -> None:
@@ -31,7 +31,7 @@ def render(data: dict[str, Any]) -> str:
     """The report of ``find_drift(...).to_dict()`` as lines for a person."""
     out = []
     for sec in data["sections"]:
-        out.append(f"{sec['file_path']}:{sec['start_line']}  {sec['heading_path']}")
+        out.append(f"{printable(sec['file_path'])}:{sec['start_line']}  {sec['heading_path']}")
         out.extend(f"  {m['line']:>5}  {m['name']}  ({m['kind']})"
                    + (f"  did you mean {m['did_you_mean']}?" if m.get("did_you_mean") else "") for m in sec["missing"])
     out.append(f"{data['drifting']} drifting section(s) of {data['sections_scanned']}; "

@@ -8,7 +8,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from .options import add_docs_dir_option, add_json, add_run_options, emit, open_engine, real_path
+from .options import add_docs_dir_option, add_json, add_run_options, emit, open_engine, printable, real_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..models import IndexReport
@@ -44,9 +44,9 @@ def render_report(report: IndexReport) -> str:
         f"embedded, {r.vectors_reused} given a stored vector, in {r.seconds:.2f} s",
     ]
     for w in r.warnings:
-        lines.append(f"  warning: {w['path']}: {w['message']}")
+        lines.append(f"  warning: {printable(w['path'])}: {w['message']}")
     for f in r.failed:
-        lines.append(f"  not indexed: {f['path']}: {f['reason']}")
+        lines.append(f"  not indexed: {printable(f['path'])}: {f['reason']}")
     problems = len(r.failed) + len(r.warnings)
     if r.message:
         lines.append(f"  note: {r.message}")

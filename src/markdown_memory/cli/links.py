@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .options import add_docs_dir, add_json, bounded, emit, open_engine
+from .options import add_docs_dir, add_json, bounded, emit, open_engine, printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..models import Links
@@ -31,11 +31,11 @@ def register(sub: Any) -> None:
 def render(answer: Links) -> str:
     """The answer of ``Engine.links(...)`` as lines for a person (``--json`` prints ``to_dict()``)."""
     a = answer
-    out = [f"{a.file_path}: {a.outgoing_total} outgoing link(s), {a.unresolved} not resolved; "
+    out = [f"{printable(a.file_path)}: {a.outgoing_total} outgoing link(s), {a.unresolved} not resolved; "
            f"{a.backlinks_total} backlink(s)"]
     for link in a.outgoing:
         if link.target_path:
-            where = link.target_path + (f" > {link.target_heading_path}" if link.target_heading_path else "")
+            where = printable(link.target_path) + (f" > {link.target_heading_path}" if link.target_heading_path else "")
             if link.status != "resolved":
                 where += f" ({link.status}: {link.target})"
         elif link.candidates:
@@ -47,7 +47,7 @@ def render(answer: Links) -> str:
         out.append("backlinks:")
     for link in a.backlinks:
         to = f"  ->  {link.target_heading_path}" if link.target_heading_path else ""
-        out.append(f"  {link.file_path}:{link.line}  {link.heading_path}{to}")
+        out.append(f"  {printable(link.file_path)}:{link.line}  {link.heading_path}{to}")
     if a.next_offset is not None:
         out.append(f"more: --offset {a.next_offset}")
     return "\n".join(out)

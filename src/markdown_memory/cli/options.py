@@ -43,6 +43,23 @@ class Parser(argparse.ArgumentParser):
             message = f"{message}; did you mean {guess!r}?"
         raise UsageError(f"{message} (`{self.prog} --help` shows the usage)")
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """As argparse's, but a stray option is reported by the command it follows: argparse
+        leaves the leftovers to the top parser, whose help does not list the command's options."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._command_parser(parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+    def _command_parser(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The parser of the command ``parsed`` names (``dest`` of the subparsers), else this one."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest or "", None) or "")
+                if isinstance(chosen, argparse.ArgumentParser):
+                    return chosen
+        return self
+
 
 _INVALID_CHOICE = re.compile(r"invalid choice: (?P<word>'[^']*'|\S+) \(choose from (?P<choices>.*)\)\s*$")
 
@@ -111,8 +128,10 @@ def emit(data: Any) -> None:
 
 
 def printable(path: str) -> str:
-    """A path as one line: control characters (a newline in a file name) are escaped."""
-    return path if path.isprintable() else json.dumps(path, ensure_ascii=False)[1:-1]
+    """A path as one line (``text.shown_path``: ``new\nline.md`` -> ``new%0Aline.md``)."""
+    from ..text import shown_path
+
+    return shown_path(path)
 
 
 def settings_of(args: argparse.Namespace, docs_root: str | None = None) -> Settings:

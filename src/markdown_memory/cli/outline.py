@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .options import add_docs_dir, add_json, bounded, emit, open_engine
+from .options import add_docs_dir, add_json, bounded, emit, open_engine, printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..models import Outline
@@ -23,7 +23,7 @@ def register(sub: Any) -> None:
 
 def render_outline(outline: Outline) -> str:
     """The outline as lines for a person: title, aliases, tags, then one line per heading."""
-    out = [f"{outline.file_path} — {outline.title}"]
+    out = [f"{printable(outline.file_path)} — {outline.title}"]
     if outline.aliases:
         out.append("aliases: " + ", ".join(outline.aliases))
     if outline.tags:

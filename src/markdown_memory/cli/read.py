@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from .options import add_docs_dir, add_json, emit, open_engine
@@ -27,5 +28,10 @@ def run(args: argparse.Namespace) -> int:
         section = engine.read(args.file, args.heading_path, include_subsections=args.include_subsections,
                               page_tokens=10**9,  # a link target is resolved against the whole, current index
                               freshness=Freshness.FLAG if args.heading_path else Freshness.INDEX).to_dict()
-        emit(section) if args.json else print(section["content"])
+        if args.json:
+            emit(section)
+        else:
+            if section.get("message"):
+                print(f"note: {section['message']}", file=sys.stderr)
+            print(section["content"])
     return 0

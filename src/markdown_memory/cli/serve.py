@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from .options import bounded
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Engine
@@ -34,7 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--idle-timeout", type=_seconds, metavar="SECONDS",
                         help="exit after this many seconds without a connection (default: "
                         "$MARKDOWN_MEMORY_SERVICE_IDLE or 900; 0 = never)")
-    parser.add_argument("--http-port", type=int, metavar="PORT", default=None,
+    parser.add_argument("--http-port", type=bounded(1, 65535), metavar="PORT", default=None,
                         help="also serve MCP over streamable HTTP on 127.0.0.1:PORT, one URL per docs root, "
                         "with a bearer token (default: $MARKDOWN_MEMORY_HTTP_PORT; off when neither is set; "
                         "see `setup claude-code --http`); the service then does not exit when idle unless "

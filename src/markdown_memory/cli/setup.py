@@ -40,8 +40,8 @@ def register(sub: Any) -> None:
     p.add_argument("--remove", action="store_true", help="undo: remove the server and the hook "
                    "(and the rules block, with --rules)")
     p.add_argument("--yes", action="store_true", help="make the changes (without it only the plan is printed)")
-    p.add_argument("--http", action="store_true", help="instead: print the line registering this docs root's "
-                   "MCP-over-HTTP URL (served by `serve --http-port`), with its bearer token")
+    p.add_argument("--http", action="store_true", help="instead: register this docs root for MCP over HTTP (served by "
+                   "`serve --http-port`; with --yes) and print the line registering its URL, with its bearer token")
     p.add_argument("--http-port", type=int, metavar="PORT", default=None,
                    help=f"the port in that URL (default: $MARKDOWN_MEMORY_HTTP_PORT, else {DEFAULT_HTTP_PORT})")
     p.set_defaults(handler=run)

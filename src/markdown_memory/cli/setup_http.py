@@ -1,8 +1,9 @@
 """``markdown-memory setup claude-code|codex --http``: the registration line of a docs root's
 MCP-over-HTTP URL (:mod:`markdown_memory.mcp.http`).
 
-Records the docs root and its settings in the HTTP registry (so the service maps the URL's id
-back to them), makes the bearer token on first use, and prints the line to run: Claude Code
+With ``--yes``, records the docs root and its settings in the HTTP registry (so the service maps
+the URL's id back to them), makes the bearer token on first use, and prints the line to run;
+without it, prints that plan and the line (``TOKEN`` standing for the token) and writes nothing: Claude Code
 takes the token as a header; Codex reads it from an environment variable
 (``--bearer-token-env-var``). It edits no agent configuration: the agent's own CLI does; only
 ``--remove`` takes the entry out again (with ``--yes``, as setup does).
@@ -54,8 +55,9 @@ def _remove_agent_entry(args: argparse.Namespace, embedder: str) -> None:
 
 
 def run_http(args: argparse.Namespace, embedder: str) -> int:
-    """Register the docs root (``--docs-dir``, else the usual resolution: environment, working
-    directory) and print its registration line. Raises ConfigError for a refused docs root,
+    """With ``--yes``, register the docs root (``--docs-dir``, else the usual resolution:
+    environment, working directory) and print its registration line; without it, print the
+    plan and the line and write nothing (``--remove`` alike). Raises ConfigError for a refused docs root,
     a bad port or an unsafe token file."""
     from .. import messages_setup
     from ..config import Settings
@@ -65,18 +67,28 @@ def run_http(args: argparse.Namespace, embedder: str) -> int:
     if args.hook or args.rules:
         raise ConfigError("--http prints a registration line only; run setup without --http for --hook or --rules")
     settings = Settings.load(docs_root=args.docs_dir, embedder=embedder)
+    ident = http_access.root_id(settings.docs_root)
     if args.remove:  # the service stops serving the root's URL, and the agent's entry goes too
-        ident = http_access.root_id(settings.docs_root)
-        done = http_access.unregister([ident])
-        print(f"{'unregistered' if done else 'not registered:'} {settings.docs_root} (id {ident}) for MCP over HTTP")
+        if not args.yes:
+            print(messages_setup.setup_http_would_unregister(settings.docs_root, ident))
+        else:
+            done = http_access.unregister([ident])
+            print(f"{'unregistered' if done else 'not registered:'} {settings.docs_root} (id {ident}) for MCP over HTTP")
         _remove_agent_entry(args, embedder)
         return 0
     port = http_access.http_port(args.http_port)
     assert port is not None
-    ident = http_access.register(settings)
+    url, token_file = http_access.root_url(port, ident), http_access.token_path()
+    if not args.yes:  # the plan: what would be written, and the line with the token's place
+        new_token = not token_file.exists()
+        registry = http_access.config_dir() / http_access.REGISTRY_FILE
+        print(messages_setup.setup_http_plan(settings.docs_root, ident, registry, token_file, new_token))
+        lines = registration_lines(args.agent, url, "TOKEN", str(token_file))
+        print(messages_setup.setup_http(args.agent, settings.docs_root, url, token_file, port, lines))
+        print(messages_setup.setup_confirm())
+        return 0
+    http_access.register(settings)
     token = http_access.load_token()
-    url = http_access.root_url(port, ident)
-    token_file = str(http_access.token_path())
-    lines = registration_lines(args.agent, url, token, token_file)
+    lines = registration_lines(args.agent, url, token, str(token_file))
     print(messages_setup.setup_http(args.agent, settings.docs_root, url, token_file, port, lines))
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .options import add_docs_dir, add_json, emit, open_engine
+from .options import add_docs_dir, add_json, emit, open_engine, printable
 
 
 def register(sub: Any) -> None:
@@ -37,9 +37,9 @@ def render_status(status: dict[str, Any], *, verbose: bool = False) -> str:
            else "; the last index run was interrupted" if status["documents"] else "; never indexed"),
     ]
     for change in status["changed_files"]:
-        lines.append(f"changed    {change['path']} ({change['change']})")
+        lines.append(f"changed    {printable(change['path'])} ({change['change']})")
     for failure in status["failures"]:
-        lines.append(f"{failure['kind']:<10} {failure['path']}: {failure['reason']}")
+        lines.append(f"{failure['kind']:<10} {printable(failure['path'])}: {failure['reason']}")
     if status.get("message"):
         lines.append(f"note       {status['message']}")
     return "\n".join(lines)

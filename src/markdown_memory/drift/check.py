@@ -347,10 +347,11 @@ def _keep(refs: list[Reference], vouched: set[str], owners: Owners) -> list[Refe
     return [r for r in refs if not (r.kind == "flag" and r.rule == "document" and r.name not in vouched)]
 
 
-def find_drift(store: Store, docs_root: Path, code_root: str | None) -> DriftReport:
+def find_drift(store: Store, docs_root: Path, code_root: str | None, *, agent: bool = False) -> DriftReport:
     """Refresh the code index of ``docs_root``'s code side (``codeside``) and list the sections
-    of ``store`` that drift. Raises UsageError when the code side is unknown."""
-    root = find_code_root(docs_root, code_root)
+    of ``store`` that drift. Raises UsageError when the code side is unknown (worded for an
+    agent when ``agent``)."""
+    root = find_code_root(docs_root, code_root, agent=agent)
     update = update_code_index(store, root)
     every = store.code.all_sections()
     sections = [s for s in every if not is_skipped(s.file_path)]

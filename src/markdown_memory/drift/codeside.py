@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import messages
 from ..errors import UsageError
 from .owners import OWNERS_KEY, read_owners
 
@@ -78,9 +79,10 @@ class CodeUpdate:
     removed: int
 
 
-def find_code_root(docs_root: Path, code_root: str | None) -> Path:
+def find_code_root(docs_root: Path, code_root: str | None, *, agent: bool = False) -> Path:
     """The code root: ``code_root`` when given (must be a folder), else the git work tree that
-    holds ``docs_root``. Raises UsageError when neither is known."""
+    holds ``docs_root``. Raises UsageError when neither is known, worded for an agent calling
+    the MCP tool (``agent``, which has no code-root argument) or a person at the CLI."""
     if code_root:
         path = Path(code_root).expanduser().resolve()
         if not path.is_dir():
@@ -92,8 +94,7 @@ def find_code_root(docs_root: Path, code_root: str | None) -> Path:
     except (OSError, subprocess.SubprocessError):
         out = None
     if out is None or out.returncode != 0 or not out.stdout.strip():
-        raise UsageError(f"the docs root {str(docs_root)!r} is not inside a git repository, so its code side is "
-                         "unknown; pass --code-root DIR")
+        raise UsageError(messages.no_code_root(docs_root, agent=agent))
     return Path(out.stdout.strip()).resolve()
 
 

@@ -2,8 +2,10 @@
 
 1. A preset named by ``--embedder`` or ``MARKDOWN_MEMORY_EMBEDDER`` is used, always (``none``
    too: keyword-only by choice). A registration written by ``setup`` names one.
-2. Not named: the preset whose vectors the docs root's database already holds, when that preset
-   can load here (its package and model files are in place). An index built once with
+2. Not named: ``none`` when the last index run named it and the database holds no vectors
+   (``meta`` ``named_embedder``: kept like any named preset). Else the preset whose vectors the
+   docs root's database already holds, when that preset can load here (its package and model
+   files are in place). An index built once with
    ``--embedder minilm`` is searched and refreshed with MiniLM from then on, without the flag.
 3. A database without vectors (a new index, or a keyword-only one): the default preset,
    ``embeddinggemma``, when its model is in place; else the installed preset that needs no
@@ -86,9 +88,12 @@ def resolve(settings: Settings) -> tuple[Settings, str | None]:
     database ``settings.db_path`` without opening it for writing), and the reason to show."""
     if settings.embedder_named:
         return settings, None
-    from ..store.peek import stored_weights_id
+    from ..store.peek import stored_named_embedder, stored_weights_id
 
-    choice = choose(None, stored_weights_id(settings.db_path))
+    weights_id = stored_weights_id(settings.db_path)
+    if weights_id is None and stored_named_embedder(settings.db_path) == NO_EMBEDDER:
+        return replace(settings, embedder=NO_EMBEDDER, embedder_named=False), None  # kept, as named
+    choice = choose(None, weights_id)
     return replace(settings, embedder=choice.name, embedder_named=False), choice.reason
 
 

@@ -27,6 +27,7 @@ from ..files.freshness import remember_folders, stale_paths
 from ..models import IndexReport
 from ..store.database import Database
 from ..store.errors import is_disk_full
+from ..store.peek import NAMED_EMBEDDER_KEY
 from .activity import IndexActivity
 from .embedding import Progress
 from .indexer import index_tree, refresh_paths
@@ -95,6 +96,9 @@ class IndexRuns:
             return self.loader.for_index(should_stop)
 
         try:
+            if self.settings.embedder_named:  # a named preset is kept by later runs (embed/choice.py)
+                with writer.transaction():
+                    writer.set_meta(NAMED_EMBEDDER_KEY, self.settings.embedder)
             marker.write_text(str(os.getpid()))  # stays if this process dies mid-run
             report = index_tree(
                 writer, self.database.root,

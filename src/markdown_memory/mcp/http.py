@@ -150,7 +150,7 @@ class McpHttpApp:
             return
         if root is None:
             await _refuse(404, f"no docs root has the id {ident!r} (was it moved or deleted?): run `markdown-memory "
-                               f"setup claude-code --http` in the docs root's folder (or with --docs-dir DIR) and use "
+                               f"setup claude-code --http --yes` in the docs root's folder (or with --docs-dir DIR) and use "
                                f"the URL it prints")(scope, receive, send)
             return
         await root.manager.handle_request(scope, receive, send)
@@ -191,7 +191,7 @@ class McpHttpApp:
         if scheme.lower() != "bearer" or not http_access.token_matches(presented.strip(), self._token):
             error = ', error="invalid_token"' if presented else ""
             return None, _refuse(401, "missing or wrong bearer token: send `Authorization: Bearer <token>`; run "
-                                      "`markdown-memory setup claude-code --http` to get the token and the line that "
+                                      "`markdown-memory setup claude-code --http --yes` to get the token and the line that "
                                       "registers this server", {"WWW-Authenticate": f'Bearer realm="markdown-memory"{error}'})
         return unquote(path[len(_PREFIX):-len(_SUFFIX)]), None
 

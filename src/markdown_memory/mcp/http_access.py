@@ -109,7 +109,7 @@ def load_token(*, create: bool = True) -> str:
         _check_private(path)
         token = path.read_text(encoding="utf-8").strip()
     except FileNotFoundError as exc:
-        raise ConfigError(f"no HTTP token in {path}; run `markdown-memory setup claude-code --http` to make one") from exc
+        raise ConfigError(f"no HTTP token in {path}; run `markdown-memory setup claude-code --http --yes` to make one") from exc
     if len(token) < 16:
         raise ConfigError(f"the HTTP token in {path} is empty or too short; delete the file to make a new one")
     return token

@@ -208,7 +208,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "holding the docs root, read once and then kept current. search_docs hits carry the same names "
         "as drift once this has run."
 ), DriftInput,
-             lambda rt, a, _p: rt.engine.drift().to_dict()),
+             lambda rt, a, _p: rt.engine.drift(agent=True).to_dict()),
     ToolSpec("index_directory", "Update the docs index", True, (
         "Bring the index up to date for the docs root (or one folder in it): only changed files are "
         "re-read. Call it when index_status.message asks for it or after editing docs. Returns counts, "

@@ -487,6 +487,22 @@ def link_ambiguous(written: str, count: int) -> str:
     return f"link target {written!r} names {count} documents; pass one of the candidate paths instead"
 
 
+def heading_resolved_from(asked: str, resolved: str, rel: str) -> str:
+    """A read whose heading was not found as written, answered with the nearest one."""
+    return f"no heading {asked!r} in {rel}; read the nearest one, {resolved!r} (check it is the section you want)"
+
+
+def no_code_root(docs_root: Path, *, agent: bool) -> str:
+    """drift on a docs root outside git: what the reader can do to name the code side (an agent
+    calling find_drift has no such argument: a terminal command, or the user, can)."""
+    where = f"the docs root {str(docs_root)!r} is not inside a git repository, so its code side is unknown"
+    if agent:
+        return (f"{where}; find_drift cannot be told where the code is: run "
+                f"`{program()} drift --code-root DIR --docs-dir {shlex.quote(str(docs_root))}` in a terminal "
+                "(DIR: the repository the docs describe), or ask the user which folder holds the code")
+    return f"{where}; pass --code-root DIR (the repository the docs describe)"
+
+
 def not_markdown(rel: str, suffixes: Sequence[str]) -> str:
     """A requested path whose extension is not indexed: not one of ``suffixes``
     (``files.walk.MARKDOWN_SUFFIXES``)."""

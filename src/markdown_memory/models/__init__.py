@@ -272,7 +272,9 @@ class Outline:
 class SectionText:
     """One page of a section's verbatim text: lines ``start_line``..``end_line`` of the file;
     ``section_end_line`` is where the whole section ends; ``next_cursor`` is the cursor of the
-    next page (None: this is the last)."""
+    next page (None: this is the last). ``resolved_from`` is the heading asked when it named no
+    heading as written and a nearby one was read (a fuzzy match), with ``message`` saying so;
+    both keys are left out of the answer otherwise."""
 
     file_path: str
     heading_path: str
@@ -282,13 +284,19 @@ class SectionText:
     tokens: int
     content: str
     next_cursor: int | None
+    resolved_from: str | None = None
+    message: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "file_path": self.file_path, "heading_path": self.heading_path, "start_line": self.start_line,
             "end_line": self.end_line, "section_end_line": self.section_end_line, "tokens": self.tokens,
             "content": self.content, "next_cursor": self.next_cursor,
         }
+        if self.resolved_from is not None:
+            out["resolved_from"] = self.resolved_from
+            out["message"] = self.message
+        return out
 
 
 # -- links ----------------------------------------------------------------------------------

@@ -357,6 +357,20 @@ def resolve_heading(requested: str, available: list[str], document: str = "this 
     raise SectionNotFoundError(f"no section {requested!r} in {document}{hint}", candidates=near)
 
 
+def resolved_as_asked(requested: str, resolved: str) -> bool:
+    """``resolved`` (a breadcrumb ``resolve_heading`` picked for ``requested``) names the
+    heading asked: the same text apart from spacing, case, Unicode form and Markdown markup,
+    whole or as the trailing parts of the breadcrumb (a bare title). False for the fuzzy and
+    close-spelling steps and for an ``X [1]`` read as ``X``: those deserve a note."""
+    have = _parts(match_form(resolved))
+    plain = " > ".join(heading_plain_text(part) for part in requested.split(SEPARATOR))
+    for form in (requested, plain):
+        want = _parts(match_form(form))
+        if want and want == have[-len(want):]:
+            return True
+    return False
+
+
 #: how many breadcrumbs a missed heading suggests
 NEAREST = 5
 #: a breadcrumb is suggested when its spelling (whole, or last part against the request's last

@@ -18,6 +18,22 @@ def stored_weights_id(path: Path) -> str | None:
     """The ``weights_id`` of the vectors the database ``path`` holds (``meta``), or None: no
     vectors, no such file, or the file cannot be read right now (one read-only query, 0.2 s busy
     timeout at most)."""
+    return _meta_value(path, "weights_id")
+
+
+def stored_named_embedder(path: Path) -> str | None:
+    """The preset the last index run of the database ``path`` was given by name (``meta``
+    ``named_embedder``, written by ``record_named_embedder``; ``none`` too), or None: never
+    named, no such file, or not readable right now (as :func:`stored_weights_id`)."""
+    return _meta_value(path, NAMED_EMBEDDER_KEY)
+
+
+#: ``meta`` key of the preset an index run was named (``--embedder``, the environment)
+NAMED_EMBEDDER_KEY = "named_embedder"
+
+
+def _meta_value(path: Path, key: str) -> str | None:
+    """The ``meta`` value ``key`` of the database ``path`` read-only, or None (see module doc)."""
     if not path.is_file():
         return None
     try:
@@ -25,9 +41,9 @@ def stored_weights_id(path: Path) -> str | None:
     except (sqlite3.Error, OSError, ValueError):
         return None
     try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'weights_id'").fetchone()
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     except sqlite3.Error as exc:  # not an index yet, damaged, locked: the real open says which
-        log.debug("the stored vectors of %s cannot be read: %s", path, exc)
+        log.debug("the meta %s of %s cannot be read: %s", key, path, exc)
         return None
     finally:
         conn.close()
