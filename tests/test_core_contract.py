@@ -44,7 +44,7 @@ def test_answers_are_frozen_models_whose_to_dict_is_the_wire_format(root: Path) 
     with pytest.raises(dataclasses.FrozenInstanceError):
         answer.results[0].score = 1.0  # type: ignore[misc]
     person, agent = answer.to_dict(), answer.to_dict(agent=True)
-    assert list(person) == ["results", "confidence", "keyword_only", "message", "index_status"]
+    assert list(person) == ["results", "confidence", "p_answer", "keyword_only", "message", "index_status"]
     assert "database" in person["index_status"] and "database" not in agent["index_status"]
     first = answer.results[0]
     assert first.content is not None

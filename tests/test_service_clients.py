@@ -200,9 +200,10 @@ def test_cli_search_falls_back_when_the_service_is_killed(runtime: Path, indexed
 
 # -- the hook -----------------------------------------------------------------------------------
 def test_hook_answers_in_process_and_starts_the_service_for_the_next_prompt(runtime: Path, indexed: Path) -> None:
+    """In process the hook searches keywords only, where no answer clears the hook's 85%
+    precision bar (issue 34): it adds nothing, starts the service, and the service (vectors)
+    answers the next prompt."""
     assert ping() is None
-    # in process the hook searches keyword-only, where no answer is sure enough to inject
-    # (docs/prompt-hook.md): it stays silent and starts the service for the next prompt
     out, err, status = run_cli("hook", stdin=hook_stdin(DOCS_PROMPT, indexed, "s1"))
     assert (out, status) == ("", 0), err
     wait_until(lambda: ping() is not None, what="the service the hook started")
@@ -212,17 +213,18 @@ def test_hook_answers_in_process_and_starts_the_service_for_the_next_prompt(runt
     assert str(indexed) in ping()["roots"]  # type: ignore[index]
 
 
-def test_hook_through_the_service_injects_what_in_process_keeps_quiet(runtime: Path, indexed: Path) -> None:
+def test_hook_through_the_service_injects_what_the_keyword_only_process_may_not(runtime: Path, indexed: Path) -> None:
+    """The service searches with vectors and injects above its bar; the same hook in process
+    (keyword-only, no bar reaches 85% precision: issue 34) adds nothing. A quiet prompt gets
+    nothing either way."""
     from markdown_memory.service import client
 
     client.request("ping", {})
-    for n, prompt in enumerate([DOCS_PROMPT, QUIET_PROMPT]):
-        # in process (keyword-only) the hook is silent; the service searches with vectors and
-        # injects only the docs prompt's section
+    for n, prompt in enumerate([DOCS_PROMPT, QUIET_PROMPT, "what is the upgrade procedure for acme releases?"]):
         here = run_cli("hook", stdin=hook_stdin(prompt, indexed, f"here-{n}"), env={"MARKDOWN_MEMORY_SERVICE": "off"})
-        served = run_cli("hook", stdin=hook_stdin(prompt, indexed, f"served-{n}"))
         assert here == ("", "", 0), prompt
-        assert ("install.md · Installation Guide > Linux" in served[0]) == (prompt == DOCS_PROMPT), (prompt, served)
+    assert "install.md · Installation Guide > Linux" in run_cli("hook", stdin=hook_stdin(DOCS_PROMPT, indexed, "served-0"))[0]
+    assert run_cli("hook", stdin=hook_stdin(QUIET_PROMPT, indexed, "served-1")) == ("", "", 0)
     assert str(indexed) in ping()["roots"]  # type: ignore[index]
     # the session memory is the same too: a section is injected once per session
     again = run_cli("hook", stdin=hook_stdin(DOCS_PROMPT, indexed, "served-0"))
