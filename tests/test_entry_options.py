@@ -10,7 +10,8 @@ from markdown_memory import entry
 from markdown_memory.cli import build_parser
 
 #: global options the fast paths leave to the full CLI on purpose (a line holding one goes there)
-_LEFT_TO_THE_CLI = {"-h", "--help", "--version", "--download-model", "--log-level"}
+_LEFT_TO_THE_CLI = {"-h", "--help", "--version", "--download-model", "--log-level",
+                    "--ranker"}  # a process setting the service does not take from its clients
 
 
 def _options(parser: argparse.ArgumentParser) -> tuple[set[str], set[str]]:

@@ -148,3 +148,21 @@ def test_shipped_model_is_reproduced_by_train_ranker(tmp_path):
     assert train.main(["--out", str(fresh)]) == 0
     shipped = REPO / "src" / "markdown_memory" / "search" / "ranker_model.json"
     assert fresh.read_bytes() == shipped.read_bytes()
+
+
+def test_a_search_with_another_ranker_is_not_sent_to_the_service(tmp_path, monkeypatch) -> None:
+    """The resident service ranks with its own ranker setting: a search line naming another
+    ranker (flag or environment) is answered in process, never by the service."""
+    from markdown_memory.cli import remote, search_client
+
+    def sent(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the search was sent to the service")
+
+    monkeypatch.setattr(remote, "search_via_service", sent)
+    monkeypatch.delenv("MARKDOWN_MEMORY_RANKER", raising=False)
+    with pytest.raises(AssertionError):  # the default ranker's line does go to the service
+        search_client(["search", "text", "--docs-dir", str(tmp_path)])
+    (tmp_path / "a.md").write_text("# A\n\ntext\n", encoding="utf-8")
+    assert search_client(["--ranker", "learned", "search", "text", "--docs-dir", str(tmp_path)]) is None
+    monkeypatch.setenv("MARKDOWN_MEMORY_RANKER", "learned")
+    assert search_client(["search", "text", "--docs-dir", str(tmp_path)]) is None

@@ -255,6 +255,10 @@ def search_client(argv: list[str]) -> int | None:
         _apply_global_docs_dir(args)
         if args.ranker:  # a setting search reads (config.ranker_choice), not a request field
             os.environ["MARKDOWN_MEMORY_RANKER"] = args.ranker
+        from ..config import DEFAULT_RANKER, ranker_choice
+
+        if ranker_choice() != DEFAULT_RANKER:  # the service ranks with its own setting: search here
+            return None
         level, problem = _log_level(args.log_level)
         if problem:
             return None
