@@ -96,9 +96,9 @@ class IndexRuns:
             return self.loader.for_index(should_stop)
 
         try:
-            if self.settings.embedder_named:  # a named preset is kept by later runs (embed/choice.py)
-                with writer.transaction():
-                    writer.set_meta(NAMED_EMBEDDER_KEY, self.settings.embedder)
+            if self.settings.embedder_named and writer.get_meta(NAMED_EMBEDDER_KEY) != self.settings.embedder:
+                with writer.transaction():  # a named preset is kept by later runs (embed/choice.py); written
+                    writer.set_meta(NAMED_EMBEDDER_KEY, self.settings.embedder)  # only when it changes
             marker.write_text(str(os.getpid()))  # stays if this process dies mid-run
             report = index_tree(
                 writer, self.database.root,
