@@ -159,7 +159,8 @@ def test_a_search_with_another_ranker_is_not_sent_to_the_service(tmp_path, monke
         raise AssertionError("the search was sent to the service")
 
     monkeypatch.setattr(remote, "search_via_service", sent)
-    monkeypatch.delenv("MARKDOWN_MEMORY_RANKER", raising=False)
+    # setenv, not delenv: monkeypatch then also undoes what --ranker writes into os.environ
+    monkeypatch.setenv("MARKDOWN_MEMORY_RANKER", "rrf")
     with pytest.raises(AssertionError):  # the default ranker's line does go to the service
         search_client(["search", "text", "--docs-dir", str(tmp_path)])
     (tmp_path / "a.md").write_text("# A\n\ntext\n", encoding="utf-8")
