@@ -28,7 +28,10 @@ log = logging.getLogger("markdown_memory.store")
 # QueryNotParsedError lives with the other errors; the store raises it (re-exported here).
 
 
-_CORRUPT_MARKERS = ("not a database", "malformed", "corrupt", "disk image", "unsupported file format")
+# "vtable constructor failed": how older SQLite builds (Debian's stdlib sqlite3) report an FTS5
+# table whose pages were overwritten, where newer ones say "malformed"
+_CORRUPT_MARKERS = ("not a database", "malformed", "corrupt", "disk image", "unsupported file format",
+                    "vtable constructor failed")
 
 
 def is_transient(exc: BaseException) -> bool:
