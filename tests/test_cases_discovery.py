@@ -286,6 +286,38 @@ def test_file_swapped_between_walk_and_read_is_judged_as_opened(tmp_path, monkey
         engine.close()
 
 
+def test_link_replaced_between_lstat_and_readlink_is_named_and_the_run_goes_on(tmp_path, monkeypatch):
+    """A symbolic link is replaced by a plain file in the instant between realpath()'s lstat()
+    and its readlink() (CI caught it once in the swap loop below): readlink() then fails with
+    EINVAL, which Python before 3.13 lets out of a non-strict realpath(). The run indexes every
+    other file and names the changed one (or, on a Python that absorbs it, reads it); it never
+    fails as a whole."""
+    root, _outside = make_tree(tmp_path, count=5)
+    (root / "target.md").write_text("# Target\n\ntargettoken\n")
+    (root / "alias.md").symlink_to(root / "target.md")
+    real_readlink = os.readlink
+    swapped: list[str] = []
+
+    def swap_then_readlink(path, *args, **kwargs):
+        if str(path).endswith("alias.md") and not swapped:
+            swapped.append(str(path))
+            (root / ".swap").write_text("# Alias\n\naliastoken\n")
+            os.replace(root / ".swap", root / "alias.md")
+        return real_readlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "readlink", swap_then_readlink)
+    engine = Engine(Settings.load(root, tmp_path / "i.db", "none"))
+    try:
+        report = engine.index()
+        assert swapped, "the walk never resolved the link"
+        indexed = {d.path for d in engine.list_documents().documents}
+        assert {f"doc{i:03}.md" for i in range(5)} | {"target.md", "sub/page.md"} <= indexed
+        reasons = {f["path"]: f["reason"] for f in report.failed}
+        assert "alias.md" in indexed or "changed while being read" in reasons["alias.md"]
+    finally:
+        engine.close()
+
+
 def test_files_swapped_in_a_loop_during_runs_never_index_outside_text_nor_block(tmp_path):
     """A thread keeps swapping files between the real file, a link to an outside file and a
     FIFO while full re-index runs read them: every run ends in bounded time and no outside

@@ -361,7 +361,15 @@ def _walk_dir(
 
 def _add_link(root_real: Path, rel: str, path: Path, result: WalkResult, seen_real: set[str]) -> None:
     """Policy for a symlinked Markdown file or folder (see module docstring)."""
-    target = os.path.realpath(path)
+    try:
+        target = os.path.realpath(path)
+    except OSError as exc:
+        # realpath() lstat()s, then readlink()s: a link replaced in between (by a file, a FIFO)
+        # raises EINVAL, uncaught by Python before 3.13 even when not strict. The path changed
+        # during the run; the next run (or the watcher's event) reads it again.
+        result.problems.append(Failure(rel, FailureKind.UNREADABLE,
+                                       f"changed while being read: {describe_os_error(exc)}"))
+        return
     inside = target == str(root_real) or target.startswith(str(root_real) + os.sep)
     if os.path.isdir(target):
         where = "inside" if inside else "outside"
