@@ -86,15 +86,19 @@ def service_hook(indexed: tuple[Path, Path], minilm, stdin: str, max_tokens: int
     """What the resident service answers a hook client sending ``stdin`` (op ``hook``,
     hook/service_op.py), searching ``indexed`` with MiniLM: the answer object or None."""
     from markdown_memory.config import Settings
+    from markdown_memory.hook import parse
+    from markdown_memory.hook.payload import answer as hook_answer
     from markdown_memory.hook.service_op import HookCall
     from markdown_memory.hook.service_op import answer as hook_op
 
     root, db = indexed
-    out = hook_op(_Service(minilm), HookCall(Settings.load(root, db, "minilm"), stdin, max_tokens))  # type: ignore[arg-type]
-    assert out.stderr is None, out.stderr
-    if not out.stdout:
+    asked = parse(stdin)
+    out = hook_op(_Service(minilm), HookCall(Settings.load(root, db, "minilm"), asked.prompt,  # type: ignore[arg-type]
+                                             asked.session_id, asked.client, max_tokens))
+    assert out.failure is None, out.failure
+    if not out.context:
         return None
-    answer = json.loads(out.stdout)
+    answer = json.loads(hook_answer(out.context))
     assert set(answer["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
     return answer
 
@@ -379,3 +383,32 @@ def test_questions_about_the_users_own_code_and_more_task_verbs_get_nothing(inde
         assert service_hook(indexed, minilm, payload(prompt, root)) is None, prompt
         assert "hook skipped the prompt" in debug_reason(payload(prompt, root), db), prompt
     assert context(service_hook(indexed, minilm, payload(TIMEOUT_QUESTION, root)))  # a docs question gets its section
+
+
+def test_the_client_makes_the_hook_s_lines_of_the_service_s_reply(tmp_path, monkeypatch):
+    """The service answers data (the text to add, or a failure's cause); the hook client prints
+    the lines the hook prints in process: the agent's answer object, or the one stderr line."""
+    from markdown_memory import messages
+    from markdown_memory.config import Settings
+    from markdown_memory.hook import parse, remote
+    from markdown_memory.hook.payload import answer
+    from markdown_memory.hook.service_op import HookReply
+    from markdown_memory.service import client
+
+    replies = [HookReply(context="## a.md · A\ntext"), HookReply(failure="database is locked"), HookReply()]
+    sent = []
+
+    def call(op, request, reply_type, **_kw):
+        assert op == "hook" and reply_type is HookReply
+        sent.append(request)
+        return replies.pop(0)
+
+    monkeypatch.setattr(client, "mode", lambda: "auto")
+    monkeypatch.setattr(client, "call", call)
+    asked = parse(payload("how do I set the timeout?", tmp_path, session="s9", turn_id="t1"))
+    settings = Settings.load(tmp_path, tmp_path / "i.db", "none")
+    assert remote.via_service(settings, asked, 700) == (answer("## a.md · A\ntext"), None)
+    assert remote.via_service(settings, asked, 700) == (None, messages.hook_failed("database is locked"))
+    assert remote.via_service(settings, asked, 700) == (None, None)
+    first = sent[0]
+    assert (first.prompt, first.session_id, first.client, first.max_tokens) == (asked.prompt, "s9", "codex", 700)

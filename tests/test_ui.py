@@ -244,8 +244,7 @@ def _hook(site, prompt: str, session: str, keep: int | None = None) -> str | Non
     from markdown_memory.hook import inject
     from markdown_memory.hook.payload import Payload
 
-    out, _err = inject(site.engine, Payload(prompt, session, str(site.root), "claude-code"), 800, log_keep=keep)
-    return out
+    return inject(site.engine, Payload(prompt, session, str(site.root), "claude-code"), 800, log_keep=keep)
 
 
 def test_the_hook_page_shows_each_prompt_what_was_added_and_why_not(site) -> None:
@@ -297,17 +296,13 @@ def test_a_busy_database_drops_the_log_entry_not_the_answer(site) -> None:
 def test_the_hook_clients_setting_travels_to_the_service(site) -> None:
     """Through the service's ``hook`` op the hook client's MARKDOWN_MEMORY_HOOK_LOG decides:
     ``off`` writes nothing, a number bounds the log."""
-    import json
-
     from markdown_memory.hook.service_op import HookCall, answer
 
     service = SimpleNamespace(engine=lambda settings: site.engine)
     session = f"op-{time.time_ns()}"
 
     def ask(setting: str | None) -> None:
-        stdin = json.dumps({"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": QUESTION,
-                            "cwd": str(site.root)})
-        answer(service, HookCall(site.engine.settings, stdin, 800, setting))
+        answer(service, HookCall(site.engine.settings, QUESTION, session, "claude-code", 800, setting))
 
     ask("off")
     assert site.engine.store.hook_entries(session) == []
