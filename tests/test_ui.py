@@ -83,6 +83,8 @@ def test_every_page_is_refused_without_the_token_or_cookie(site) -> None:
     assert site.client.post(f"{site.base}/index").status_code == 401
     wrong = site.client.get(f"{site.base}/?q=timeout", headers={"Authorization": "Bearer wrong-token-wrong-token"})
     assert wrong.status_code == 401
+    other_scheme = site.client.get(f"{site.base}/?q=timeout", headers={"Authorization": f"Basic {TOKEN}"})
+    assert other_scheme.status_code == 401  # the token counts only as a bearer token
     from starlette.testclient import TestClient
 
     forger = TestClient(site.client.app, base_url=ORIGIN, cookies={"markdown_memory_ui": f"{int(time.time())}.{'0' * 64}"})

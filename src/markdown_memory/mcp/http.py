@@ -187,9 +187,9 @@ class McpHttpApp:
         headers, path = request.headers, str(request.scope.get("path", ""))
         if not (path.startswith(_PREFIX) and path.endswith(_SUFFIX)) or len(path) <= len(_PREFIX + _SUFFIX):
             return None, _refuse(404, "not found: the MCP endpoints are /roots/<id>/mcp")
-        scheme, _, presented = (headers.get("authorization") or "").partition(" ")
-        if scheme.lower() != "bearer" or not http_access.token_matches(presented.strip(), self._token):
-            error = ', error="invalid_token"' if presented else ""
+        presented = http_access.bearer(headers.get("authorization"))
+        if not presented or not http_access.token_matches(presented, self._token):
+            error = ', error="invalid_token"' if presented else ""  # RFC 6750 3.1: no error code without a token
             return None, _refuse(401, "missing or wrong bearer token: send `Authorization: Bearer <token>`; run "
                                       "`markdown-memory setup claude-code --http --yes` to get the token and the line that "
                                       "registers this server", {"WWW-Authenticate": f'Bearer realm="markdown-memory"{error}'})

@@ -94,10 +94,10 @@ class UiApp:
 
     # -- who gets in --------------------------------------------------------------------------
     def _bearer(self, request: Request) -> bool:
-        from ..mcp.http_access import token_matches
+        from ..mcp.http_access import bearer, token_matches
 
-        scheme, _, presented = (request.headers.get("authorization") or "").partition(" ")
-        return scheme.lower() == "bearer" and token_matches(presented.strip(), self._token)
+        presented = bearer(request.headers.get("authorization"))
+        return bool(presented) and token_matches(presented, self._token)
 
     def _refusal(self, request: Request) -> Answer | None:
         if self._bearer(request) or access.cookie_valid(self._token, request.cookies.get(access.COOKIE_NAME)):
