@@ -412,3 +412,39 @@ def test_the_client_makes_the_hook_s_lines_of_the_service_s_reply(tmp_path, monk
     assert remote.via_service(settings, asked, 700) == (None, None)
     first = sent[0]
     assert (first.prompt, first.session_id, first.client, first.max_tokens) == (asked.prompt, "s9", "codex", 700)
+
+
+def test_damage_the_service_s_hook_meets_is_moved_aside_at_once(tmp_path):
+    """The hook op answers a failure line for a damaged database (never raises for a prompt),
+    and the damaged file goes aside now, as under the MCP tools: later prompts search the rebuild."""
+    import sqlite3
+    from types import SimpleNamespace
+
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+    from markdown_memory.hook.service_op import HookCall, answer
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(300):  # enough pages that the keyword index has a root page of its own
+        (docs / f"topic{i}.md").write_text(f"# Topic {i}\n\nThe zebrafish{i} setting controls part {i}.\n\n"
+                                           f"## Details\n\n{'Words about this part. ' * 20}\n")
+    db = tmp_path / "index.db"
+    engine = Engine(Settings.load(docs, db, "none"))
+    try:
+        engine.index()
+        engine.close()  # this thread's connection: the hook's search opens the file as it is on disk
+        conn = sqlite3.connect(db)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'sections_fts_data'").fetchone()[0]
+        conn.close()
+        with open(db, "r+b") as f:  # only the keyword index's root page: opening the file still works
+            f.seek((root - 1) * page_size)
+            f.write(os.urandom(page_size))
+        service = SimpleNamespace(engine=lambda settings: engine)
+        reply = answer(service, HookCall(engine.settings, "what does the zebrafish7 setting control?"))  # type: ignore[arg-type]
+        assert reply.context is None and reply.failure
+        assert list(tmp_path.glob("index.db.corrupt-*")), "the damaged file was not moved aside"
+    finally:
+        engine.shutdown()

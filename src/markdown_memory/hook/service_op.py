@@ -44,10 +44,13 @@ class HookReply:
 
 
 def answer(service: ServiceContext, call: HookCall) -> HookReply:
-    """``inject`` on the pooled engine. Never raises for a prompt: a failure is its cause."""
+    """``inject`` on the pooled engine. Never raises for a prompt: a failure is its cause; a
+    damaged database file met on the way is moved aside at once (``Engine.recover_damaged``,
+    as the MCP tools do), since the hook swallows the error the service would act on."""
     from . import inject, record
     from .payload import Payload
 
+    engine = None
     try:
         engine = service.engine(call.settings)
         try:
@@ -56,6 +59,8 @@ def answer(service: ServiceContext, call: HookCall) -> HookReply:
         finally:
             engine.close()  # this thread's connection (the engine stays in the pool)
     except Exception as exc:  # a locked, damaged or foreign database: as the hook says it in process
+        if engine is not None:  # damage met: moved aside and rebuilt now (the engine's one recovery), not when idle
+            engine.recover_damaged(exc)
         return HookReply(failure=str(exc) or type(exc).__name__)
     return HookReply(context=context)
 
