@@ -354,3 +354,38 @@ def test_p_answer_is_shown_when_the_search_gives_one() -> None:
 
     assert certainty(SimpleNamespace(p_answer=0.82), "high") == {"p_answer": 0.82, "label": "high"}
     assert certainty(SimpleNamespace(), "low") == {"p_answer": None, "label": "low"}
+
+
+def test_without_an_engine_factory_the_app_s_own_engine_serves_the_page_and_stops_with_it(tmp_path, monkeypatch) -> None:
+    """An HTTP app given no engine factory makes one engine per docs root for the MCP endpoint
+    and the page alike, and stops it when the app stops (the page's engines were never stopped)."""
+    from starlette.testclient import TestClient
+
+    from markdown_memory import engine as engine_module
+    from markdown_memory.config import Settings
+    from markdown_memory.mcp import http_access
+    from markdown_memory.mcp.http import McpHttpApp
+
+    root = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "guide", root)
+    settings = Settings.load(root, tmp_path / "i.db", "none")
+    made: list[object] = []
+    stopped: list[object] = []
+
+    class Counted(engine_module.Engine):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+        def shutdown(self, timeout: float = 5.0) -> bool:
+            stopped.append(self)
+            return super().shutdown(timeout)
+
+    monkeypatch.setattr(engine_module, "Engine", Counted)
+    ident = http_access.root_id(root)
+    app = McpHttpApp(PORT, TOKEN, lookup=lambda i: settings if i == ident else None)
+    with TestClient(app, base_url=ORIGIN) as client:
+        for query in ("timeout", "install"):
+            assert client.get(f"/ui/r/{ident}/?q={query}", headers=BEARER).status_code == 200
+        assert len(made) == 1
+    assert stopped == made

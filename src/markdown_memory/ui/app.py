@@ -48,10 +48,10 @@ EngineFactory = Callable[["Settings"], "Engine"]
 class UiApp:
     """The ASGI app of ``/ui`` (see the module docstring). ``token``: the bearer token every
     secret derives from; ``engine_factory``: the engine of a root's settings (the service's
-    pool; None: engines made and kept here); ``lookup``: settings of a root id or None;
+    pool, or the HTTP app's own engines: whoever made it stops it); ``lookup``: settings of a root id or None;
     ``on_request``: called for each admitted request (the service's activity clock)."""
 
-    def __init__(self, token: str, *, engine_factory: EngineFactory | None = None,
+    def __init__(self, token: str, *, engine_factory: EngineFactory,
                  lookup: Callable[[str], Settings | None] | None = None,
                  on_request: Callable[[], object] | None = None) -> None:
         from starlette.routing import Route, Router
@@ -63,7 +63,6 @@ class UiApp:
         self._lookup = lookup or http_access.lookup
         self._on_request = on_request
         self._tickets = access.Tickets()
-        self._engines: dict[Settings, Engine] = {}
         self._seen: dict[str, Settings] = {}  # roots opened on this page (listed beside the default ones)
         self._lock = threading.Lock()
         self._env: Environment | None = None
@@ -139,24 +138,13 @@ class UiApp:
                 self._seen[ident] = settings
         return settings
 
-    def _engine(self, settings: Settings) -> Engine:
-        if self._factory is not None:
-            return self._factory(settings)
-        with self._lock:
-            engine = self._engines.get(settings)
-            if engine is None:
-                from ..engine import Engine
-
-                engine = self._engines[settings] = Engine(settings)
-            return engine
-
     def _root(self, request: Request) -> tuple[str, Engine | None, Answer | None]:
         ident = str(request.path_params["ident"])
         settings = self._settings(ident)
         if settings is None:
             return ident, None, self._page("error.html", {"message": f"no indexed docs root has the id {ident!r}"},
                                            status=404)
-        return ident, self._engine(settings), None
+        return ident, self._factory(settings), None
 
     def known_roots(self) -> list[str]:
         """The ids of the roots indexed at the default place, and of those opened here."""
@@ -201,7 +189,7 @@ class UiApp:
         for ident in self.known_roots():
             settings = self._settings(ident)
             try:
-                engine = self._engine(settings) if settings is not None else None
+                engine = self._factory(settings) if settings is not None else None
                 rows.append(views.root_status(ident, engine, None if engine else "its docs root is gone"))
             except MarkdownMemoryError as exc:
                 rows.append(views.root_status(ident, None, str(exc)))
