@@ -389,3 +389,17 @@ def test_without_an_engine_factory_the_app_s_own_engine_serves_the_page_and_stop
             assert client.get(f"/ui/r/{ident}/?q={query}", headers=BEARER).status_code == 200
         assert len(made) == 1
     assert stopped == made
+
+
+def test_the_hook_op_cuts_a_long_prompt_as_the_hook_reads_one(site) -> None:
+    """A prompt sent to the service's hook op is searched and logged cut as ``payload.parse``
+    cuts the hook's stdin (a pasted log can be huge)."""
+    from markdown_memory.hook.payload import MAX_PROMPT_CHARS
+    from markdown_memory.hook.service_op import HookCall, answer
+
+    session = f"long-{time.time_ns()}"
+    prompt = QUESTION + " " + "x" * (2 * MAX_PROMPT_CHARS)
+    answer(SimpleNamespace(engine=lambda settings: site.engine),  # type: ignore[arg-type]
+           HookCall(site.engine.settings, prompt, session, "claude-code", 800, "10"))
+    (entry,) = site.engine.store.hook_entries(session)
+    assert entry.prompt == prompt[:MAX_PROMPT_CHARS]

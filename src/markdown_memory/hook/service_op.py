@@ -48,14 +48,14 @@ def answer(service: ServiceContext, call: HookCall) -> HookReply:
     damaged database file met on the way is moved aside at once (``Engine.recover_damaged``,
     as the MCP tools do), since the hook swallows the error the service would act on."""
     from . import inject, record
-    from .payload import Payload
+    from .payload import MAX_PROMPT_CHARS, Payload
 
     engine = None
     try:
         engine = service.engine(call.settings)
         try:
-            context = inject(engine, Payload(call.prompt, call.session_id, None, call.client), call.max_tokens,
-                             log_keep=record.keep(call.hook_log))  # the client's setting
+            asked = Payload(call.prompt[:MAX_PROMPT_CHARS], call.session_id, None, call.client)  # as parse cuts it
+            context = inject(engine, asked, call.max_tokens, log_keep=record.keep(call.hook_log))  # the client's setting
         finally:
             engine.close()  # this thread's connection (the engine stays in the pool)
     except Exception as exc:  # a locked, damaged or foreign database: as the hook says it in process
