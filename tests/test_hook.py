@@ -83,16 +83,19 @@ class _Service:
 
 
 def service_hook(indexed: tuple[Path, Path], minilm, stdin: str, max_tokens: int = 800) -> dict | None:
-    """What the resident service answers a hook client sending ``stdin`` (op ``hook``,
-    hook/service_op.py), searching ``indexed`` with MiniLM: the answer object or None."""
+    """What a hook client sending ``stdin`` gets from the resident service (op ``hook``,
+    hook/service_op.py), searching ``indexed`` with MiniLM: the answer object or None. The
+    client reads the payload and runs the gate; the service answers what passes."""
     from markdown_memory.config import Settings
-    from markdown_memory.hook import parse
+    from markdown_memory.hook import gate, parse
     from markdown_memory.hook.payload import answer as hook_answer
     from markdown_memory.hook.service_op import HookCall
     from markdown_memory.hook.service_op import answer as hook_op
 
     root, db = indexed
     asked = parse(stdin)
+    if not gate.asks_docs(asked.prompt):  # the client's gate: such a prompt never reaches the service
+        return None
     out = hook_op(_Service(minilm), HookCall(Settings.load(root, db, "minilm"), asked.prompt,  # type: ignore[arg-type]
                                              asked.session_id, asked.client, max_tokens))
     assert out.failure is None, out.failure

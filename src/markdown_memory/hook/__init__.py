@@ -123,8 +123,9 @@ def inject(engine: Engine, payload: Payload, max_tokens: int,
     or None: the sections of ``engine``'s docs root that answer the prompt, not yet injected in
     its session, within ``max_tokens``. What was
     decided goes to the root's hook log (:mod:`.record`; ``log_keep``: how many prompts it
-    keeps, 0 = off, None = ``MARKDOWN_MEMORY_HOOK_LOG`` of this process). The caller closes the
-    engine (this thread's connection). Raises what ``Engine.search`` raises."""
+    keeps, 0 = off, None = ``MARKDOWN_MEMORY_HOOK_LOG`` of this process). The caller let the
+    prompt through :func:`.gate.asks_docs` and closes the engine (this thread's connection).
+    Raises what ``Engine.search`` raises."""
     from ..models import Freshness, SearchRequest
     from ..text import count_tokens
     from . import record
@@ -133,11 +134,11 @@ def inject(engine: Engine, payload: Payload, max_tokens: int,
     settings: Settings = engine.settings
     found = engine.search(SearchRequest(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000)),
                           freshness=Freshness.FLAG)
-    picked = gate.select(payload.prompt, found)
+    picked = gate.select(found)
     text, why = "", None
     used: list[Hit] = []
     if not picked:
-        why = gate.why_not(payload.prompt, found)
+        why = gate.why_not(found)
     else:
         memory = SessionMemory(settings.db_path, payload.session_id)
         seen = memory.seen()
