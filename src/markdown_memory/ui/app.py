@@ -176,12 +176,11 @@ class UiApp:
             "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
                                        "script-src 'none'; form-action 'self'; frame-ancestors 'none'"})
 
-    def _error(self, exc: MarkdownMemoryError, ident: str, request: Request) -> Answer:
+    def _error(self, exc: MarkdownMemoryError, ident: str, engine: Engine, request: Request) -> Answer:
         from ..errors import describe_error
 
-        settings = self._settings(ident)
         return self._page("error.html", {"message": describe_error(exc).message, "ident": ident,
-                                         "root": str(settings.docs_root) if settings else ""}, status=400, request=request)
+                                         "root": str(engine.root)}, status=400, request=request)
 
     # -- pages --------------------------------------------------------------------------------
     def roots_page(self, request: Request) -> Answer:
@@ -210,7 +209,7 @@ class UiApp:
                 context["answer"] = views.search(engine, views.search_request(
                     params["q"], params["folder"], params["tag"], params["kind"], params["lang"]))
             except MarkdownMemoryError as exc:
-                return self._error(exc, ident, request)
+                return self._error(exc, ident, engine, request)
         response = self._page("search.html", context, request=request)
         searched = f"search;dur={context['answer']['ms']:.1f}, " if context["answer"] else ""
         response.headers["Server-Timing"] = f"{searched}page;dur={(time.perf_counter() - start) * 1000:.1f}"
@@ -223,7 +222,7 @@ class UiApp:
         try:
             section = views.reader(engine, request.query_params.get("file", ""), request.query_params.get("heading", ""))
         except MarkdownMemoryError as exc:
-            return self._error(exc, ident, request)
+            return self._error(exc, ident, engine, request)
         return self._page("read.html", {"ident": ident, "root": str(engine.root), "s": section}, request=request)
 
     def hook_page(self, request: Request) -> Answer:
@@ -261,7 +260,7 @@ class UiApp:
                 context["result"] = await run_in_threadpool(views.evaluation, engine,
                                                             Path(context["questions"]).expanduser())
             except MarkdownMemoryError as exc:
-                return self._error(exc, ident, request)
+                return self._error(exc, ident, engine, request)
         return self._page("eval.html", context, request=request)
 
     async def index_now(self, request: Request) -> Answer:
@@ -276,6 +275,6 @@ class UiApp:
         try:
             report = await run_in_threadpool(engine.index)
         except MarkdownMemoryError as exc:
-            return self._error(exc, ident, request)
+            return self._error(exc, ident, engine, request)
         done = f"{ident}: {report.indexed} indexed, {report.removed} removed, {len(report.failed)} failed"
         return RedirectResponse(f"{access.PREFIX}/?done={quote(done)}", status_code=303)
