@@ -103,18 +103,17 @@ def read_command(settings: Settings, embedder_chosen: bool, db_chosen: bool,
     return command
 
 
-def render_search(answer: SearchAnswer | Mapping[str, Any], read_command: Callable[[str, str], str] | None = None,
+def render_search(data: Mapping[str, Any], read_command: Callable[[str, str], str] | None = None,
                   *, verbose: bool = False, embedder_news: bool | None = None) -> str:
     """``search`` for a person: per hit a header line, the first lines of its text (or the
     preview of a pointer hit) and, when text is left out, the command that reads the section;
-    the ``embedder:`` line only when the preset changed, or with ``verbose``. ``answer``: the
-    answer or its wire form (``to_dict()``, as the service's reply carries it): what is printed
-    is read from the wire form either way, so both print the same. ``embedder_news``: whether the
+    the ``embedder:`` line only when the preset changed, or with ``verbose``. ``data``: the
+    answer's wire form (``SearchAnswer.to_dict()``, as the service's reply carries it and the
+    in-process CLI makes it), so both print the same. ``embedder_news``: whether the
     embedder's ``chosen`` reason says the preset changed (:func:`embedder_news`), when the
     caller has it (a service client, which does not import the sentences); else judged here."""
     from .text import shown_path
 
-    data = answer if isinstance(answer, Mapping) else answer.to_dict()
     read = read_command or (lambda f, h: shlex.join(["markdown-memory", "read", f, h]))
     out = []
     for i, hit in enumerate(data["results"], start=1):
