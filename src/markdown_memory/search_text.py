@@ -184,18 +184,20 @@ def run_search(engine: Engine, search: CliSearch, progress: Progress, reader: Re
     return answer_output(answer, search.output, engine.settings, program=reader.program if reader else None)
 
 
-def error_facts(exc: BaseException) -> tuple[dict[str, object], str, int]:
+def error_facts(exc: BaseException, program: str | None = None) -> tuple[dict[str, object], str, int]:
     """(the ``--json`` error object, the stderr sentence without its prefix, exit status) of a
     command that failed with ``exc``: a MarkdownMemoryError (exit 2: the user can fix it) or
-    KeyboardInterrupt (128 + the signal)."""
+    KeyboardInterrupt (128 + the signal). ``program``: the command the reader types, when it is
+    not this process's (the service answering a client: ``errors.describe_error``)."""
     from .errors import describe_error
 
-    payload = dict(describe_error(exc).cli_payload())
+    report = describe_error(exc, program)
+    payload = dict(report.cli_payload())
     if isinstance(exc, KeyboardInterrupt):
         return payload, "interrupted", int(getattr(exc, "exit_status", 130))
-    candidates = [c for c in (getattr(exc, "candidates", None) or []) if c not in str(exc)]
+    candidates = [c for c in (getattr(exc, "candidates", None) or []) if c not in report.message]
     listed = f" (candidates: {' | '.join(candidates[:10])})" if candidates else ""
-    return payload, f"error: {exc}{listed}", 2
+    return payload, f"error: {report.message}{listed}", 2
 
 
 def failure_output(payload: Mapping[str, object], sentence: str, as_json: bool) -> tuple[str, str]:

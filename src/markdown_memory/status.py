@@ -15,6 +15,7 @@ from .embed.loader import ModelLoader
 from .files.freshness import changed_documents
 from .index.activity import IndexActivity
 from .models import EmbedderState, FileChange, IndexCounts, IndexStatus, LastRun
+from .reader import for_reader
 from .store.database import Database
 
 #: A stat probe of the indexed files (refresh, status) is reused for this long (seconds).
@@ -138,7 +139,8 @@ class StatusReporter:
             root=str(self.database.root),
             database=str(self.database.path),
             counts=counts,
-            embedder=EmbedderState(embedder, self.loader.embedder is not None, wid, self.loader.error,
+            embedder=EmbedderState(embedder, self.loader.embedder is not None, wid,
+                                   for_reader(self.loader.error, (ctx or self.context).program),
                                    self.loader.loading, self.context.chosen),
             keyword_only=keyword_only,
             indexing=indexing,
