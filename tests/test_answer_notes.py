@@ -139,3 +139,27 @@ def test_a_missing_model_in_the_answer_names_the_reader_s_command(tmp_path: Path
         engine.close()
     error = answer["index_status"]["embedder"]["error"]
     assert f"`{CLIENT} --download-model`" in error, error
+
+
+def test_why_the_engine_chose_its_model_names_the_reader_s_command(tmp_path: Path, monkeypatch) -> None:
+    """The engine chose MiniLM because the default model is missing (said once, when the engine
+    is made: the service's serves every client): the answer's reason names the reader's command."""
+    from markdown_memory.config import Settings
+    from markdown_memory.embed import gemma
+    from markdown_memory.engine import Engine
+    from markdown_memory.models import SearchRequest
+
+    if gemma.problem() is None:
+        pytest.skip("embeddinggemma is installed here: nothing else is chosen")
+    monkeypatch.delenv("MARKDOWN_MEMORY_EMBEDDER", raising=False)
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# Timeouts\n\nThe client waits 30 seconds.\n", encoding="utf-8")
+    engine = Engine(Settings.load(root, tmp_path / "i.db", None))
+    try:
+        chosen = engine.search(SearchRequest("timeout"), reader=Reader(CLIENT, root)).to_dict()["index_status"]["embedder"]
+    finally:
+        engine.close()
+    if chosen["name"] != "minilm":
+        pytest.skip("MiniLM is not installed here: the default is kept")
+    assert f"`{CLIENT} --download-model`" in chosen["chosen"], chosen

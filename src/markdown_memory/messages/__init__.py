@@ -35,7 +35,7 @@ from ..models.notes import (
     VectorsPending,
 )
 from ..models.notes import OtherVectors as OtherVectors  # re-exported: embed/choice.py builds it
-from ..reader import Reader, for_reader, working_folder
+from ..reader import ProgramSentence, Reader, for_reader, working_folder
 from ..reader import program as program  # re-exported: every sentence that names the command uses it
 from ..text import short_cause
 from .agent import HOOK_CUT as HOOK_CUT
@@ -468,10 +468,12 @@ def rules_file_left_out() -> str:
 
 
 def embedder_instead_of_default(preset: str, default: str) -> str:
-    """Why a new index gets ``preset``: the ``default`` model is not installed, ``preset`` is."""
-    return (f"not named: the default {default} model is not installed, so {preset}, installed here, makes this "
-            f"index's vectors; `{program()} --download-model` gets the default and `--embedder {default} index "
-            "--force` switches to it")
+    """Why a new index gets ``preset``: the ``default`` model is not installed, ``preset`` is.
+    Made when the engine is (the service's serves many readers): a ``ProgramSentence``."""
+    return ProgramSentence(lambda name: (
+        f"not named: the default {default} model is not installed, so {preset}, installed here, makes this "
+        f"index's vectors; `{name} --download-model` gets the default and `--embedder {default} index "
+        "--force` switches to it"))
 
 
 def embedder_index_model_missing(preset: str, default: str, default_loads: bool) -> str:
