@@ -98,3 +98,68 @@ def test_the_reader_is_a_value_the_sentences_name(tmp_path: Path) -> None:
     assert "run `mm index` to refresh" in messages.render_notes(inside, (StaleHits(1),))  # the root is its folder
     assert "call index_directory" in messages.render_notes(agent, (StaleHits(1),))
     assert "read_section reads" in messages.render_notes(agent, (StaleHits(1),))
+
+
+CLIENT = "/x/bin/markdown-memory"  # a client's command that is not on PATH (a checkout's .venv)
+
+
+def test_an_error_raised_in_the_service_names_its_client_s_command() -> None:
+    """An error made deep down (the model's files checked) names the command of whoever reads
+    it: the service words its client's failure with the client's program, not its own."""
+    from markdown_memory.errors import ModelNotInstalledError
+    from markdown_memory.reader import ProgramSentence, program
+    from markdown_memory.search_text import error_facts
+
+    exc = ModelNotInstalledError(ProgramSentence(lambda name: f"the model is not installed; run `{name} --download-model`"))
+    payload, sentence, status = error_facts(exc, CLIENT)
+    assert sentence == f"error: the model is not installed; run `{CLIENT} --download-model`" and status == 2
+    assert payload == {"error": {"message": sentence.removeprefix("error: "), "type": "model_not_installed"}}
+    assert error_facts(exc)[1] == f"error: the model is not installed; run `{program()} --download-model`"
+
+
+def test_a_missing_model_in_the_answer_names_the_reader_s_command(tmp_path: Path) -> None:
+    """The model's load failed in the engine's process (the service's, shared by its clients):
+    the answer's ``embedder.error`` names the command of the reader the search was made for."""
+    import shutil
+
+    from markdown_memory.config import Settings
+    from markdown_memory.embed import gemma
+    from markdown_memory.engine import Engine
+    from markdown_memory.models import SearchRequest
+
+    if gemma.problem() is None:
+        pytest.skip("embeddinggemma is installed here: its load does not fail")
+    root = tmp_path / "docs"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "guide", root)
+    engine = Engine(Settings.load(root, tmp_path / "i.db", "embeddinggemma"))
+    try:
+        engine.index()
+        answer = engine.search(SearchRequest("timeout"), reader=Reader(CLIENT, root)).to_dict()
+    finally:
+        engine.close()
+    error = answer["index_status"]["embedder"]["error"]
+    assert f"`{CLIENT} --download-model`" in error, error
+
+
+def test_why_the_engine_chose_its_model_names_the_reader_s_command(tmp_path: Path, monkeypatch) -> None:
+    """The engine chose MiniLM because the default model is missing (said once, when the engine
+    is made: the service's serves every client): the answer's reason names the reader's command."""
+    from markdown_memory.config import Settings
+    from markdown_memory.embed import gemma
+    from markdown_memory.engine import Engine
+    from markdown_memory.models import SearchRequest
+
+    if gemma.problem() is None:
+        pytest.skip("embeddinggemma is installed here: nothing else is chosen")
+    monkeypatch.delenv("MARKDOWN_MEMORY_EMBEDDER", raising=False)
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# Timeouts\n\nThe client waits 30 seconds.\n", encoding="utf-8")
+    engine = Engine(Settings.load(root, tmp_path / "i.db", None))
+    try:
+        chosen = engine.search(SearchRequest("timeout"), reader=Reader(CLIENT, root)).to_dict()["index_status"]["embedder"]
+    finally:
+        engine.close()
+    if chosen["name"] != "minilm":
+        pytest.skip("MiniLM is not installed here: the default is kept")
+    assert f"`{CLIENT} --download-model`" in chosen["chosen"], chosen

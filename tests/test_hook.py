@@ -83,18 +83,25 @@ class _Service:
 
 
 def service_hook(indexed: tuple[Path, Path], minilm, stdin: str, max_tokens: int = 800) -> dict | None:
-    """What the resident service answers a hook client sending ``stdin`` (op ``hook``,
-    hook/service_op.py), searching ``indexed`` with MiniLM: the answer object or None."""
+    """What a hook client sending ``stdin`` gets from the resident service (op ``hook``,
+    hook/service_op.py), searching ``indexed`` with MiniLM: the answer object or None. The
+    client reads the payload and runs the gate; the service answers what passes."""
     from markdown_memory.config import Settings
+    from markdown_memory.hook import gate, parse
+    from markdown_memory.hook.payload import answer as hook_answer
     from markdown_memory.hook.service_op import HookCall
     from markdown_memory.hook.service_op import answer as hook_op
 
     root, db = indexed
-    out = hook_op(_Service(minilm), HookCall(Settings.load(root, db, "minilm"), stdin, max_tokens))  # type: ignore[arg-type]
-    assert out.stderr is None, out.stderr
-    if not out.stdout:
+    asked = parse(stdin)
+    if not gate.asks_docs(asked.prompt):  # the client's gate: such a prompt never reaches the service
         return None
-    answer = json.loads(out.stdout)
+    out = hook_op(_Service(minilm), HookCall(Settings.load(root, db, "minilm"), asked.prompt,  # type: ignore[arg-type]
+                                             asked.session_id, asked.client, max_tokens))
+    assert out.failure is None, out.failure
+    if not out.context:
+        return None
+    answer = json.loads(hook_answer(out.context))
     assert set(answer["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
     return answer
 
@@ -379,3 +386,68 @@ def test_questions_about_the_users_own_code_and_more_task_verbs_get_nothing(inde
         assert service_hook(indexed, minilm, payload(prompt, root)) is None, prompt
         assert "hook skipped the prompt" in debug_reason(payload(prompt, root), db), prompt
     assert context(service_hook(indexed, minilm, payload(TIMEOUT_QUESTION, root)))  # a docs question gets its section
+
+
+def test_the_client_makes_the_hook_s_lines_of_the_service_s_reply(tmp_path, monkeypatch):
+    """The service answers data (the text to add, or a failure's cause); the hook client prints
+    the lines the hook prints in process: the agent's answer object, or the one stderr line."""
+    from markdown_memory import messages
+    from markdown_memory.config import Settings
+    from markdown_memory.hook import parse, remote
+    from markdown_memory.hook.payload import answer
+    from markdown_memory.hook.service_op import HookReply
+    from markdown_memory.service import client
+
+    replies = [HookReply(context="## a.md · A\ntext"), HookReply(failure="database is locked"), HookReply()]
+    sent = []
+
+    def call(op, request, reply_type, **_kw):
+        assert op == "hook" and reply_type is HookReply
+        sent.append(request)
+        return replies.pop(0)
+
+    monkeypatch.setattr(client, "mode", lambda: "auto")
+    monkeypatch.setattr(client, "call", call)
+    asked = parse(payload("how do I set the timeout?", tmp_path, session="s9", turn_id="t1"))
+    settings = Settings.load(tmp_path, tmp_path / "i.db", "none")
+    assert remote.via_service(settings, asked, 700) == (answer("## a.md · A\ntext"), None)
+    assert remote.via_service(settings, asked, 700) == (None, messages.hook_failed("database is locked"))
+    assert remote.via_service(settings, asked, 700) == (None, None)
+    first = sent[0]
+    assert (first.prompt, first.session_id, first.client, first.max_tokens) == (asked.prompt, "s9", "codex", 700)
+
+
+def test_damage_the_service_s_hook_meets_is_moved_aside_at_once(tmp_path):
+    """The hook op answers a failure line for a damaged database (never raises for a prompt),
+    and the damaged file goes aside now, as under the MCP tools: later prompts search the rebuild."""
+    import sqlite3
+    from types import SimpleNamespace
+
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+    from markdown_memory.hook.service_op import HookCall, answer
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(300):  # enough pages that the keyword index has a root page of its own
+        (docs / f"topic{i}.md").write_text(f"# Topic {i}\n\nThe zebrafish{i} setting controls part {i}.\n\n"
+                                           f"## Details\n\n{'Words about this part. ' * 20}\n")
+    db = tmp_path / "index.db"
+    engine = Engine(Settings.load(docs, db, "none"))
+    try:
+        engine.index()
+        engine.close()  # this thread's connection: the hook's search opens the file as it is on disk
+        conn = sqlite3.connect(db)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'sections_fts_data'").fetchone()[0]
+        conn.close()
+        with open(db, "r+b") as f:  # only the keyword index's root page: opening the file still works
+            f.seek((root - 1) * page_size)
+            f.write(os.urandom(page_size))
+        service = SimpleNamespace(engine=lambda settings: engine)
+        reply = answer(service, HookCall(engine.settings, "what does the zebrafish7 setting control?"))  # type: ignore[arg-type]
+        assert reply.context is None and reply.failure
+        assert list(tmp_path.glob("index.db.corrupt-*")), "the damaged file was not moved aside"
+    finally:
+        engine.shutdown()

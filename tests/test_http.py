@@ -139,9 +139,12 @@ def test_missing_token_is_refused(served):
 
 def test_wrong_token_is_refused(served):
     wrong = served["token"][:-1] + ("A" if served["token"][-1] != "A" else "B")
-    for header in (f"Bearer {wrong}", f"Basic {served['token']}", "Bearer"):
+    for header, invalid in ((f"Bearer {wrong}", True), (f"bearer  {wrong} ", True), (f"Basic {served['token']}", False),
+                            ("Bearer", False)):
         reply = post(served["url"], {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"Authorization": header})
         assert reply.status == 401, header
+        # RFC 6750 3.1: the error code only for a bearer token presented (another scheme has none)
+        assert ('error="invalid_token"' in reply.headers["www-authenticate"]) is invalid, header
 
 
 def test_foreign_origin_is_refused_even_with_the_token(served):

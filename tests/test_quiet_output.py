@@ -19,9 +19,9 @@ def test_a_hit_with_no_matched_by_prints_no_empty_item(docs_root: Path) -> None:
         engine.close()
     assert answer.results
     bare = replace(answer, results=tuple(replace(h, matched_by=()) for h in answer.results))
-    text = render_search(bare)
+    text = render_search(bare.to_dict())
     headers = [line for line in text.split("\n") if line[:1].isdigit()]
     assert headers and all(h.endswith(" tokens)") for h in headers), headers
     assert ", )" not in text and "()" not in text
-    full = render_search(answer).split("\n")[0]
+    full = render_search(answer.to_dict()).split("\n")[0]
     assert full.endswith(f"tokens, {'+'.join(answer.results[0].matched_by)})")

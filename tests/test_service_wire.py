@@ -33,14 +33,15 @@ def test_messages_cross_the_wire_unchanged(settings: Settings) -> None:
     for value in (SearchCall(settings, params, program="mm", cwd="/here"),
                   SearchReply(answer={"results": [], "confidence": "none"}, stderr="warned\n"),
                   SearchReply(failure=SearchFailure({"error": {"message": "bad"}}, "error: bad", 2)),
-                  HookCall(settings, "{}", 900), HookReply(None, "a line"),
+                  HookCall(settings, "how do I?", "s1", "codex", 900, "off"), HookReply(None, "locked"),
+                  HookReply("## a.md · A\ntext"),
                   PingReply(pid=1, version="0.1", uptime_s=2.5, roots=["/docs"], http_port=None)):
         assert decode(type(value), _through_the_wire(value)) == value
 
 
 def test_fields_with_defaults_may_be_absent(settings: Settings) -> None:
     assert decode(HookReply, {}) == HookReply(None, None)
-    assert decode(HookCall, {"settings": settings.to_wire()}) == HookCall(settings)
+    assert decode(HookCall, {"settings": settings.to_wire(), "prompt": "q"}) == HookCall(settings, "q")
 
 
 @dataclass(frozen=True)

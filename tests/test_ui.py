@@ -83,6 +83,8 @@ def test_every_page_is_refused_without_the_token_or_cookie(site) -> None:
     assert site.client.post(f"{site.base}/index").status_code == 401
     wrong = site.client.get(f"{site.base}/?q=timeout", headers={"Authorization": "Bearer wrong-token-wrong-token"})
     assert wrong.status_code == 401
+    other_scheme = site.client.get(f"{site.base}/?q=timeout", headers={"Authorization": f"Basic {TOKEN}"})
+    assert other_scheme.status_code == 401  # the token counts only as a bearer token
     from starlette.testclient import TestClient
 
     forger = TestClient(site.client.app, base_url=ORIGIN, cookies={"markdown_memory_ui": f"{int(time.time())}.{'0' * 64}"})
@@ -244,8 +246,7 @@ def _hook(site, prompt: str, session: str, keep: int | None = None) -> str | Non
     from markdown_memory.hook import inject
     from markdown_memory.hook.payload import Payload
 
-    out, _err = inject(site.engine, Payload(prompt, session, str(site.root), "claude-code"), 800, log_keep=keep)
-    return out
+    return inject(site.engine, Payload(prompt, session, str(site.root), "claude-code"), 800, log_keep=keep)
 
 
 def test_the_hook_page_shows_each_prompt_what_was_added_and_why_not(site) -> None:
@@ -297,17 +298,13 @@ def test_a_busy_database_drops_the_log_entry_not_the_answer(site) -> None:
 def test_the_hook_clients_setting_travels_to_the_service(site) -> None:
     """Through the service's ``hook`` op the hook client's MARKDOWN_MEMORY_HOOK_LOG decides:
     ``off`` writes nothing, a number bounds the log."""
-    import json
-
     from markdown_memory.hook.service_op import HookCall, answer
 
     service = SimpleNamespace(engine=lambda settings: site.engine)
     session = f"op-{time.time_ns()}"
 
     def ask(setting: str | None) -> None:
-        stdin = json.dumps({"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": QUESTION,
-                            "cwd": str(site.root)})
-        answer(service, HookCall(site.engine.settings, stdin, 800, setting))
+        answer(service, HookCall(site.engine.settings, QUESTION, session, "claude-code", 800, setting))
 
     ask("off")
     assert site.engine.store.hook_entries(session) == []
@@ -357,3 +354,52 @@ def test_p_answer_is_shown_when_the_search_gives_one() -> None:
 
     assert certainty(SimpleNamespace(p_answer=0.82), "high") == {"p_answer": 0.82, "label": "high"}
     assert certainty(SimpleNamespace(), "low") == {"p_answer": None, "label": "low"}
+
+
+def test_without_an_engine_factory_the_app_s_own_engine_serves_the_page_and_stops_with_it(tmp_path, monkeypatch) -> None:
+    """An HTTP app given no engine factory makes one engine per docs root for the MCP endpoint
+    and the page alike, and stops it when the app stops (the page's engines were never stopped)."""
+    from starlette.testclient import TestClient
+
+    from markdown_memory import engine as engine_module
+    from markdown_memory.config import Settings
+    from markdown_memory.mcp import http_access
+    from markdown_memory.mcp.http import McpHttpApp
+
+    root = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "guide", root)
+    settings = Settings.load(root, tmp_path / "i.db", "none")
+    made: list[object] = []
+    stopped: list[object] = []
+
+    class Counted(engine_module.Engine):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+        def shutdown(self, timeout: float = 5.0) -> bool:
+            stopped.append(self)
+            return super().shutdown(timeout)
+
+    monkeypatch.setattr(engine_module, "Engine", Counted)
+    ident = http_access.root_id(root)
+    app = McpHttpApp(PORT, TOKEN, lookup=lambda i: settings if i == ident else None)
+    with TestClient(app, base_url=ORIGIN) as client:
+        for query in ("timeout", "install"):
+            assert client.get(f"/ui/r/{ident}/?q={query}", headers=BEARER).status_code == 200
+        assert len(made) == 1
+    assert stopped == made
+
+
+def test_the_hook_op_cuts_a_long_prompt_as_the_hook_reads_one(site) -> None:
+    """A prompt sent to the service's hook op is searched and logged cut as ``payload.parse``
+    cuts the hook's stdin (a pasted log can be huge)."""
+    from markdown_memory.hook.payload import MAX_PROMPT_CHARS
+    from markdown_memory.hook.service_op import HookCall, answer
+
+    session = f"long-{time.time_ns()}"
+    prompt = QUESTION + " " + "x" * (2 * MAX_PROMPT_CHARS)
+    answer(SimpleNamespace(engine=lambda settings: site.engine),  # type: ignore[arg-type]
+           HookCall(site.engine.settings, prompt, session, "claude-code", 800, "10"))
+    (entry,) = site.engine.store.hook_entries(session)
+    assert entry.prompt == prompt[:MAX_PROMPT_CHARS]

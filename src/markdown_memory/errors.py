@@ -178,14 +178,26 @@ class ErrorReport:
         return {"error": error}
 
 
-def describe_error(exc: BaseException) -> ErrorReport:
+def sentence_of(exc: BaseException) -> str:
+    """``exc``'s message as it was raised: a ``reader.ProgramSentence`` stays one (``str(exc)``
+    is plain text, worded for this process's program)."""
+    given = exc.args[0] if len(exc.args) == 1 else None
+    return given if isinstance(given, str) and given == str(exc) else str(exc)
+
+
+def describe_error(exc: BaseException, program: str | None = None) -> ErrorReport:
     """The one mapping from an exception to what users see. Expected errors
-    (MarkdownMemoryError) keep their sentence; a KeyboardInterrupt is "interrupted"; anything
-    else is an internal error (the caller logs its traceback)."""
+    (MarkdownMemoryError) keep their sentence, worded for a reader typing ``program`` when
+    given (the resident service answering a client; ``reader.for_reader``); a
+    KeyboardInterrupt is "interrupted"; anything else is an internal error (the caller logs its
+    traceback)."""
     if isinstance(exc, MarkdownMemoryError):
+        from .reader import for_reader
+
         kind = re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__.removesuffix("Error")).lower() or "error"
         candidates = tuple(exc.candidates) if exc.candidates is not None else None
-        return ErrorReport(str(exc), kind, True, candidates, exc.ambiguous)
+        message = str(exc) if program is None else str(for_reader(sentence_of(exc), program))
+        return ErrorReport(message, kind, True, candidates, exc.ambiguous)
     if isinstance(exc, KeyboardInterrupt):
         return ErrorReport("interrupted", "interrupted", True)
     return ErrorReport(str(exc), "internal", False, detail=f"{type(exc).__name__}: {exc}")

@@ -11,6 +11,7 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,28 @@ def program() -> str:
     except OSError:
         pass
     return shlex.quote(os.path.abspath(running))
+
+
+class ProgramSentence(str):
+    """A sentence naming the command its reader types (``run `markdown-memory
+    --download-model```), made deep down (a model's files checked, an error raised) where the
+    reader is not known: as text it names this process's :func:`program`; :func:`for_reader`
+    words it for another reader (the resident service's client, whose command may be a path).
+    ``words(program)`` is the sentence for a program. A plain ``str`` once formatted into
+    another string: keep it whole up to where the reader is known."""
+
+    words: Callable[[str], str]
+
+    def __new__(cls, words: Callable[[str], str]) -> ProgramSentence:
+        sentence = super().__new__(cls, words(program()))
+        sentence.words = words
+        return sentence
+
+
+def for_reader(text: str | None, name: str) -> str | None:
+    """``text`` for a reader who types ``name`` (:attr:`Reader.program`): a
+    :class:`ProgramSentence` in its words for them, any other text as it is."""
+    return text.words(name) if isinstance(text, ProgramSentence) else text
 
 
 @dataclass(frozen=True)

@@ -103,18 +103,17 @@ def read_command(settings: Settings, embedder_chosen: bool, db_chosen: bool,
     return command
 
 
-def render_search(answer: SearchAnswer | Mapping[str, Any], read_command: Callable[[str, str], str] | None = None,
+def render_search(data: Mapping[str, Any], read_command: Callable[[str, str], str] | None = None,
                   *, verbose: bool = False, embedder_news: bool | None = None) -> str:
     """``search`` for a person: per hit a header line, the first lines of its text (or the
     preview of a pointer hit) and, when text is left out, the command that reads the section;
-    the ``embedder:`` line only when the preset changed, or with ``verbose``. ``answer``: the
-    answer or its wire form (``to_dict()``, as the service's reply carries it): what is printed
-    is read from the wire form either way, so both print the same. ``embedder_news``: whether the
+    the ``embedder:`` line only when the preset changed, or with ``verbose``. ``data``: the
+    answer's wire form (``SearchAnswer.to_dict()``, as the service's reply carries it and the
+    in-process CLI makes it), so both print the same. ``embedder_news``: whether the
     embedder's ``chosen`` reason says the preset changed (:func:`embedder_news`), when the
     caller has it (a service client, which does not import the sentences); else judged here."""
     from .text import shown_path
 
-    data = answer if isinstance(answer, Mapping) else answer.to_dict()
     read = read_command or (lambda f, h: shlex.join(["markdown-memory", "read", f, h]))
     out = []
     for i, hit in enumerate(data["results"], start=1):
@@ -185,18 +184,20 @@ def run_search(engine: Engine, search: CliSearch, progress: Progress, reader: Re
     return answer_output(answer, search.output, engine.settings, program=reader.program if reader else None)
 
 
-def error_facts(exc: BaseException) -> tuple[dict[str, object], str, int]:
+def error_facts(exc: BaseException, program: str | None = None) -> tuple[dict[str, object], str, int]:
     """(the ``--json`` error object, the stderr sentence without its prefix, exit status) of a
     command that failed with ``exc``: a MarkdownMemoryError (exit 2: the user can fix it) or
-    KeyboardInterrupt (128 + the signal)."""
+    KeyboardInterrupt (128 + the signal). ``program``: the command the reader types, when it is
+    not this process's (the service answering a client: ``errors.describe_error``)."""
     from .errors import describe_error
 
-    payload = dict(describe_error(exc).cli_payload())
+    report = describe_error(exc, program)
+    payload = dict(report.cli_payload())
     if isinstance(exc, KeyboardInterrupt):
         return payload, "interrupted", int(getattr(exc, "exit_status", 130))
-    candidates = [c for c in (getattr(exc, "candidates", None) or []) if c not in str(exc)]
+    candidates = [c for c in (getattr(exc, "candidates", None) or []) if c not in report.message]
     listed = f" (candidates: {' | '.join(candidates[:10])})" if candidates else ""
-    return payload, f"error: {exc}{listed}", 2
+    return payload, f"error: {report.message}{listed}", 2
 
 
 def failure_output(payload: Mapping[str, object], sentence: str, as_json: bool) -> tuple[str, str]:

@@ -15,6 +15,7 @@ from .embed.loader import ModelLoader
 from .files.freshness import changed_documents
 from .index.activity import IndexActivity
 from .models import EmbedderState, FileChange, IndexCounts, IndexStatus, LastRun
+from .reader import for_reader
 from .store.database import Database
 
 #: A stat probe of the indexed files (refresh, status) is reused for this long (seconds).
@@ -125,6 +126,7 @@ class StatusReporter:
         keyword_only = (embedder == "none" or not store.vec_available or counts.vectors == 0
                         or other_build is not None)
         progress = self.activity.progress if self.activity.indexing else None
+        reader = (ctx or self.context).program  # the sentences made deep down name this reader's command
         known = self.keyword_only_cause(ctx)
         problem = model_problem(embedder) if keyword_only and not known else None
         message = messages.status_sentence(
@@ -138,8 +140,8 @@ class StatusReporter:
             root=str(self.database.root),
             database=str(self.database.path),
             counts=counts,
-            embedder=EmbedderState(embedder, self.loader.embedder is not None, wid, self.loader.error,
-                                   self.loader.loading, self.context.chosen),
+            embedder=EmbedderState(embedder, self.loader.embedder is not None, wid, for_reader(self.loader.error, reader),
+                                   self.loader.loading, for_reader(self.context.chosen, reader)),
             keyword_only=keyword_only,
             indexing=indexing,
             progress=progress,

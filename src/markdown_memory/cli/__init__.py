@@ -323,18 +323,13 @@ def main(argv: list[str] | None = None) -> int:
             return _serve(args, argv)
         with _sigterm_interrupts():
             return int(args.handler(args))
-    except MarkdownMemoryError as exc:
-        if as_json:
-            emit(describe_error(exc).cli_payload())
-        candidates = [c for c in (exc.candidates or []) if c not in str(exc)]
-        listed = f" (candidates: {' | '.join(candidates[:10])})" if candidates else ""
-        sys.stderr.write(f"markdown-memory: error: {exc}{listed}\n")
-        return 2
-    except KeyboardInterrupt as exc:
-        if as_json:
-            emit(describe_error(exc).cli_payload())
-        sys.stderr.write("markdown-memory: interrupted\n")
-        return getattr(exc, "exit_status", 130)  # 128 + the signal: SIGINT 130, SIGTERM 143
+    except (MarkdownMemoryError, KeyboardInterrupt) as exc:  # exit 2, or 128 + the signal (SIGINT 130)
+        from ..search_text import error_output  # the one wording: the service's search op says it too
+
+        out, err, status = error_output(exc, as_json)
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+        return status
     except BrokenPipeError:
         # The reader went away (`| head`): not an error worth a traceback.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -108,7 +108,7 @@ def search(service: ServiceContext, call: SearchCall) -> SearchReply:
             answer = search_answer(engine, call.params, Progress(stderr), reader).to_dict()
             return SearchReply(answer=answer, stderr=stderr.getvalue(), embedder_news=embedder_news_of(answer))
         except MarkdownMemoryError as exc:
-            payload, sentence, status = error_facts(exc)
+            payload, sentence, status = error_facts(exc, call.program)  # worded for the client's command
             return SearchReply(failure=SearchFailure(payload, sentence, status), stderr=stderr.getvalue())
         finally:
             if engine is not None:

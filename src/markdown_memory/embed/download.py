@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EmbedderUnavailableError, ModelDownloadError, ModelNotInstalledError
-from ..messages import program
+from ..reader import ProgramSentence
 from .files import FileSpec, check_file, folder_size, remove_stamp, stamp_is_current, write_stamp
 from .presets import NO_EMBEDDER
 from .presets import preset as preset_named
@@ -238,18 +238,17 @@ def ensure_model(
         return _info(folder, manifest, specs)
     if override is not None:
         error = ModelNotInstalledError if _all_missing(problems, specs) else EmbedderUnavailableError
-        raise error(
+        described = _describe(problems, specs, folder)
+        raise error(ProgramSentence(lambda name: (
             f"{ENV_MODEL_DIR}={str(folder)!r} does not hold the {manifest.preset} model: "
-            f"{_describe(problems, specs, folder)}; copy the files from https://huggingface.co/{manifest.repo_id} "
-            f"(revision {manifest.revision}) there, or unset {ENV_MODEL_DIR} and run `{program()} --download-model`"
-        )
+            f"{described}; copy the files from https://huggingface.co/{manifest.repo_id} "
+            f"(revision {manifest.revision}) there, or unset {ENV_MODEL_DIR} and run `{name} --download-model`")))
     if not download:
         busy = " (another process is downloading it right now; retry in a minute)" if _download_in_progress(manifest) else ""
-        raise ModelNotInstalledError(
+        described, hint = _describe(problems, specs, folder), offline_hint(manifest)
+        raise ModelNotInstalledError(ProgramSentence(lambda name: (
             f"the {manifest.preset} model ({manifest.total_bytes / 1e6:.0f} MB) is not installed{busy}: "
-            f"{_describe(problems, specs, folder)}; run `{program()} --download-model` once, or "
-            f"{offline_hint(manifest)}"
-        )
+            f"{described}; run `{name} --download-model` once, or {hint}")))
     return _download_locked(folder, manifest, endpoint)
 
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import EmbedderUnavailableError
-from ..messages import program
+from ..reader import ProgramSentence
 from . import onnx_runtime as rt
 from .download import (
     GEMMA_MANIFEST,
@@ -133,8 +133,9 @@ def problem() -> str | None:
     specs = local_specs(folder, GEMMA_MANIFEST, override_dir() is not None)
     if all((folder / s.path).is_file() for s in specs):
         return None
-    return (f"the embeddinggemma model is not installed in {folder}; run `{program()} --download-model`; "
-            f"{offline_hint(GEMMA_MANIFEST)}")
+    hint = offline_hint(GEMMA_MANIFEST)
+    return ProgramSentence(lambda name: f"the embeddinggemma model is not installed in {folder}; run "
+                                        f"`{name} --download-model`; {hint}")
 
 
 def download_summary(manifest: Manifest | None = None, endpoint: str | None = None) -> str:

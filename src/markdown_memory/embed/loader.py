@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..errors import EmbedderUnavailableError, ModelNotInstalledError
+from ..errors import EmbedderUnavailableError, ModelNotInstalledError, sentence_of
 from ..text import short_cause
 from .base import Embedder
 from .query_cache import QueryVectorCache
@@ -139,7 +139,7 @@ class ModelLoader:
                     else:
                         self._embedder = get_embedder(self.preset, self.threads)
                 except EmbedderUnavailableError as exc:
-                    self._error = str(exc)
+                    self._error = sentence_of(exc)  # a ProgramSentence stays one: each answer words it for its reader
                     self._not_installed = isinstance(exc, ModelNotInstalledError)
                     log.info("%s", exc)  # a search says it on stderr (for_search)
                 except Exception as exc:  # onnxruntime/tokenizers failures on verified files

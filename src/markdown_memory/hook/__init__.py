@@ -48,7 +48,8 @@ DEFAULT_MAX_TOKENS = 800
 #: hits asked of the search: the gate and the session memory choose among them
 TOP_K = 5
 
-__all__ = ["DEFAULT_MAX_TOKENS", "Payload", "PayloadError", "answer", "inject", "parse", "render", "respond"]
+__all__ = ["DEFAULT_MAX_TOKENS", "Payload", "PayloadError", "answer", "inject", "parse", "render", "respond",
+           "respond_to"]
 
 
 def respond(stdin: str, *, docs_dir: str | None = None, db: str | None = None,
@@ -61,17 +62,29 @@ def respond(stdin: str, *, docs_dir: str | None = None, db: str | None = None,
     except PayloadError as exc:
         return None, str(exc)
     if not gate.asks_docs(payload.prompt):
-        _debug("hook skipped the prompt: it is a command, a reply or a task, not a question the docs answer")
+        turned_away()
         return None, None
+    return respond_to(payload, docs_dir=docs_dir, db=db, max_tokens=max_tokens, embedder=embedder)
+
+
+def turned_away() -> None:
+    """Log (debug) that the gate turned the prompt away."""
+    _debug("hook skipped the prompt: it is a command, a reply or a task, not a question the docs answer")
+
+
+def respond_to(payload: Payload, *, docs_dir: str | None = None, db: str | None = None,
+               max_tokens: int = DEFAULT_MAX_TOKENS, embedder: str | None = None) -> tuple[str | None, str | None]:
+    """:func:`respond` for a payload already read whose prompt the gate let through (steps 2-4
+    of the module docstring). Never raises."""
     try:
-        return _search(payload, stdin, docs_dir, db, max_tokens, embedder)
+        return _search(payload, docs_dir, db, max_tokens, embedder)
     except Exception as exc:  # a locked, damaged or foreign database: the prompt goes on without us
         from .. import messages
 
         return None, messages.hook_failed(str(exc) or type(exc).__name__)
 
 
-def _search(payload: Payload, stdin: str, docs_dir: str | None, db: str | None, max_tokens: int,
+def _search(payload: Payload, docs_dir: str | None, db: str | None, max_tokens: int,
             embedder: str | None) -> tuple[str | None, str | None]:
     from dataclasses import replace
 
@@ -91,25 +104,28 @@ def _search(payload: Payload, stdin: str, docs_dir: str | None, db: str | None, 
 
         started = start_index(settings, db_named=bool(db or os.environ.get("MARKDOWN_MEMORY_DB", "").strip()))
         return None, messages.hook_no_index(settings.docs_root, settings.db_path, started=started)
-    remote = via_service(settings, stdin, max_tokens)
+    remote = via_service(settings, payload, max_tokens)
     if remote is not None:
         return remote
     from ..engine import Engine
 
     engine = Engine(replace(settings, embedder="none", embedder_named=True, embedder_by_env=False))
     try:
-        return inject(engine, payload, max_tokens)
+        context = inject(engine, payload, max_tokens)
     finally:
         engine.close()
+    return (answer(context) if context else None), None
 
 
 def inject(engine: Engine, payload: Payload, max_tokens: int,
-           log_keep: int | None = None) -> tuple[str | None, str | None]:
-    """(stdout line or None, None): the sections of ``engine``'s docs root that answer
-    ``payload``'s prompt, not yet injected in its session, within ``max_tokens``. What was
+           log_keep: int | None = None) -> str | None:
+    """The text to add to ``payload``'s prompt (``payload.answer`` makes the hook's line of it),
+    or None: the sections of ``engine``'s docs root that answer the prompt, not yet injected in
+    its session, within ``max_tokens``. What was
     decided goes to the root's hook log (:mod:`.record`; ``log_keep``: how many prompts it
-    keeps, 0 = off, None = ``MARKDOWN_MEMORY_HOOK_LOG`` of this process). The caller closes the
-    engine (this thread's connection). Raises what ``Engine.search`` raises."""
+    keeps, 0 = off, None = ``MARKDOWN_MEMORY_HOOK_LOG`` of this process). The caller let the
+    prompt through :func:`.gate.asks_docs` and closes the engine (this thread's connection).
+    Raises what ``Engine.search`` raises."""
     from ..models import Freshness, SearchRequest
     from ..text import count_tokens
     from . import record
@@ -118,11 +134,11 @@ def inject(engine: Engine, payload: Payload, max_tokens: int,
     settings: Settings = engine.settings
     found = engine.search(SearchRequest(payload.prompt, top_k=TOP_K, max_tokens=max(4 * max_tokens, 2000)),
                           freshness=Freshness.FLAG)
-    picked = gate.select(payload.prompt, found)
+    picked = gate.select(found)
     text, why = "", None
     used: list[Hit] = []
     if not picked:
-        why = gate.why_not(payload.prompt, found)
+        why = gate.why_not(found)
     else:
         memory = SessionMemory(settings.db_path, payload.session_id)
         seen = memory.seen()
@@ -136,8 +152,8 @@ def inject(engine: Engine, payload: Payload, max_tokens: int,
                   record.keep() if log_keep is None else log_keep)
     if not used:
         _debug("hook added nothing: %s", why)
-        return None, None
-    return answer(text), None
+        return None
+    return text
 
 
 def render(root: Path, hits: list[Hit], max_tokens: int) -> tuple[str, list[Hit]]:

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .payload import Payload
 
 #: ``--max-tokens`` bounds (docs/prompt-hook.md); a value outside is clamped and said on stderr
 MIN_TOKENS, MAX_TOKENS = 100, 20000
@@ -32,9 +36,21 @@ def run(*, docs_dir: str | None, db: str | None, max_tokens: int | None, embedde
         sys.stderr.write(hook_stdin(exc) + "\n")
         return 0
     logs = log_level is not None or bool(os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "").strip())
-    if not logs and _turned_away(stdin):  # most prompts: nothing more is imported or done (no log asked why)
+    from . import gate
+    from .payload import PayloadError, parse
+
+    try:
+        payload = parse(stdin)
+    except PayloadError as exc:
+        sys.stderr.write(str(exc).replace("\n", " ") + "\n")
         return 0
-    out, err = _respond(stdin, docs_dir, db, budget, embedder, log_level)
+    if not gate.asks_docs(payload.prompt):  # most prompts: nothing more is imported or done
+        if logs:
+            from . import turned_away
+
+            turned_away()
+        return 0
+    out, err = _respond(payload, docs_dir, db, budget, embedder, log_level)
     if err:
         sys.stderr.write(err.replace("\n", " ") + "\n")
     if out:
@@ -43,30 +59,19 @@ def run(*, docs_dir: str | None, db: str | None, max_tokens: int | None, embedde
     return 0
 
 
-def _turned_away(stdin: str) -> bool:
-    """True when the payload is readable and the gate turns its prompt away (no output)."""
-    from . import gate
-    from .payload import PayloadError, parse
-
-    try:
-        return not gate.asks_docs(parse(stdin).prompt)
-    except PayloadError:  # respond says what is wrong with it
-        return False
-
-
-def _respond(stdin: str, docs_dir: str | None, db: str | None, budget: int, embedder: str | None,
+def _respond(payload: Payload, docs_dir: str | None, db: str | None, budget: int, embedder: str | None,
              log_level: str | None) -> tuple[str | None, str | None]:
-    """``respond`` with the hook's logs silenced unless asked for; never raises."""
+    """``respond_to`` with the hook's logs silenced unless asked for; never raises."""
     import logging
 
-    from . import respond
+    from . import respond_to
 
     logger = logging.getLogger("markdown_memory")
     level = logger.level
     if log_level is None and not os.environ.get("MARKDOWN_MEMORY_LOG_LEVEL", "").strip():
         logger.setLevel(logging.CRITICAL)  # stderr: our one line at most (restored: cli.main runs in tests)
     try:
-        return respond(stdin, docs_dir=docs_dir, db=db, max_tokens=budget, embedder=embedder)
+        return respond_to(payload, docs_dir=docs_dir, db=db, max_tokens=budget, embedder=embedder)
     except Exception as exc:  # the promise of docs/prompt-hook.md: exit 0, one stderr line, never a traceback
         from ..messages import hook_failed
 

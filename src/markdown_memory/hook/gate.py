@@ -65,13 +65,13 @@ def asks_docs(prompt: str) -> bool:
     return not words or words[0] not in TASK_WORDS
 
 
-def select(prompt: str, answer: SearchAnswer) -> list[Hit]:
-    """The hits with text of ``answer`` to add to ``prompt``, best first; empty unless the prompt
-    asks something and the first hit with text clears the hook's bar (module docstring)."""
+def select(answer: SearchAnswer) -> list[Hit]:
+    """The hits with text of ``answer`` (the search of a prompt) to add to the prompt, best first;
+    empty unless the first hit with text clears the hook's bar (module docstring). The prompt
+    was let through by :func:`asks_docs` before it was searched (``respond``, the hook
+    command), not judged again here."""
     from ..search.calibration import hook_bar
 
-    if not asks_docs(prompt):
-        return []
     bar = hook_bar(not answer.keyword_only)
     with_text = [h for h in answer.results if h.content is not None]
     if bar is None or not with_text or (with_text[0].p_answer or 0.0) < bar:
@@ -79,8 +79,8 @@ def select(prompt: str, answer: SearchAnswer) -> list[Hit]:
     return with_text
 
 
-def why_not(prompt: str, answer: SearchAnswer) -> str:
-    """Why :func:`select` kept nothing for ``prompt``, as one clause for the debug log."""
+def why_not(answer: SearchAnswer) -> str:
+    """Why :func:`select` kept nothing of ``answer``, as one clause for the debug log."""
     from ..search.calibration import hook_bar
 
     bar = hook_bar(not answer.keyword_only)

@@ -28,8 +28,6 @@ ENV = "MARKDOWN_MEMORY_HOOK_LOG"
 DEFAULT_KEEP = 500
 #: the most prompts a log may keep (a bigger number is clamped)
 MAX_KEEP = 100_000
-#: characters of a prompt kept in the log
-MAX_PROMPT_CHARS = 4000
 
 
 def setting() -> str | None:
@@ -63,11 +61,9 @@ def record(engine: Engine, payload: Payload, found: SearchAnswer, used: Sequence
         return
     from ..store.hook_log import HookLogEntry
 
-    p_answer = getattr(found, "p_answer", None)  # the ranking's calibrated estimate, once it has one
-    entry = HookLogEntry(
-        at=time.time(), session_id=payload.session_id, client=payload.client, prompt=payload.prompt[:MAX_PROMPT_CHARS],
-        added=bool(used), tokens=tokens, confidence=found.confidence,
-        p_answer=float(p_answer) if isinstance(p_answer, (int, float)) else None,
+    entry = HookLogEntry(  # the prompt as searched (cut by payload.parse, or by the service's hook op)
+        at=time.time(), session_id=payload.session_id, client=payload.client, prompt=payload.prompt,
+        added=bool(used), tokens=tokens, confidence=found.confidence, p_answer=found.p_answer,
         sections=tuple({"file_path": h.file_path, "heading_path": h.heading_path, "start_line": h.start_line,
                         "end_line": h.end_line, "tokens": h.tokens} for h in used),
         reason=None if used else reason)

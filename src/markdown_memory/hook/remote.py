@@ -11,8 +11,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from .payload import answer
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
+    from .payload import Payload
 
 log = logging.getLogger("markdown_memory.hook")
 
@@ -21,10 +24,11 @@ log = logging.getLogger("markdown_memory.hook")
 SERVICE_TIMEOUT_SECONDS = 15.0
 
 
-def via_service(settings: Settings, stdin: str, max_tokens: int) -> tuple[str | None, str | None] | None:
-    """(stdout line or None, stderr line or None) from the running service for the hook call
-    with this ``stdin``; None when there is no service (or it failed mid-call: the caller
-    answers in process). Never raises."""
+def via_service(settings: Settings, payload: Payload, max_tokens: int) -> tuple[str | None, str | None] | None:
+    """(stdout line or None, stderr line or None) from the running service for ``payload``'s
+    prompt (read and let through the gate by the caller); None when there is no service (or it
+    failed mid-call: the caller answers in process). The service answers data
+    (:class:`.service_op.HookReply`); the lines are made here, as in process. Never raises."""
     from ..service import client
     from .service_op import HookCall, HookReply
 
@@ -32,9 +36,9 @@ def via_service(settings: Settings, stdin: str, max_tokens: int) -> tuple[str | 
         return None
     from .record import setting
 
+    call = HookCall(settings, payload.prompt, payload.session_id, payload.client, max_tokens, setting())
     try:
-        reply = client.call("hook", HookCall(settings, stdin, max_tokens, setting()), HookReply, start=False,
-                            timeout=SERVICE_TIMEOUT_SECONDS)
+        reply = client.call("hook", call, HookReply, start=False, timeout=SERVICE_TIMEOUT_SECONDS)
     except client.ServiceUnavailable as exc:
         log.debug("hook answers in process: %s", exc)
         if client.mode() == "auto":  # a live service's lock makes a second one exit at once
@@ -43,7 +47,11 @@ def via_service(settings: Settings, stdin: str, max_tokens: int) -> tuple[str | 
     except client.ServiceError as exc:
         log.debug("the service refused the hook call (%s): answering in process", exc)
         return None
-    return reply.stdout, reply.stderr
+    if reply.failure is not None:
+        from ..messages import hook_failed
+
+        return None, hook_failed(reply.failure)
+    return (answer(reply.context) if reply.context else None), None
 
 
 def spawn_detached() -> None:

@@ -84,7 +84,8 @@ class _Root:
 class McpHttpApp:
     """The ASGI app (see the module docstring). ``port``: the port it is reached on (the Host
     and Origin checks name it); ``token``: the bearer token; ``engine_factory``: the engine of a
-    docs root's settings (None: each root's runtime makes its own engine); ``lookup``: settings
+    docs root's settings (None: one engine per settings made here, shared by the root's MCP
+    sessions and its page, stopped by :meth:`close`); ``lookup``: settings
     of a root id or None (default :func:`.http_access.lookup`); ``on_request``: called for each
     request that passed the token check (the service's activity clock). Needs the ASGI lifespan (uvicorn
     ``lifespan="on"``): the roots' session managers run in its task group."""
@@ -94,7 +95,11 @@ class McpHttpApp:
                  on_request: Callable[[], object] | None = None) -> None:
         self._token = token
         self._on_request = on_request
-        self._engine_factory = engine_factory
+        #: the engine of a root's settings, for its MCP runtime and its page alike
+        self._engine_factory = engine_factory or self._own_engine
+        #: the engines made here when no ``engine_factory`` was given (one per settings; :meth:`close` stops them)
+        self._owned: dict[str, Engine] = {}  # by the settings' wire form (Settings is mutable: no hash)
+        self._owned_lock = threading.Lock()
         self._lookup = lookup
         from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 
@@ -187,9 +192,9 @@ class McpHttpApp:
         headers, path = request.headers, str(request.scope.get("path", ""))
         if not (path.startswith(_PREFIX) and path.endswith(_SUFFIX)) or len(path) <= len(_PREFIX + _SUFFIX):
             return None, _refuse(404, "not found: the MCP endpoints are /roots/<id>/mcp")
-        scheme, _, presented = (headers.get("authorization") or "").partition(" ")
-        if scheme.lower() != "bearer" or not http_access.token_matches(presented.strip(), self._token):
-            error = ', error="invalid_token"' if presented else ""
+        presented = http_access.bearer(headers.get("authorization"))
+        if not presented or not http_access.token_matches(presented, self._token):
+            error = ', error="invalid_token"' if presented else ""  # RFC 6750 3.1: no error code without a token
             return None, _refuse(401, "missing or wrong bearer token: send `Authorization: Bearer <token>`; run "
                                       "`markdown-memory setup claude-code --http --yes` to get the token and the line that "
                                       "registers this server", {"WWW-Authenticate": f'Bearer realm="markdown-memory"{error}'})
@@ -243,12 +248,27 @@ class McpHttpApp:
                                                max_sessions=MAX_SESSIONS_PER_ROOT)
         return _Root(runtime, manager)
 
+    def _own_engine(self, settings: Settings) -> Engine:
+        """The engine of ``settings`` when no ``engine_factory`` was given: one per settings,
+        background mode (as a stdio server's), shared by the root's MCP sessions and its page."""
+        import json
+
+        key = json.dumps(settings.to_wire(), sort_keys=True)
+        with self._owned_lock:
+            engine = self._owned.get(key)
+            if engine is None:
+                from ..engine import Engine
+
+                engine = self._owned[key] = Engine(settings, background=True)
+            return engine
+
     def close(self, timeout: float = 5.0) -> None:
-        """Stop the background work of the runtimes that made their own engines (an engine from
-        ``engine_factory`` belongs to its owner)."""
-        if self._engine_factory is None:
-            for root in self._roots.values():
-                root.runtime.shutdown(timeout)
+        """Stop the background work of the engines made here (an engine from ``engine_factory``
+        belongs to its owner)."""
+        with self._owned_lock:
+            owned, self._owned = list(self._owned.values()), {}
+        for engine in owned:
+            engine.shutdown(timeout)
         self._roots.clear()
 
 

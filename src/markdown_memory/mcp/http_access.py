@@ -115,6 +115,13 @@ def load_token(*, create: bool = True) -> str:
     return token
 
 
+def bearer(authorization: str | None) -> str:
+    """The token an ``Authorization`` header value presents as ``Bearer <token>`` (the scheme in
+    any case); "" for no header, another scheme or no token."""
+    scheme, _, presented = (authorization or "").partition(" ")
+    return presented.strip() if scheme.lower() == "bearer" else ""
+
+
 def token_matches(presented: str, token: str) -> bool:
     """Constant-time comparison of a presented token with the real one."""
     return hmac.compare_digest(presented.encode("utf-8"), token.encode("utf-8"))

@@ -35,7 +35,7 @@ from ..models.notes import (
     VectorsPending,
 )
 from ..models.notes import OtherVectors as OtherVectors  # re-exported: embed/choice.py builds it
-from ..reader import Reader, working_folder
+from ..reader import ProgramSentence, Reader, for_reader, working_folder
 from ..reader import program as program  # re-exported: every sentence that names the command uses it
 from ..text import short_cause
 from .agent import HOOK_CUT as HOOK_CUT
@@ -135,7 +135,7 @@ def keyword_only(ctx: Context, *, vec_available: bool, model_error: str | None, 
                      if instead and instead != ctx.embedder else "")
             return (f"keyword-only: the {ctx.embedder} model is not installed; run "
                     f"`{ctx.program} --download-model`{other}")
-        return f"keyword-only: {short_cause(model_error)} (`{ctx.program} status` shows how to fix it)"
+        return f"keyword-only: {short_cause(for_reader(model_error, ctx.program) or '')} (`{ctx.program} status` shows how to fix it)"
     if loading:
         return (f"keyword-only for now: the {ctx.embedder} model is still loading "
                 "(semantic search warming up); retry in a few seconds for semantic results")
@@ -325,7 +325,7 @@ def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing
         if known_cause:
             return known_cause
         if model_problem:
-            return f"keyword-only: {model_problem}; then re-index"
+            return f"keyword-only: {for_reader(model_problem, ctx.program)}; then re-index"
         return f"no vectors yet: {how} to compute them"
     if counts.pending_vectors:
         return f"{counts.pending_vectors} passages still wait for vectors; search is partly keyword-only"
@@ -468,10 +468,12 @@ def rules_file_left_out() -> str:
 
 
 def embedder_instead_of_default(preset: str, default: str) -> str:
-    """Why a new index gets ``preset``: the ``default`` model is not installed, ``preset`` is."""
-    return (f"not named: the default {default} model is not installed, so {preset}, installed here, makes this "
-            f"index's vectors; `{program()} --download-model` gets the default and `--embedder {default} index "
-            "--force` switches to it")
+    """Why a new index gets ``preset``: the ``default`` model is not installed, ``preset`` is.
+    Made when the engine is (the service's serves many readers): a ``ProgramSentence``."""
+    return ProgramSentence(lambda name: (
+        f"not named: the default {default} model is not installed, so {preset}, installed here, makes this "
+        f"index's vectors; `{name} --download-model` gets the default and `--embedder {default} index "
+        "--force` switches to it"))
 
 
 def embedder_index_model_missing(preset: str, default: str, default_loads: bool) -> str:

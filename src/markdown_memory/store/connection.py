@@ -22,7 +22,15 @@ from . import documents, fts, hook_log, names, pages, passages, schema, scope, s
 from . import failures as failure_log  # not ``failures``: that name is also a method below
 from .code import CodeIndex
 from .driver import load_vec, pick_driver
-from .errors import disk_full_error, is_disk_full, is_readonly, is_transient, readonly_as_user_error, readonly_error
+from .errors import (
+    disk_full_error,
+    is_disk_full,
+    is_io_error,
+    is_readonly,
+    is_transient,
+    readonly_as_user_error,
+    readonly_error,
+)
 from .links import LinkTable
 from .root import bind_root
 
@@ -113,7 +121,7 @@ class Store:
                 if is_transient(exc) and time.monotonic() < deadline:
                     time.sleep(JOURNAL_SWITCH_RETRY_SECONDS)
                     continue
-                if "disk i/o" not in str(exc).lower() or is_disk_full(exc, self.path):
+                if not is_io_error(exc) or is_disk_full(exc, self.path):
                     raise  # a full disk is not a filesystem without shared memory
                 log.warning("WAL mode failed for %s (%s: the filesystem may not support shared memory, e.g. "
                             "a network or FAT drive); continuing with a rollback journal", self.path, exc)

@@ -33,7 +33,15 @@ import filelock
 from ..errors import ConfigError, DiskFullError, DocsRootMissingError
 from .connection import BUSY_TIMEOUT_MS, Store
 from .driver import pick_driver
-from .errors import LOW_SPACE_BYTES, free_bytes, is_corruption, move_aside, readonly_as_user_error, readonly_error
+from .errors import (
+    LOW_SPACE_BYTES,
+    PagesDamaged,
+    free_bytes,
+    is_corruption,
+    move_aside,
+    readonly_as_user_error,
+    readonly_error,
+)
 
 log = logging.getLogger("markdown_memory.engine")
 
@@ -75,13 +83,6 @@ def not_ours(path: Path) -> str | None:
     if tables and not OUR_TABLES <= tables:
         return f"it is a SQLite database of another program (tables: {', '.join(sorted(tables)[:6])})"
     return None
-
-
-class PagesDamaged(Exception):
-    """``PRAGMA quick_check`` found damage (its first lines); ``is_corruption`` says yes to it."""
-
-    def __init__(self, problems: str) -> None:
-        super().__init__(f"the page check found the database corrupt: {problems}")
 
 
 def _file_key(path: Path) -> tuple[int, int] | None:

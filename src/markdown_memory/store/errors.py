@@ -1,9 +1,11 @@
 """What a SQLite error means for the index: lock contention (``is_transient``), a damaged file
-(``is_corruption``, then ``move_aside``), a database that cannot be written (``is_readonly``,
-``readonly_error``, ``readonly_as_user_error``), a full filesystem (``is_disk_full``,
-``disk_full_error``: also mapped by ``readonly_as_user_error``), or a keyword query SQLite's
-FTS5 rejected (``QueryNotParsedError``, raised by ``fts``). The classification reads SQLite's messages, so it
-lives in one place; callers outside the store catch the typed errors instead.
+(``is_corruption``, then ``move_aside``; ``PagesDamaged`` for damage a page check found), a
+database that cannot be written (``is_readonly``, ``readonly_error``, ``readonly_as_user_error``),
+a full filesystem (``is_disk_full``, ``disk_full_error``: also mapped by
+``readonly_as_user_error``), another I/O failure (``is_io_error``), a duplicate key
+(``is_duplicate_key``), or a keyword query SQLite's FTS5 rejected (``QueryNotParsedError``,
+raised by ``fts``). The classification reads SQLite's messages, so it lives here and nowhere
+else; callers outside the store catch the typed errors instead.
 """
 
 from __future__ import annotations
@@ -34,6 +36,14 @@ _CORRUPT_MARKERS = ("not a database", "malformed", "corrupt", "disk image", "uns
                     "vtable constructor failed")
 
 
+class PagesDamaged(Exception):
+    """``PRAGMA quick_check`` found damage (``problems``: its first lines); ``is_corruption``
+    says yes to it by its type."""
+
+    def __init__(self, problems: str) -> None:
+        super().__init__(f"the page check found the database corrupt: {problems}")
+
+
 def is_transient(exc: BaseException) -> bool:
     """True for SQLITE_BUSY / SQLITE_LOCKED style errors: another connection holds a lock.
     These are never a reason to treat a database as damaged."""
@@ -45,10 +55,25 @@ def is_corruption(exc: BaseException) -> bool:
     """True when ``exc`` says the database file itself is unusable (not a database, malformed
     image), as opposed to a transient lock, a missing directory or a refusal of ours (whose
     message may quote a path containing such words)."""
+    if isinstance(exc, PagesDamaged):
+        return True
     if is_transient(exc) or isinstance(exc, MarkdownMemoryError):
         return False
     text = str(exc).lower()
     return any(marker in text for marker in _CORRUPT_MARKERS)
+
+
+def is_duplicate_key(exc: BaseException) -> bool:
+    """True when ``exc`` is SQLite refusing a row whose key is taken ("UNIQUE constraint
+    failed", as sqlite-vec's vec0 tables say it of a rowid too)."""
+    return "unique" in str(exc).lower()
+
+
+def is_io_error(exc: BaseException) -> bool:
+    """True when ``exc`` is SQLite's disk I/O error (SQLITE_IOERR, by its code where the driver
+    gives one, else by its message); ``is_disk_full`` tells a full disk among them."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (isinstance(code, int) and code & 0xFF == _SQLITE_IOERR) or "disk i/o error" in str(exc).lower()
 
 
 def is_query_rejection(exc: BaseException) -> bool:
@@ -109,8 +134,7 @@ def is_disk_full(exc: BaseException, path: Path | None = None) -> bool:
         text = str(item).lower()
         if (isinstance(code, int) and code & 0xFF == _SQLITE_FULL) or "database or disk is full" in text:
             return True
-        io_error = (isinstance(code, int) and code & 0xFF == _SQLITE_IOERR) or "disk i/o error" in text
-        if io_error and path is not None:
+        if path is not None and is_io_error(item):
             free = free_bytes(path)
             if free is not None and free < LOW_SPACE_BYTES:
                 return True

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import RootMismatchError
 from .documents import count_documents, document_sample
+from .errors import is_readonly
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Store
@@ -104,7 +105,7 @@ def _record(store: Store, recorded: str | None, real: str, given: str, *, adopt:
             store.set_meta(ROOT_KEY, real)
             store.set_meta(GIVEN_KEY, given)
     except store.driver.module.OperationalError as exc:
-        if "readonly" not in str(exc).lower():
+        if not is_readonly(exc):
             raise
         log.debug("cannot record the docs root in the read-only database %s", store.path)
         if adopt:

@@ -30,6 +30,7 @@ import numpy as np
 
 from . import schema
 from .common import bound_chunks, delete_rowids, marks
+from .errors import is_duplicate_key
 from .quantized import QuantizedVectors
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -123,7 +124,7 @@ def attach_vectors(store: Store, pairs: Sequence[tuple[int, bytes]]) -> None:
     try:
         store.conn.executemany(sql, pairs)
     except store.driver.module.DatabaseError as exc:  # OperationalError or IntegrityError by driver
-        if "unique" not in str(exc).lower():
+        if not is_duplicate_key(exc):
             raise
         delete_rowids(store, "vec_passages", [pid for pid, _ in pairs])
         store.conn.executemany(sql, pairs)

@@ -48,10 +48,10 @@ EngineFactory = Callable[["Settings"], "Engine"]
 class UiApp:
     """The ASGI app of ``/ui`` (see the module docstring). ``token``: the bearer token every
     secret derives from; ``engine_factory``: the engine of a root's settings (the service's
-    pool; None: engines made and kept here); ``lookup``: settings of a root id or None;
+    pool, or the HTTP app's own engines: whoever made it stops it); ``lookup``: settings of a root id or None;
     ``on_request``: called for each admitted request (the service's activity clock)."""
 
-    def __init__(self, token: str, *, engine_factory: EngineFactory | None = None,
+    def __init__(self, token: str, *, engine_factory: EngineFactory,
                  lookup: Callable[[str], Settings | None] | None = None,
                  on_request: Callable[[], object] | None = None) -> None:
         from starlette.routing import Route, Router
@@ -63,7 +63,6 @@ class UiApp:
         self._lookup = lookup or http_access.lookup
         self._on_request = on_request
         self._tickets = access.Tickets()
-        self._engines: dict[Settings, Engine] = {}
         self._seen: dict[str, Settings] = {}  # roots opened on this page (listed beside the default ones)
         self._lock = threading.Lock()
         self._env: Environment | None = None
@@ -94,10 +93,10 @@ class UiApp:
 
     # -- who gets in --------------------------------------------------------------------------
     def _bearer(self, request: Request) -> bool:
-        from ..mcp.http_access import token_matches
+        from ..mcp.http_access import bearer, token_matches
 
-        scheme, _, presented = (request.headers.get("authorization") or "").partition(" ")
-        return scheme.lower() == "bearer" and token_matches(presented.strip(), self._token)
+        presented = bearer(request.headers.get("authorization"))
+        return bool(presented) and token_matches(presented, self._token)
 
     def _refusal(self, request: Request) -> Answer | None:
         if self._bearer(request) or access.cookie_valid(self._token, request.cookies.get(access.COOKIE_NAME)):
@@ -139,24 +138,13 @@ class UiApp:
                 self._seen[ident] = settings
         return settings
 
-    def _engine(self, settings: Settings) -> Engine:
-        if self._factory is not None:
-            return self._factory(settings)
-        with self._lock:
-            engine = self._engines.get(settings)
-            if engine is None:
-                from ..engine import Engine
-
-                engine = self._engines[settings] = Engine(settings)
-            return engine
-
     def _root(self, request: Request) -> tuple[str, Engine | None, Answer | None]:
         ident = str(request.path_params["ident"])
         settings = self._settings(ident)
         if settings is None:
             return ident, None, self._page("error.html", {"message": f"no indexed docs root has the id {ident!r}"},
                                            status=404)
-        return ident, self._engine(settings), None
+        return ident, self._factory(settings), None
 
     def known_roots(self) -> list[str]:
         """The ids of the roots indexed at the default place, and of those opened here."""
@@ -188,12 +176,11 @@ class UiApp:
             "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
                                        "script-src 'none'; form-action 'self'; frame-ancestors 'none'"})
 
-    def _error(self, exc: MarkdownMemoryError, ident: str, request: Request) -> Answer:
+    def _error(self, exc: MarkdownMemoryError, ident: str, engine: Engine, request: Request) -> Answer:
         from ..errors import describe_error
 
-        settings = self._settings(ident)
         return self._page("error.html", {"message": describe_error(exc).message, "ident": ident,
-                                         "root": str(settings.docs_root) if settings else ""}, status=400, request=request)
+                                         "root": str(engine.root)}, status=400, request=request)
 
     # -- pages --------------------------------------------------------------------------------
     def roots_page(self, request: Request) -> Answer:
@@ -201,7 +188,7 @@ class UiApp:
         for ident in self.known_roots():
             settings = self._settings(ident)
             try:
-                engine = self._engine(settings) if settings is not None else None
+                engine = self._factory(settings) if settings is not None else None
                 rows.append(views.root_status(ident, engine, None if engine else "its docs root is gone"))
             except MarkdownMemoryError as exc:
                 rows.append(views.root_status(ident, None, str(exc)))
@@ -222,7 +209,7 @@ class UiApp:
                 context["answer"] = views.search(engine, views.search_request(
                     params["q"], params["folder"], params["tag"], params["kind"], params["lang"]))
             except MarkdownMemoryError as exc:
-                return self._error(exc, ident, request)
+                return self._error(exc, ident, engine, request)
         response = self._page("search.html", context, request=request)
         searched = f"search;dur={context['answer']['ms']:.1f}, " if context["answer"] else ""
         response.headers["Server-Timing"] = f"{searched}page;dur={(time.perf_counter() - start) * 1000:.1f}"
@@ -235,7 +222,7 @@ class UiApp:
         try:
             section = views.reader(engine, request.query_params.get("file", ""), request.query_params.get("heading", ""))
         except MarkdownMemoryError as exc:
-            return self._error(exc, ident, request)
+            return self._error(exc, ident, engine, request)
         return self._page("read.html", {"ident": ident, "root": str(engine.root), "s": section}, request=request)
 
     def hook_page(self, request: Request) -> Answer:
@@ -273,7 +260,7 @@ class UiApp:
                 context["result"] = await run_in_threadpool(views.evaluation, engine,
                                                             Path(context["questions"]).expanduser())
             except MarkdownMemoryError as exc:
-                return self._error(exc, ident, request)
+                return self._error(exc, ident, engine, request)
         return self._page("eval.html", context, request=request)
 
     async def index_now(self, request: Request) -> Answer:
@@ -288,6 +275,6 @@ class UiApp:
         try:
             report = await run_in_threadpool(engine.index)
         except MarkdownMemoryError as exc:
-            return self._error(exc, ident, request)
+            return self._error(exc, ident, engine, request)
         done = f"{ident}: {report.indexed} indexed, {report.removed} removed, {len(report.failed)} failed"
         return RedirectResponse(f"{access.PREFIX}/?done={quote(done)}", status_code=303)
