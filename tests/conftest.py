@@ -20,6 +20,7 @@ import atexit
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -66,6 +67,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # are set up before the per-test ``_isolated_env``); tests that want one switch it on
     os.environ["MARKDOWN_MEMORY_SERVICE"] = "off"
     os.environ["MARKDOWN_MEMORY_RUNTIME_DIR"] = str(RUN_ROOT / "run")
+    # Tests play a user pressing Ctrl-C at a terminal. A run started with `&` by a non-interactive
+    # shell (CI's two suites at once) inherits SIGINT ignored, and an ignored signal stays ignored
+    # in every child: the CLI would never see the Ctrl-C. A handler, unlike SIG_IGN, is reset to
+    # the default on exec, so the children get the terminal's behaviour back.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _remove_later(folder: Path) -> None:
