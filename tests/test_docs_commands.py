@@ -49,7 +49,9 @@ def test_ci_runs_the_install_and_test_lines_as_written():
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert TEST_LINE in ci
     assert '.venv/bin/python -m pytest -q -m slow' in ci  # and what the fast suite leaves out
-    assert "uv tool install --quiet '.[minilm]'" in ci
+    assert "bash scripts/ci_packaging.sh" in ci
+    packaging = (REPO / "scripts" / "ci_packaging.sh").read_text(encoding="utf-8")
+    assert "uv tool install --quiet '.[minilm]'" in packaging
     # README opens with the two set-up commands: the main job, then the tests
     first = blocks("bash", [README])[0].body.splitlines()
     assert first[0].startswith("bash scripts/setup.sh && .venv/bin/markdown-memory ") and " search " in first[0]
