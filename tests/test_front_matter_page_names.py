@@ -49,13 +49,17 @@ def test_a_page_without_h1_is_addressed_by_its_front_matter_title(tmp_path: Path
     base = ("--embedder", "none", "--db", str(db))
     cli_main(*base, "index", str(docs))
     outline = cli_main(*base, "outline", "intro.md", "--docs-dir", str(docs)).stdout.splitlines()
-    assert outline[1:] == ["[7-8] Getting Frobnicated", "  [10-12] Steps (8 tokens)"]
+    assert outline[1:] == ["[8-8] Getting Frobnicated", "  [10-12] Steps (8 tokens)"]
     by_title = cli_main(*base, "read", "intro.md", "Getting Frobnicated", "--docs-dir", str(docs))
     assert "The page opens with a paragraph" in by_title.stdout and by_title.returncode == 0
     # the old address of that section still reads it, and the subsection keeps its own address
     by_old = cli_main(*base, "read", "intro.md", "(preamble)", "--docs-dir", str(docs))
     assert by_old.stdout == by_title.stdout
     assert "Run the zapper twice" in cli_main(*base, "read", "intro.md", "Steps", "--docs-dir", str(docs)).stdout
+    # a page of front matter and text alone: read by its title, its text first (no blank line)
+    (docs / "good.md").write_text("---\ntitle: Good FM\n---\n\nJust text.\n")
+    cli_main(*base, "index", str(docs))
+    assert cli_main(*base, "read", "good.md", "Good FM", "--docs-dir", str(docs)).stdout == "Just text.\n"
 
 
 @pytest.mark.parametrize(("text", "first"), [

@@ -345,7 +345,7 @@ def _raw_sections(lines: list[str], headings: list[tuple[int, int, str]], first_
                   skip: set[int], page_name: str | None = None) -> list[tuple[int, int, int, str]]:
     """(start0, end0_exclusive, level, title) of each section: a preamble (level 0) when a
     line before the first heading has content (lines in ``skip`` do not count), then one per
-    heading. The preamble is titled ``page_name`` (the page's front-matter title) unless that
+    heading. The preamble starts at its first non-blank line and is titled ``page_name`` (the page's front-matter title) unless that
     is spelled like a heading of the file (whose address it would take) or is a breadcrumb."""
     n = len(lines)
     raw: list[tuple[int, int, int, str]] = []
@@ -355,7 +355,8 @@ def _raw_sections(lines: list[str], headings: list[tuple[int, int, str]], first_
         taken = {match_form(t, fold_case=False) for _, _, t in headings}
         if page_name and SEPARATOR not in page_name and match_form(page_name, fold_case=False) not in taken:
             name = page_name
-        raw.append((first_content, first_heading, 0, name))
+        start = next(i for i in range(first_content, first_heading) if lines[i].strip())  # not a blank line
+        raw.append((start, first_heading, 0, name))
     for k, (line, level, title) in enumerate(headings):
         end = headings[k + 1][0] if k + 1 < len(headings) else n
         raw.append((line, end, level, title))
