@@ -9,6 +9,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from case_cli import Cli, mcp_call
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
@@ -43,22 +45,22 @@ def test_cases_007_023_warnings_stay_in_status(tmp_path: Path, cli_main) -> None
             assert any(line.startswith("warning") and path in line for line in text.stdout.splitlines()), text.stdout
 
 
-def test_cases_007_023_warnings_reach_an_agent_in_a_later_session(tmp_path: Path) -> None:
+@pytest.mark.parametrize("case", sorted(WARNED))
+def test_cases_007_023_warnings_reach_an_agent_in_a_later_session(tmp_path: Path, case: str) -> None:
     from markdown_memory.config import Settings
     from markdown_memory.mcp.runtime import Runtime
     from markdown_memory.models import SearchRequest
 
-    for case, expected in WARNED.items():
-        root = _tree(case, tmp_path / case)
-        db = tmp_path / f"{case}.db"
-        first = Runtime(Settings.load(root, db, "none", auto_index=False))
-        try:
-            mcp_call(first, "index_directory", lambda: first.index_directory(None, False))
-        finally:
-            first.shutdown()
-        later = Runtime(Settings.load(root, db, "none", auto_index=False))
-        try:
-            answer = mcp_call(later, "search_docs", lambda: later.search_docs(SearchRequest("the")))
-        finally:
-            later.shutdown()
-        _check(answer["index_status"]["failures"], expected)
+    root = _tree(case, tmp_path / case)
+    db = tmp_path / f"{case}.db"
+    first = Runtime(Settings.load(root, db, "none", auto_index=False))
+    try:
+        mcp_call(first, "index_directory", lambda: first.index_directory(None, False))
+    finally:
+        first.shutdown()
+    later = Runtime(Settings.load(root, db, "none", auto_index=False))
+    try:
+        answer = mcp_call(later, "search_docs", lambda: later.search_docs(SearchRequest("the")))
+    finally:
+        later.shutdown()
+    _check(answer["index_status"]["failures"], WARNED[case])
