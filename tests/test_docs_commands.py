@@ -79,7 +79,15 @@ def _searches_docs_with_minilm(argv: list[str]) -> bool:
     return "search" in argv and "minilm" in argv and argv[argv.index("--docs-dir") + 1:][:1] == ["docs"]
 
 
-@pytest.mark.parametrize("where,line", [(w, li) for w, li in shell_commands() if _markdown_memory_argv(li) is not None])
+def _lines() -> list:
+    """The docs' ``markdown-memory`` lines; those that search docs/ with MiniLM are README's
+    opening command end to end (an index of docs/ with the model, 20-50 s): ``slow``."""
+    lines = [(w, li) for w, li in shell_commands() if _markdown_memory_argv(li) is not None]
+    return [pytest.param(w, li, marks=pytest.mark.slow) if _searches_docs_with_minilm(_markdown_memory_argv(li) or [])
+            else (w, li) for w, li in lines]
+
+
+@pytest.mark.parametrize("where,line", _lines())
 def test_markdown_memory_lines_run_as_written(where, line, cli_main, tmp_path, request):
     argv = _markdown_memory_argv(line)
     assert argv is not None
@@ -107,6 +115,7 @@ def test_markdown_memory_lines_run_as_written(where, line, cli_main, tmp_path, r
         assert res.stdout.startswith("1. "), res.stdout
 
 
+@pytest.mark.slow  # README's opening search end to end: it indexes docs/ with MiniLM (docs_minilm_db)
 def test_readme_example_is_what_the_search_prints(cli_main, tmp_path, docs_minilm_db):
     """The example block names its script and shows the hit the first command's search finds."""
     text = README.read_text(encoding="utf-8")
