@@ -84,3 +84,17 @@ def test_which_opening_section_takes_the_front_matter_title(text: str, first: st
     paths = [s.heading_path for s in doc.sections]
     assert len(paths) == len(set(paths))
     assert not any(p.endswith("[2]") for p in paths)  # no heading of the author is renumbered
+
+
+@pytest.mark.parametrize(("metadata", "addresses"), [
+    ({"id": "dockey", "slug": "/start/frob-setup"}, ["dockey", "/start/frob-setup"]),
+    ({"id": 4711, "permalink": "/manual/page.html"}, ["4711", "/manual/page.html"]),
+    ({"url": ["/a/one/", "/b/two/"]}, ["/a/one/", "/b/two/"]),
+    # a clipped note's source link is not the page's address; nor are empty or non-text values
+    ({"url": "https://example.com/article", "id": ""}, []),
+    ({"slug": None, "id": True, "permalink": {"x": 1}}, []),
+])
+def test_which_front_matter_values_are_the_pages_addresses(metadata: dict, addresses: list[str]) -> None:
+    from markdown_memory.markdown.titles import front_matter_addresses
+
+    assert front_matter_addresses(metadata) == addresses

@@ -45,12 +45,13 @@ def front_matter_titles(metadata: Mapping[str, object]) -> list[str]:
 def front_matter_addresses(metadata: Mapping[str, object]) -> list[str]:
     """The addresses a docs site gives the page besides its path, from ``ADDRESS_KEYS``
     (Docusaurus ``id``/``slug``, Jekyll ``permalink``, Hugo ``slug``/``url``), stripped; a
-    list value gives each of its items."""
+    list value gives each of its items. A value with ``://`` is a link elsewhere (a clipped
+    note's ``url: https://...``), not this page's address, and is left out."""
     out: list[str] = []
     for key in ADDRESS_KEYS:
         value = metadata.get(key)
         for item in value if isinstance(value, list) else [value]:
-            if text := _scalar_text(item):
+            if (text := _scalar_text(item)) and "://" not in text:
                 out.append(text)
     return out
 
