@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import copy_db
 from docs_text import REPO, blocks, shell_commands
 
 README = REPO / "README.md"
@@ -58,11 +59,43 @@ def test_ci_runs_the_install_and_test_lines_as_written():
     assert first[1] == TEST_LINE
 
 
-@pytest.mark.parametrize("where,line", [(w, li) for w, li in shell_commands() if _markdown_memory_argv(li) is not None])
-def test_markdown_memory_lines_run_as_written(where, line, cli_main, tmp_path):
+@pytest.fixture(scope="module")
+def docs_minilm_db(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
+    """An index of the project's docs/ with the session's MiniLM, built once for the README
+    lines that search docs/ with MiniLM (each gets a copy, ``copy_db``): indexing the docs took
+    each of them about a minute under load, a copy a few milliseconds. A search on a copy runs
+    as on a first run's index: its refresh finds nothing changed, as after the first command."""
+    from markdown_memory.config import Settings
+    from markdown_memory.engine import Engine
+
+    db = tmp_path_factory.mktemp("docs-minilm") / "index.db"
+    engine = Engine(Settings.load(REPO / "docs", db, "minilm"), embedder=minilm)
+    try:
+        assert not engine.index().failed
+    finally:
+        engine.close()
+    return db
+
+
+def _searches_docs_with_minilm(argv: list[str]) -> bool:
+    return "search" in argv and "minilm" in argv and argv[argv.index("--docs-dir") + 1:][:1] == ["docs"]
+
+
+def _lines() -> list:
+    """The docs' ``markdown-memory`` lines; those that search docs/ with MiniLM are README's
+    opening command end to end (an index of docs/ with the model, 20-50 s): ``slow``."""
+    lines = [(w, li) for w, li in shell_commands() if _markdown_memory_argv(li) is not None]
+    return [pytest.param(w, li, marks=pytest.mark.slow) if _searches_docs_with_minilm(_markdown_memory_argv(li) or [])
+            else (w, li) for w, li in lines]
+
+
+@pytest.mark.parametrize("where,line", _lines())
+def test_markdown_memory_lines_run_as_written(where, line, cli_main, tmp_path, request):
     argv = _markdown_memory_argv(line)
     assert argv is not None
     env: dict[str, str | None] = {"MARKDOWN_MEMORY_DB": str(tmp_path / "index.db")}
+    if _searches_docs_with_minilm(argv):
+        copy_db(request.getfixturevalue("docs_minilm_db"), tmp_path / "index.db")
     if "--download-model" in argv and "minilm" not in argv:
         # the default model would be fetched from the Hub (218 MB): point it at an empty folder,
         # so the line runs and answers with what to do, without the network
@@ -84,7 +117,8 @@ def test_markdown_memory_lines_run_as_written(where, line, cli_main, tmp_path):
         assert res.stdout.startswith("1. "), res.stdout
 
 
-def test_readme_example_is_what_the_search_prints(cli_main, tmp_path):
+@pytest.mark.slow  # README's opening search end to end: it indexes docs/ with MiniLM (docs_minilm_db)
+def test_readme_example_is_what_the_search_prints(cli_main, tmp_path, docs_minilm_db):
     """The example block names its script and shows the hit the first command's search finds."""
     text = README.read_text(encoding="utf-8")
     assert "python scripts/readme_example.py --top-k 1" in text
@@ -95,7 +129,8 @@ def test_readme_example_is_what_the_search_prints(cli_main, tmp_path):
     query = shlex.split(example.splitlines()[0])[5]
     first = blocks("bash", [README])[0].body.splitlines()[0]
     assert shlex.quote(query) in first or f'"{query}"' in first
-    res = cli_main("--embedder", "minilm", "--db", str(tmp_path / "i.db"), "search", query, "--docs-dir",
+    db = copy_db(docs_minilm_db, tmp_path / "i.db")
+    res = cli_main("--embedder", "minilm", "--db", str(db), "search", query, "--docs-dir",
                    str(REPO / "docs"), "--top-k", "1", "--json")
     hit = json.loads(res.stdout)["results"][0]
     assert (hit["file_path"], hit["heading_path"]) == (m[1], m[2])

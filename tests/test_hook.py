@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -18,17 +19,28 @@ from pathlib import Path
 
 import pytest
 
-from conftest import indexed_engine
+from conftest import FIXTURES, copy_db, indexed_engine
 
 HOOK = [sys.executable, "-m", "markdown_memory.cli", "hook"]
 TIMEOUT_QUESTION = "How long does the client wait for a server to answer before it gives up on the connection?"
 
 
+@pytest.fixture(scope="module")
+def _guide_index(tmp_path_factory: pytest.TempPathFactory, minilm) -> tuple[Path, Path]:
+    """(docs root, database): a copy of tests/fixtures/guide indexed with the session's MiniLM,
+    once for the module (no test here changes the docs)."""
+    root = tmp_path_factory.mktemp("hook-guide") / "docs"
+    shutil.copytree(FIXTURES / "guide", root)
+    indexed_engine(root, "minilm", minilm).close()
+    return root, root.parent / "index.db"
+
+
 @pytest.fixture
-def indexed(docs_root: Path, minilm) -> tuple[Path, Path]:
-    """(docs root, database) of tests/fixtures/guide indexed with the session's MiniLM."""
-    indexed_engine(docs_root, "minilm", minilm).close()
-    return docs_root, docs_root.parent / "index.db"
+def indexed(_guide_index: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """(docs root, database) of tests/fixtures/guide indexed with the session's MiniLM: the
+    module's docs root and a copy of its database of the test's own (a hook writes its log)."""
+    root, db = _guide_index
+    return root, copy_db(db, tmp_path / "index.db")
 
 
 def payload(prompt: str, cwd: Path, session: str = "session-1", **extra: str) -> str:

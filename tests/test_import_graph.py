@@ -10,6 +10,7 @@ edges. A cycle is printed as ``a -> b -> a`` with the line of each import.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 #: this repository's package source (not whichever copy is installed)
@@ -57,14 +58,25 @@ def _targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom, k
     return found
 
 
+@functools.lru_cache(maxsize=4)
+def _parsed(root: Path) -> dict[str, tuple[Path, ast.AST, set[int]]]:
+    """Each module of the package at ``root``: (file, syntax tree, ids of its ``TYPE_CHECKING``
+    nodes), parsed once per test run for the tests that read the same package."""
+    out = {}
+    for module, path in module_names(root).items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        out[module] = (path, tree, _type_checking_only(tree))
+    return out
+
+
 def import_graph(root: Path, *, annotations: bool = False) -> Graph:
     """The import graph of the package at ``root`` (see module docstring); self-edges left out.
     ``annotations``: imports under ``if TYPE_CHECKING:`` are edges too."""
-    known = module_names(root)
+    parsed = _parsed(root)
+    known = {module: path for module, (path, _tree, _skip) in parsed.items()}
     graph: Graph = {}
-    for module, path in known.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        skip = set() if annotations else _type_checking_only(tree)
+    for module, (path, tree, checking) in parsed.items():
+        skip = set() if annotations else checking
         edges: dict[str, int] = {}
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in skip:

@@ -82,7 +82,9 @@ def _block(word: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         st.builds(_deep_quote, words, depth),
         st.builds(lambda ws, n: "| a | b |\n| --- | --- |\n" + "\n".join(f"| {w} | `{w}|x` |" for w in ws * n),
                   words, st.integers(1, 40)),
-        st.builds(lambda ws, n: " ".join(ws * n), words, st.integers(200, 3000)),  # a huge line
+        # a huge line: 200-600 repeats of 1-8 words is 1.4-40 KB, past the passage (600 characters)
+        # and section (800 tokens) limits, so it is split; longer lines only took longer
+        st.builds(lambda ws, n: " ".join(ws * n), words, st.integers(200, 600)),
         words.map(lambda ws: "```\n" + "\n".join(ws) + "\n```"),
         words.map(lambda ws: "<div>\n" + " ".join(ws) + "\n</div>"),
     )

@@ -362,7 +362,8 @@ def test_toml_front_matter_gives_title_tags_and_date(tmp_path, cli_main) -> None
     assert run.returncode == 0 and "bad.md: invalid TOML front matter" in run.stdout + run.stderr
     outline = json.loads(cli_main("outline", "hugo.md", "--docs-dir", str(root), "--json", env=env).stdout)
     assert (outline["title"], outline["tags"], outline["date"]) == ("Hugo Page", ["alpha", "beta"], "2024-01-02")
-    assert outline["preamble"]["start_line"] == 6 and "title" in outline["front_matter_keys"]
+    assert outline["preamble"]["start_line"] == 7 and "title" in outline["front_matter_keys"]
+    # (line 6 is the blank line after the front matter: a section starts at its first line of text)
     bad = json.loads(cli_main("outline", "bad.md", "--docs-dir", str(root), "--json", env=env).stdout)
     assert bad["preamble"] is None and [h["heading_path"] for h in bad["headings"]] == ["Body"]
     run = cli_main("read", "Hugo Page", "Usage", "--docs-dir", str(root), env=env)

@@ -23,6 +23,9 @@ def render_status(status: dict[str, Any], *, verbose: bool = False) -> str:
 
     emb = status["embedder"]
     mode = "keyword-only" if status["keyword_only"] else "hybrid (keyword + vectors)"
+    if not status["keyword_only"] and status.get("pending_vectors"):  # e.g. a run stopped while embedding
+        mode = (f"partly hybrid: {status['vectors']} of {status['passages']} passages have vectors, "
+                f"{status['pending_vectors']} are found by keywords only")
     last = status.get("last_run")
     lines = [
         f"docs root  {status['root']}",

@@ -46,11 +46,12 @@ log = logging.getLogger("markdown_memory.indexer")
 MAX_FILE_BYTES = int(DEFAULT_MAX_FILE_MB * 1_000_000)
 #: Bump when parsing changes what sections or passages a file yields: the next run re-parses
 #: every file (an index built by an older parser would otherwise keep its old sections).
-PARSER_VERSION = "10"  # 5: tags, names, code languages (markdown/vault.py); 6: links and block ids (markdown/links.py);
+PARSER_VERSION = "11"  # 5: tags, names, code languages (markdown/vault.py); 6: links and block ids (markdown/links.py);
 # 7: reference-style links, inline tags from the token stream (headings, no math/comments);
 # 8: page titles (markdown/titles.py, index/navigation.py) and lead sections;
 # 9: front matter with unfilled template placeholders ({{date}}, <% tp... %>) keeps its other keys;
 # 10: wikilinks in front matter (Obsidian properties) are links of the first section
+# 11: a page without H1 names its preamble by its front-matter title; id/slug/permalink/url are page addresses
 #: Meta key of the navigation titles the stored documents were parsed with (JSON ``{path: title}``).
 NAVIGATION_META = "navigation"
 

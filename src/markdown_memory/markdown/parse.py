@@ -30,7 +30,7 @@ from .inline import html_plain_text, inline_plain_text
 from .links import RawLink, extract_inline, front_matter_links, text_tags
 from .nesting import MAX_NESTING, parse_without_cuts, record_cuts
 from .passages import MAX_PASSAGE_CHARS, RawPassage, esm_lines, extract_passages, group_long_runs, split_window
-from .titles import choose_title
+from .titles import choose_title, front_matter_title
 from .vault import VaultMeta, document_names, vault_meta
 
 #: Sections longer than this many estimated tokens are stored as ``(Part n)`` pieces.
@@ -293,14 +293,15 @@ def parse_document(text: str, path: str = "", *, max_section_tokens: int = MAX_S
     n = len(lines)
     # MDX import/export lines are code for the bundler, not content: alone they make no preamble.
     skip = esm_lines(tokens) if mdx else set()
-    raw = _raw_sections(lines, headings, fm.end_line, skip)
+    h1 = next((t for _, level, t in headings if level == 1 and t), None)
+    # a page without H1 is headed by its front-matter title on its site (titles.py)
+    raw = _raw_sections(lines, headings, fm.end_line, skip, None if h1 else front_matter_title(fm.metadata))
     sections = _sections(lines, raw, _top_level_block_starts(tokens), max_section_tokens)
 
     raw_passages = extract_passages(tokens, lines, mdx=mdx)
     if deep:
         raw_passages = sorted(raw_passages + deep, key=lambda p: p.start_line)
     passages = _assign_passages(raw_passages, sections)
-    h1 = next((t for _, level, t in headings if level == 1 and t), None)
     title = choose_title(fm.metadata, h1, nav_title, path)
     inline = extract_inline(tokens, [s.start_line for s in sections], lines, env)
     links, block_ids = inline.links, inline.block_ids
@@ -341,15 +342,21 @@ def _top_level_headings(tokens: list[Token]) -> list[tuple[int, int, str]]:
 
 
 def _raw_sections(lines: list[str], headings: list[tuple[int, int, str]], first_content: int,
-                  skip: set[int]) -> list[tuple[int, int, int, str]]:
+                  skip: set[int], page_name: str | None = None) -> list[tuple[int, int, int, str]]:
     """(start0, end0_exclusive, level, title) of each section: a preamble (level 0) when a
     line before the first heading has content (lines in ``skip`` do not count), then one per
-    heading."""
+    heading. The preamble starts at its first non-blank line and is titled ``page_name`` (the page's front-matter title) unless that
+    is spelled like a heading of the file (whose address it would take) or is a breadcrumb."""
     n = len(lines)
     raw: list[tuple[int, int, int, str]] = []
     first_heading = headings[0][0] if headings else n
     if any(lines[i].strip() and i not in skip for i in range(first_content, first_heading)):
-        raw.append((first_content, first_heading, 0, PREAMBLE if headings else WHOLE_DOCUMENT))
+        name = PREAMBLE if headings else WHOLE_DOCUMENT
+        taken = {match_form(t, fold_case=False) for _, _, t in headings}
+        if page_name and SEPARATOR not in page_name and match_form(page_name, fold_case=False) not in taken:
+            name = page_name
+        start = next(i for i in range(first_content, first_heading) if lines[i].strip())  # not a blank line
+        raw.append((start, first_heading, 0, name))
     for k, (line, level, title) in enumerate(headings):
         end = headings[k + 1][0] if k + 1 < len(headings) else n
         raw.append((line, end, level, title))

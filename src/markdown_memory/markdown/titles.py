@@ -11,6 +11,10 @@ Order (the first that exists wins):
 
 The *lead section* is where a page starts: its H1 section when the first heading is the H1,
 else its first section (the preamble of a page without H1, as mkdocs pages often are).
+A page without H1 whose front matter names it (rule 1) is shown by its site with that title as
+its heading, so its preamble is addressed by that title instead of ``(preamble)``
+(``parse.py``; ``(preamble)`` still reads it). Its front matter's ``id``/``slug``/``permalink``/
+``url`` (``ADDRESS_KEYS``) are found by keyword search as its path is (``store/pages.py``).
 """
 
 from __future__ import annotations
@@ -20,16 +24,41 @@ from collections.abc import Mapping
 
 #: Front-matter keys that name the page, in order.
 TITLE_KEYS = ("title", "linkTitle", "sidebar_label")
+#: Front-matter keys that address the page on its site (found by keyword search like its path).
+ADDRESS_KEYS = ("id", "slug", "permalink", "url")
 _INDEX_STEMS = frozenset({"index", "readme", "_index"})
 _SEPARATORS = re.compile(r"[\s_\-]+")
 
 
 def front_matter_title(metadata: Mapping[str, object]) -> str | None:
     """The first non-empty string (or number) of ``TITLE_KEYS`` in ``metadata``, stripped."""
-    for key in TITLE_KEYS:
+    titles = front_matter_titles(metadata)
+    return titles[0] if titles else None
+
+
+def front_matter_titles(metadata: Mapping[str, object]) -> list[str]:
+    """Every non-empty value of ``TITLE_KEYS`` in ``metadata`` (the title, the sidebar's and
+    Hugo's link titles), stripped, in key order: the names a site shows the page under."""
+    return [t for key in TITLE_KEYS if (t := _scalar_text(metadata.get(key)))]
+
+
+def front_matter_addresses(metadata: Mapping[str, object]) -> list[str]:
+    """The addresses a docs site gives the page besides its path, from ``ADDRESS_KEYS``
+    (Docusaurus ``id``/``slug``, Jekyll ``permalink``, Hugo ``slug``/``url``), stripped; a
+    list value gives each of its items. A value with ``://`` is a link elsewhere (a clipped
+    note's ``url: https://...``), not this page's address, and is left out."""
+    out: list[str] = []
+    for key in ADDRESS_KEYS:
         value = metadata.get(key)
-        if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
-            return str(value).strip()
+        for item in value if isinstance(value, list) else [value]:
+            if (text := _scalar_text(item)) and "://" not in text:
+                out.append(text)
+    return out
+
+
+def _scalar_text(value: object) -> str | None:
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
+        return str(value).strip()
     return None
 
 

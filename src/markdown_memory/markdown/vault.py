@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..text import match_form
 from .frontmatter import Metadata
+from .titles import front_matter_titles
 
 if TYPE_CHECKING:  # pragma: no cover
     from markdown_it.token import Token
@@ -194,10 +195,9 @@ def language_family(name: str) -> frozenset[str]:
 
 def document_names(title: str, metadata: Metadata, vault: VaultMeta) -> list[tuple[str, str]]:
     """``[(name, "title" | "alias")]``: the names a document is found by exactly: its title, its
-    front-matter title and its aliases (duplicates are the caller's to drop)."""
+    front-matter titles (``titles.TITLE_KEYS``: title, sidebar label, link title) and its
+    aliases (duplicates are the caller's to drop)."""
     out = [(title, "title")]
-    fm_title = metadata.get("title")
-    if isinstance(fm_title, (str, int, float)) and not isinstance(fm_title, bool) and str(fm_title).strip():
-        out.append((str(fm_title).strip(), "title"))
+    out.extend((name, "title") for name in front_matter_titles(metadata))
     out.extend((name, "alias") for name in vault.aliases)
     return out

@@ -328,7 +328,10 @@ def status_sentence(ctx: Context, *, counts: IndexCounts, changed: int, indexing
             return f"keyword-only: {for_reader(model_problem, ctx.program)}; then re-index"
         return f"no vectors yet: {how} to compute them"
     if counts.pending_vectors:
-        return f"{counts.pending_vectors} passages still wait for vectors; search is partly keyword-only"
+        waiting = (f"{counts.pending_vectors} of {counts.passages} passages still wait for vectors; "
+                   "search is partly keyword-only")
+        # a background server embeds them in its next run; otherwise only an index run does
+        return waiting if ctx.background else f"{waiting}; {how} to compute them"
     return None
 
 

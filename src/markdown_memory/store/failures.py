@@ -4,6 +4,7 @@ a symbolic link skipped), with the reason shown to the user."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -40,9 +41,16 @@ def all_failures(store: Store) -> list[FailureRecord]:
 
 
 def failures(store: Store, limit: int = 20) -> list[dict[str, str]]:
-    """The first ``limit`` recorded problems by path: ``[{"path", "kind", "reason"}]``."""
-    rows = store.conn.execute("SELECT path, kind, reason FROM failures ORDER BY path LIMIT ?", (limit,))
-    return [{"path": r[0], "kind": r[1], "reason": r[2]} for r in rows]
+    """The first ``limit`` problems by path: ``[{"path", "kind", "reason"}]``: the recorded ones,
+    and each indexed document's warnings (invalid front matter ignored, text decoded as
+    Windows-1252, ...; ``kind`` "warning", its warnings joined by "; "), so a file indexed with
+    a caveat stays visible after the run that said so."""
+    rows = store.conn.execute(
+        "SELECT path, kind, reason, 0 FROM failures"
+        " UNION ALL SELECT path, 'warning', warnings, 1 FROM documents WHERE warnings != '[]'"
+        " ORDER BY 1, 4 LIMIT ?", (limit,))
+    return [{"path": path, "kind": kind, "reason": "; ".join(json.loads(reason)) if stored else reason}
+            for path, kind, reason, stored in rows]
 
 
 def failed_file_count(store: Store) -> int:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..markdown.titles import front_matter_addresses, front_matter_titles
 from ..markdown.vault import aliases
 from ..text import fts_text, match_form
 from .common import bound_chunks, marks
@@ -34,14 +35,14 @@ class KeywordMatch(NamedTuple):
 
 
 def front_matter_keywords(title: str, metadata: Metadata) -> tuple[str, str]:
-    """Front-matter text the keyword index adds to a document's first section: its ``title``
-    when it differs from the document title (``markdown/titles.py``) and its ``aliases``
-    (``vault.aliases``) as heading words, its ``description``/``summary`` as body words, as
+    """Front-matter text the keyword index adds to a document's first section: its titles
+    (``titles.TITLE_KEYS``: title, sidebar label, link title) when they differ from the document
+    title (``markdown/titles.py``), its ``aliases`` (``vault.aliases``) and the addresses its
+    site gives it (``titles.ADDRESS_KEYS``: Docusaurus ``id``/``slug``, ``permalink``, ``url``)
+    as heading words, its ``description``/``summary`` as body words, as
     ``(" " + heading words, " " + body words)``; empty strings when there is none: a page is
-    found by any of its names."""
-    extra_title = metadata.get("title")
-    names = [extra_title.strip()] if isinstance(extra_title, str) and extra_title.strip() else []
-    names += aliases(metadata)
+    found by any of its names and addresses."""
+    names = [*front_matter_titles(metadata), *aliases(metadata), *front_matter_addresses(metadata)]
     known = {match_form(title.strip())}
     heading = ""
     for name in names:
