@@ -49,9 +49,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_runs import compare, format_report  # noqa: E402
-from train_ranker import L2, NEG_DEPTH, fit, matrix, predict, read_records  # noqa: E402
-
 from markdown_memory.search.learned import page_order  # noqa: E402
+from train_ranker import L2, NEG_DEPTH, fit, matrix, predict, read_records  # noqa: E402
 
 HERE = Path(__file__).resolve().parents[1]
 #: The dev sets: name -> (docs root, questions, folders indexed (None: all), index name). The
