@@ -171,3 +171,25 @@ def test_a_search_with_another_ranker_is_not_sent_to_the_service(tmp_path, monke
     assert search_client(["--ranker", other, "search", "text", "--docs-dir", str(tmp_path)]) is None
     monkeypatch.setenv("MARKDOWN_MEMORY_RANKER", other)
     assert search_client(["search", "text", "--docs-dir", str(tmp_path)]) is None
+
+
+@pytest.mark.parametrize("scores, pages, expected", [
+    # the model puts page b's candidate first: b takes place 0, page a keeps its sections' order
+    ([1.0, 0.5, 3.0], ["a", "a", "b"], [2, 0, 1]),
+    # page a earns places 0 and 2 (scores 3 and 1), b place 1; a fills them in its own order
+    ([1.0, 3.0, 2.0], ["a", "a", "b"], [0, 2, 1]),
+    # a section the model prefers inside its own page does not jump its page-mates
+    ([0.1, 0.9, 0.5], ["a", "a", "a"], [0, 1, 2]),
+    # ties keep the first-stage order
+    ([1.0, 1.0, 1.0], ["a", "b", "c"], [0, 1, 2]),
+    ([], [], []),
+])
+def test_the_model_orders_pages_and_a_page_keeps_its_sections_first_stage_order(scores, pages, expected):
+    from markdown_memory.search.learned import page_order
+
+    order = page_order(scores, pages)
+    assert order == expected
+    assert sorted(order) == list(range(len(scores)))
+    for page in set(pages):  # each page's candidates appear in first-stage order
+        mine = [i for i in order if pages[i] == page]
+        assert mine == sorted(mine)
