@@ -10,7 +10,9 @@ the questions of all other projects, score the project's questions with that mod
 Two levels, each per mode (``minilm``: vectors, ``none``: keyword-only):
 
 * ``candidates`` (always, from the feature files alone): the first stage's 50 candidates re-ordered
-  by the left-out model vs their first-stage (RRF) order: Top-1, R@5, MRR@10 over that list.
+  by the left-out model as the engine does (``search.learned.page_order``: pages by the model,
+  sections inside a page in first-stage order) vs their first-stage (RRF) order: Top-1, R@5,
+  MRR@10 over that list.
 * ``engine`` (``--engine``): each question searched through ``Engine.search`` as the eval does
   (``evaluation.run_queries``, packing included), once with ``--ranker rrf`` and once with its
   fold's model (``search.learned.using``): Top-1, R@5, MRR@10, answer in a hit with text, tokens
@@ -47,6 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_runs import compare, format_report  # noqa: E402
+from markdown_memory.search.learned import page_order  # noqa: E402
 from train_ranker import L2, NEG_DEPTH, fit, matrix, predict, read_records  # noqa: E402
 
 HERE = Path(__file__).resolve().parents[1]
@@ -91,21 +94,76 @@ def candidate_level(records: Sequence[dict[str, Any]], models: dict[str, dict[st
     and pooled; the left-out prediction lines)."""
     before: dict[str, dict[str, Any]] = {}
     after: dict[str, dict[str, Any]] = {}
+    kinds: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     lines = []
     for rec in records:
         x, y = matrix(rec)
         scores = predict(models[rec["project"]], x) if len(y) else np.zeros(0)
-        order = sorted(range(len(y)), key=lambda i: (-scores[i], i))
+        order = page_order(scores.tolist(), [c["file_path"] for c in rec["candidates"]])
         key = f"{rec['set']}/{rec['id']}"
         if rec["project"]:
             before.setdefault(rec["project"], {})[key] = _ranked(list(range(len(y))), y)
             after.setdefault(rec["project"], {})[key] = _ranked(order, y)
+            b, a = kinds.setdefault(kind(rec["set"]), ({}, {}))
+            b[key], a[key] = before[rec["project"]][key], after[rec["project"]][key]
         lines.append({"id": rec["id"], "set": rec["set"], "project": rec["project"], "mode": mode,
                       "features": rec["features"],
                       "candidates": [{**{k: rec["candidates"][i][k] for k in ("section_id", "file_path", "start_line",
                                                                              "end_line", "label", "x")},
                                       "rrf_rank": i, "score": round(float(scores[i]), 6)} for i in order]})
-    return compare([(before, after)]), lines
+    result = compare([(before, after)])
+    # the same pooled comparison per kind of question: written while reading the docs vs real users'
+    result["kinds"] = {k: compare([({k: b}, {k: a})]) for k, (b, a) in sorted(kinds.items())}
+    return result, lines
+
+
+def kind(set_name: str) -> str:
+    """``real`` for a set of real users' questions (``eval/real/``: ``real_*``), else ``written``."""
+    return "real" if set_name.startswith("real_") else "written"
+
+
+def expectations() -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """``{(set, question id): expect}`` of every set in ``SETS`` whose question file is present,
+    paths as the index names them (relative to the docs root)."""
+    from markdown_memory.evaluation import load_queries, normalised_path
+
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for name, (corpus, questions, folders, _index) in SETS.items():
+        if not questions.is_file():
+            continue
+        root = corpus.resolve()
+        for q in load_queries(questions, folders=folders, root=root):
+            out[(name, q["id"])] = [{**e, "path": normalised_path(root, e["path"])} for e in q["expect"]]
+    return out
+
+
+def taxonomy(lines: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Miss buckets (``eval_taxonomy.miss_bucket`` over the top 10) of the first-stage (RRF) order
+    and the left-out learned order, per kind of question (``kind``), from the left-out lines;
+    ``unmatched``: answerable questions whose question file was not found (left out)."""
+    from markdown_memory.eval_taxonomy import BUCKETS, miss_bucket
+
+    expect = expectations()
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    unmatched = 0
+    for line in lines:
+        if not line["project"]:
+            continue
+        exp = expect.get((line["set"], line["id"]))
+        if not exp:
+            unmatched += 1
+            continue
+        learned = line["candidates"][:10]
+        rrf = sorted(line["candidates"], key=lambda c: c["rrf_rank"])[:10]
+        for k in (kind(line["set"]), "all"):
+            for ranker, hits in (("rrf", rrf), ("learned", learned)):
+                row = counts.setdefault(k, {}).setdefault(ranker, {"n": 0, "misses": 0, **dict.fromkeys(BUCKETS, 0)})
+                row["n"] += 1
+                bucket = miss_bucket(hits, exp)
+                if bucket:
+                    row["misses"] += 1
+                    row[bucket] += 1
+    return {"counts": counts, "unmatched": unmatched}
 
 
 def engine_level(mode: str, records: Sequence[dict[str, Any]], models: dict[str, dict[str, list[float]]],
@@ -203,6 +261,26 @@ def markdown(result: dict[str, Any]) -> str:
                        f"[{p['mrr10']['interval'][0]:+.4f}, {p['mrr10']['interval'][1]:+.4f}], Top-1 "
                        f"{p['top1']['diff']:+.2%} [{p['top1']['interval'][0]:+.2%}, {p['top1']['interval'][1]:+.2%}]; "
                        f"{p['better']} questions better, {p['worse']} worse. Verdict: {cmp['verdict']}.\n")
+            for k, kc in cmp.get("kinds", {}).items():
+                row, kp = kc["sets"][0], kc["pooled"]
+                out.append(f"- {k} questions (n {row['n']}): Top-1 {row['before']['top1']:.1%} -> "
+                           f"{row['after']['top1']:.1%}, MRR@10 {row['before']['mrr10']:.3f} -> {row['after']['mrr10']:.3f}, "
+                           f"difference {kp['mrr10']['diff']:+.4f} [{kp['mrr10']['interval'][0]:+.4f}, "
+                           f"{kp['mrr10']['interval'][1]:+.4f}]")
+            out.append("")
+            tax = cmp.get("taxonomy")
+            if tax:
+                out.append(f"Misses by bucket ({mode}, {level}; RRF -> learned):\n")
+                out.append("| questions | n | misses | file_absent | file_no_section | wrong_section | lower |")
+                out.append("|---|---|---|---|---|---|---|")
+                for k in ("written", "real", "all"):
+                    rows = tax["counts"].get(k)
+                    if rows:
+                        b, a = rows["rrf"], rows["learned"]
+                        out.append(f"| {k} | {b['n']} | " + " | ".join(
+                            f"{b[f]} -> {a[f]}" for f in ("misses", "file_absent", "file_no_section", "wrong_section",
+                                                         "lower")) + " |")
+                out.append("")
     return "\n".join(out)
 
 
@@ -230,9 +308,13 @@ def main(argv: list[str] | None = None) -> int:
         with (args.out / f"leftout-{mode}.jsonl").open("w", encoding="utf-8") as f:
             for line in lines:
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
+        cand["taxonomy"] = taxonomy(lines)
         entry: dict[str, Any] = {"files": [p.name for p in files], "candidates": cand}
         print(f"== {mode}: candidate lists (first stage's 50), RRF order -> left-out learned order")
         print(format_report(cand))
+        for k, kc in cand["kinds"].items():
+            print(f"-- {mode}, {k} questions only")
+            print(format_report(kc))
         if args.engine:
             entry["engine"] = engine_level(mode, records, models, args.db_dir, args.out)
             print(f"== {mode}: through the engine (packed answers), --ranker rrf -> learned, left-out folds")

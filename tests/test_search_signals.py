@@ -37,42 +37,48 @@ def files(ranking) -> list[str]:
 
 def test_the_note_the_query_names_comes_first_only_with_the_name_signals(store):
     query = analyse("Blue Lagoon")
-    assert files(rank(store, query, None, top_k=5))[0] == "harbor.md"
+    assert files(rank(store, query, None, top_k=5))[0] == "harbor.md"  # the default ranker
+    # the ablations below switch signals off in the fusion, so they read the fused (RRF) order:
     # either identity signal alone finds the note by its alias (``name``: the whole query is it;
     # ``page``: the query holds every word of it)
-    assert files(rank(store, query, None, top_k=5, tuning=TUNING.without("name")))[0] == "harbor.md"
-    assert files(rank(store, query, None, top_k=5, tuning=TUNING.without("page")))[0] == "harbor.md"
+    assert files(rank(store, query, None, top_k=5, ranker="rrf"))[0] == "harbor.md"
+    assert files(rank(store, query, None, top_k=5, tuning=TUNING.without("name"), ranker="rrf"))[0] == "harbor.md"
+    assert files(rank(store, query, None, top_k=5, tuning=TUNING.without("page"), ranker="rrf"))[0] == "harbor.md"
     # its alias is one keyword match among five pages about the lagoon: without both, a trip
     # page, which says "blue lagoon" twice, outranks it
-    assert files(rank(store, query, None, top_k=5, tuning=TUNING.without("name", "page")))[0] != "harbor.md"
+    assert files(rank(store, query, None, top_k=5, tuning=TUNING.without("name", "page"), ranker="rrf"))[0] != "harbor.md"
 
 
 def test_a_new_signal_is_one_table_line_and_one_weight(store):
+    """The fusion's mechanism (``ranker="rrf"``): a new signal's weight acts in RRF; the learned
+    ranker knows only the signals it was trained on."""
     query = analyse("swim in the blue lagoon")
-    assert files(rank(store, query, None, top_k=5))[0] != "zebra.md"
+    assert files(rank(store, query, None, top_k=5, ranker="rrf"))[0] != "zebra.md"
 
     def zebra(pool: Pool) -> list:
         return [(c, 0) for c in pool.live() if c.row["file_path"] == "zebra.md"]
 
     tuning = replace(TUNING, weights={**TUNING.weights, "zebra": 5.0})
-    ranked = rank(store, query, None, top_k=5, tuning=tuning, signals=(*SIGNALS, Signal("zebra", zebra)))
+    ranked = rank(store, query, None, top_k=5, tuning=tuning, signals=(*SIGNALS, Signal("zebra", zebra)), ranker="rrf")
     assert files(ranked)[0] == "zebra.md"
     # switched off by name like any other signal
     assert files(rank(store, query, None, top_k=5, tuning=tuning.without("zebra"),
-                      signals=(*SIGNALS, Signal("zebra", zebra))))[0] != "zebra.md"
+                      signals=(*SIGNALS, Signal("zebra", zebra)), ranker="rrf"))[0] != "zebra.md"
 
 
 def test_a_signal_scored_alone_gives_its_rrf_share(store):
     """With only the keyword signal on, a hit's score is ``weight / (rrf_k + place)``: the
-    first keyword hit (it has a body) scores 1/60, and the order is BM25's."""
+    first keyword hit (it has a body) scores 1/60, and the order is BM25's (the fusion itself:
+    ``ranker="rrf"``)."""
     only_keyword = TUNING.without(*(s.name for s in SIGNALS if s.name != "keyword"))
-    ranked = rank(store, analyse("blue lagoon"), None, top_k=5, tuning=only_keyword)
+    ranked = rank(store, analyse("blue lagoon"), None, top_k=5, tuning=only_keyword, ranker="rrf")
     top = ranked.candidates[0]
     assert top.keyword_rank == 0
     assert top.score == pytest.approx(TUNING.weight("keyword") / TUNING.rrf_k)
     assert [c.keyword_rank for c in ranked.candidates] == sorted(c.keyword_rank for c in ranked.candidates)
     doubled = replace(only_keyword, weights={**TUNING.weights, "keyword": 2.0})
-    assert rank(store, analyse("blue lagoon"), None, top_k=5, tuning=doubled).candidates[0].score == pytest.approx(2 / 60)
+    assert rank(store, analyse("blue lagoon"), None, top_k=5, tuning=doubled,
+                ranker="rrf").candidates[0].score == pytest.approx(2 / 60)
 
 
 def test_every_signal_has_a_weight():

@@ -9,10 +9,14 @@ Model file (written by ``scripts/train_ranker.py``)::
      "trained_on": {...}}
 
 A candidate's score is ``((x - mean) / scale) @ weights`` over its feature row ``x``; ``vectors``
-scores searches with a query vector, ``keyword`` keyword-only ones. ``rerank`` orders the first
-``DEPTH`` candidates of the first stage by that score (ties keep the first-stage order); the
-places keep their first-stage scores, so scores stay in rank order and the packer's score
-shares mean what they meant.
+scores searches with a query vector, ``keyword`` keyword-only ones. ``rerank`` orders the pages
+of the first ``DEPTH`` candidates of the first stage by that score (``page_order``: a page takes
+the places its candidates' scores earn, ties keep the first-stage order) and keeps the first
+stage's order of the sections inside each page: which section of a page answers is the second
+stage's choice (``sections.py``: sibling evidence, the intent a question asks for), which the
+training data shows too rarely to learn (docs/ranking.md, "The learned ranker"). The places keep
+their first-stage scores, so scores stay in rank order and the packer's score shares mean what
+they meant.
 
 The ranker is a setting, not a request field: ``config.ranker_choice()``
 (``MARKDOWN_MEMORY_RANKER``, the CLI's global ``--ranker``).
@@ -24,7 +28,7 @@ candidates' feature rows (``Captured``) to it; the eval (``evaluation.export_fea
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -132,6 +136,25 @@ def capture() -> Iterator[list[Captured]]:
         _sink = previous
 
 
+def page_order(scores: Sequence[float], pages: Sequence[object]) -> list[int]:
+    """Indexes of ``len(scores)`` candidates (first-stage order) in the learned order: the places,
+    best score first (ties: first-stage order), each go to the candidate's page, and a page fills
+    the places it earned with its own candidates in first-stage order. ``pages[i]``: candidate
+    ``i``'s page (any hashable key). E.g. scores ``[1, 3, 2]`` of pages ``[a, a, b]``: page a earns
+    places 0 and 2 (scores 3 and 1), b place 1, so the order is ``[0, 2, 1]``."""
+    by_score = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    queues: dict[object, list[int]] = {}
+    for i, page in enumerate(pages):
+        queues.setdefault(page, []).append(i)
+    taken = dict.fromkeys(queues, 0)
+    out = []
+    for i in by_score:
+        page = pages[i]
+        out.append(queues[page][taken[page]])
+        taken[page] += 1
+    return out
+
+
 def rerank(pool: Pool, ordered: list[Candidate], model: RankerModel | None) -> list[Candidate]:
     """``ordered`` (first-stage order) with its first ``DEPTH`` candidates ordered by ``model``
     (None: unchanged); each place keeps its score. Records the rows when ``capture`` is open."""
@@ -144,7 +167,7 @@ def rerank(pool: Pool, ordered: list[Candidate], model: RankerModel | None) -> l
     if model is None:
         return ordered
     scores = model.for_mode(pool.qvec is not None).score(rows)
-    order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+    order = page_order(scores.tolist(), [c.row["doc_id"] for c in head])
     if order == list(range(len(head))):
         return ordered
     kept = [c.score for c in head]
