@@ -88,7 +88,7 @@ SSL_CERT_FILE SSL_CERT_DIR REQUESTS_CA_BUNDLE CURL_CA_BUNDLE DISPLAY COLUMNS LIN
 PLACEHOLDER_WORDS = frozenset({"foo", "bar", "baz", "qux", "quux", "spam", "eggs", "ham", "example", "examples",
                                "sample", "dummy", "placeholder", "xyz", "xxx", "yourapp", "myapp", "myproject",
                                "yourproject", "mypackage", "mymodule", "something", "whatever", "vars", "var",
-                               "flags", "envvar", "envvars"})
+                               "flags", "envvar", "envvars", "variable", "variables"})
 _PLACEHOLDER_PREFIX = re.compile(r"^(?:your|my|some|example)[_-]", re.IGNORECASE)
 _PLACEHOLDER_MARK = re.compile(r"[<>{}\[\]*$…]|\.\.\.|XXX|_HERE\b|^YOUR_|^MY_", re.IGNORECASE)
 
