@@ -166,6 +166,20 @@ ruff less bat fzf rg ripgrep grep sed awk jq systemctl sudo tig hg svn mercurial
 _GENERIC_OPTIONS = frozenset({"option", "options", "argument", "arguments", "args", "flag", "flags", "opts", "switches"})
 #: a table cell that holds options only (`` `-p` or `--port` ``, `` `--gzip`, `-g` ``)
 _OPTIONS_CELL = re.compile(r"(?:`-[^`]+`|\s|,|/|\bor\b)+")
+#: an option listing outside a table: a definition-list term (pandoc man pages: "`-a`, `--all`"
+#: over ": Show hidden files"; a trailing "[if built with git]" note allowed) or a labelled line
+#: ("CLI flags: `-T`, `--skip-tasks`"); its options are the document subject's like a table's
+_OPTION_LABEL = re.compile(r"^(?:[-*+]\s+)?(?:[\w ]{0,24}\b)?(?:flags?|options?|switch(?:es)?)\s*:\s*", re.IGNORECASE)
+_TERM_NOTE = re.compile(r"\s*\[[^\]]*\]\s*$")
+
+
+def _option_entry(content: str) -> bool:
+    """True when an inline's ``content`` is one entry of an option listing (see ``_OPTION_LABEL``)."""
+    first, _, rest = content.strip().partition("\n")
+    if rest.lstrip().startswith((": ", ":\t")):
+        return bool(_OPTIONS_CELL.fullmatch(_TERM_NOTE.sub("", first).strip() or "x"))
+    label = _OPTION_LABEL.match(first)
+    return label is not None and not rest and bool(_OPTIONS_CELL.fullmatch(first[label.end():].strip() or "x"))
 _MAN_PAGE = re.compile(r"^([A-Za-z][\w.+-]*)\((\d)[a-z]*\)$")
 _MAN_IN_PROSE = re.compile(r"\b([A-Za-z][\w.+-]*)\((\d)[a-z]*\)")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
@@ -529,7 +543,8 @@ def section_references(text: str, start_line: int, owners: Owners | None = None,
         elif tok.type in ("th_open", "td_open"):
             cell += 1
         if tok.type == "inline" and tok.map and tok.children:
-            walk.first_cell = cell == 0 and bool(_OPTIONS_CELL.fullmatch(tok.content.strip()))
+            walk.first_cell = cell == 0 and bool(_OPTIONS_CELL.fullmatch(tok.content.strip())) \
+                or _option_entry(tok.content)
             refs.extend(_inline(walk, tok, lines, start_line))
             walk.first_cell = False
         elif tok.type in ("fence", "code_block") and tok.map:
