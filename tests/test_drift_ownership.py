@@ -133,8 +133,9 @@ def test_an_options_table_lists_the_documents_options() -> None:
     # a labelled line of a settings reference
     ("- Format: `bool`\n- CLI flags: `-T`, `--skip-tasks`\n- Default value: `False`",
      {"--skip-tasks": ("listing", "shipit")}),
-    # a term whose definition names another program gives the option to it
-    ("`--word-diff`\n: Passed to `git diff` as is.", {}),
+    # the definition describes the option; its words (a dependency, a tool) do not claim it
+    ("`-I`, `--ignore-glob=GLOBS`\n: Glob patterns of files to ignore, as `git diff` reads them.",
+     {"--ignore-glob": ("listing", "shipit")}),
     # a lone flag in prose is no listing: the document rule (kept only when vouched elsewhere)
     ("Use `--word-diff` for this.", {"--word-diff": ("document", "shipit")}),
     ("Options: `--fast` and more.", {"--fast": ("document", "shipit")}),

@@ -512,8 +512,10 @@ def _resolve_lone(walk: _Walk, context: str) -> list[Reference]:
             out.append(replace(ref, command=ref.name.split("_", 1)[0].lower(), rule="prefix"))
             continue
         near, rule = _nearest(it, cmds)
-        if it.listing and rule != "sentence":
-            near = None  # an options table row: its own cell or the document's subject, not a row above
+        if it.listing and (rule != "sentence" or near is not None and near.line != it.line):
+            # an options table row or listing entry: a command on its own line (cell, term), else the
+            # document's subject; not a row above, nor the words of its description below
+            near = None
         if near is None:
             if ref.kind == "env" and all(c.own for c in cmds):
                 out.append(ref)  # no other program named here: the checker asks the code about its first part
