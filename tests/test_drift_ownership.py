@@ -126,6 +126,25 @@ def test_an_options_table_lists_the_documents_options() -> None:
     assert found == {"--port": ("listing", "shipit"), "--base-dir": ("listing", "shipit")}
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # a definition-list term of a man page in Markdown (pandoc): the document subject's options
+    ("`-a`, `--all`\n: Show hidden files.", {"--all": ("listing", "shipit")}),
+    ("`--inode` [on Linux only]\n: Show inode numbers.", {"--inode": ("listing", "shipit")}),
+    # a labelled line of a settings reference
+    ("- Format: `bool`\n- CLI flags: `-T`, `--skip-tasks`\n- Default value: `False`",
+     {"--skip-tasks": ("listing", "shipit")}),
+    # the definition describes the option; its words (a dependency, a tool) do not claim it
+    ("`-I`, `--ignore-glob=GLOBS`\n: Glob patterns of files to ignore, as `git diff` reads them.",
+     {"--ignore-glob": ("listing", "shipit")}),
+    # a lone flag in prose is no listing: the document rule (kept only when vouched elsewhere)
+    ("Use `--word-diff` for this.", {"--word-diff": ("document", "shipit")}),
+    ("Options: `--fast` and more.", {"--fast": ("document", "shipit")}),
+])
+def test_an_option_listing_outside_a_table_lists_the_documents_options(text: str,
+                                                                      expected: dict[str, tuple[str, str]]) -> None:
+    assert owned(text) == expected
+
+
 def test_a_dependency_named_in_the_sentence_owns_its_variables() -> None:
     """"The download uses huggingface-hub, so `HF_TOKEN` applies": the declared dependency named
     in the sentence is the variable's program, not the repository."""

@@ -37,7 +37,9 @@ from .codeside import (
     LITERAL_MARK,
     NEGATABLE_MARK,
     NEGATION_MARK,
+    PREFIX_CONST_MARK,
     PREFIX_MARK,
+    PREFIX_USE_MARK,
     SUFFIX_MARK,
     find_code_root,
     is_ignored,
@@ -179,6 +181,17 @@ class Checker:
         self.owners = Owners.from_json(store.get_meta(OWNERS_KEY))
         self._paths: dict[str, bool] = {}
         self._prefixes: dict[str, bool] = {}
+        self._joined: set[str] | None = None
+
+    def joined_prefixes(self) -> set[str]:
+        """Family markers (``=prefix:APP_``) of prefixes held in a named constant in one file and
+        joined to a rest in another (``PREFIX_CONST_MARK`` meets ``PREFIX_USE_MARK``)."""
+        if self._joined is None:
+            defs = [t.removeprefix(PREFIX_CONST_MARK).partition("=") for t in self.store.code.tokens_in_range(
+                PREFIX_CONST_MARK, PREFIX_CONST_MARK[:-1] + ";", 0, 400)]
+            used = self.store.code.held_tokens(PREFIX_USE_MARK + name for name, _, _ in defs)
+            self._joined = {PREFIX_MARK + prefix for name, _, prefix in defs if PREFIX_USE_MARK + name in used}
+        return self._joined
 
     def _path_held(self, path: str) -> bool:
         if path not in self._paths:
@@ -192,7 +205,8 @@ class Checker:
             low = first + "_"
             spelled = [t for t in self.store.code.tokens_in_range(low, first + "`", len(low) + 1, 80, 50)
                        if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", t)]
-            self._prefixes[first] = bool(spelled) or bool(self.store.code.held_tokens([PREFIX_MARK + low]))
+            self._prefixes[first] = bool(spelled) or bool(self.store.code.held_tokens([PREFIX_MARK + low])) \
+                or PREFIX_MARK + low in self.joined_prefixes()
         return self._prefixes[first]
 
     def checkable(self, ref: Reference) -> bool:
@@ -233,7 +247,9 @@ class Checker:
         as the option (``--json``) or where code names an option (``LITERAL_MARK``): the bare
         word is in almost any code (``import json``)."""
         bare = name.lstrip("-")
-        if "-" not in bare and "_" not in bare:
+        # one word (`--json`): the bare word is in almost any code; a camelCase name
+        # (`--preReleaseId`, yargs) is as specific as a hyphenated one
+        if "-" not in bare and "_" not in bare and bare == bare.lower():
             if name in held or LITERAL_MARK + bare in held:
                 return True
         elif any(f in held for f in _flag_forms(name)):
@@ -259,6 +275,8 @@ class Checker:
         says_old = bool(_SAYS_OLD.search(text))
         refs = [r for r in refs if self.checkable(r)]
         held = self.store.code.held_tokens(t for r in refs for t in _candidates(r))
+        if any(r.kind == "env" for r in refs):
+            held |= self.joined_prefixes()
         out = []
         for ref in refs:
             if ref.kind == "path":

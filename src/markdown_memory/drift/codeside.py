@@ -65,6 +65,26 @@ _NEGATION = re.compile(r"""["'`](?:--)?no-(?:["'`]\s*\+|\{|%s|\$\{)""")
 #: argparse's BooleanOptionalAction makes `--no-x` for the options of its own call only
 NEGATABLE_MARK = "=negatable:"
 _BOOLEAN_OPTIONAL = re.compile(r"add_argument\(((?:[^()]|\([^()]*\))*?BooleanOptionalAction(?:[^()]|\([^()]*\))*)\)")
+#: a prefix held in a named constant and joined to a rest at run time (``const envPrefix =
+#: "APP_"`` ... ``os.Getenv(envPrefix + key)``; ``ENV_PREFIX = "APP_"`` ... ``f"{ENV_PREFIX}{name}"``).
+#: Definition and use are often in different files, so each is stored (``=prefixconst:NAME=APP_``,
+#: ``=prefixuse:NAME``) and the check joins them (``joined_prefixes``); within one file the
+#: family marker is stored at once.
+PREFIX_CONST_MARK, PREFIX_USE_MARK = "=prefixconst:", "=prefixuse:"
+_PREFIX_CONST = re.compile(r"""\b([A-Za-z_]\w*)\s*(?::\s*&(?:'static\s+)?str\s*|\s+string\s*)?:?=\s*"""
+                           r"""["']([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)["']""")
+#: ``NAME + rest``, ``{NAME}{rest}`` (f-string, ``format!``), ``${NAME}${rest}``, ``Sprintf("%s%s", NAME, ...)``
+_JOINED = re.compile(r"""\b([A-Za-z_]\w*)\s*\+(?![+=])|\{([A-Za-z_]\w*)\}\$?\{|"""
+                     r"""(?:Sprintf|format!)\(\s*"(?:%s|%v|\{\})(?:%s|%v|\{\})"\s*,\s*([A-Za-z_]\w*)""")
+#: a name that reads as a constant or a prefix: its use is kept for a join with another file's definition
+_CONST_LIKE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|(?i:prefix)")
+#: argument parsers that make ``--no-x`` for every option ``x`` by default (yargs-parser's
+#: boolean negation, minimist, mri; typer's ``--x/--no-x`` for every bool) and options a
+#: parser adds to every program (plumbum's ``--help-all``), from the import in a file
+_NEGATING_PARSER = re.compile(r"""(?:require\(\s*|\bfrom\s+|\bimport\s+)["'](?:yargs(?:-parser)?|minimist|mri)(?:/[\w/]*)?["']|"""
+                              r"""^\s*(?:import|from)\s+typer\b""", re.MULTILINE)
+_GENERATED_OPTIONS = ((re.compile(r"^\s*(?:from\s+plumbum\s+import\s+[^\n]*\bcli\b|import\s+plumbum\.cli)", re.MULTILINE),
+                       ("--help-all",)),)
 
 
 @dataclass(frozen=True)
@@ -186,17 +206,33 @@ def tokens_of(data: bytes) -> set[str]:
         shim = _words("\n".join(line for i, line in enumerate(lines) if i in near)) - live
     else:
         live, shim = _words(text), set()
-    found = live | {DEPRECATED_MARK + w for w in shim}
-    found.update(PREFIX_MARK + p for p in _BUILT_PREFIX.findall(text))
-    found.update(PREFIX_MARK + p.upper().rstrip("_") + "_" for p in _PREFIX_SETTING.findall(text))
-    found.update(SUFFIX_MARK + p for p in _BUILT_SUFFIX.findall(text))
-    if _NEGATION.search(text):
-        found.add(NEGATION_MARK)
+    found = live | {DEPRECATED_MARK + w for w in shim} | _families(text)
     for call in _BOOLEAN_OPTIONAL.findall(text):
         found.update(NEGATABLE_MARK + o[2:] for o in _LONG_OPTION.findall(call))
     words = {w for w in _LITERAL.findall(text) if w in live} | set(_ARGS_ATTR.findall(text)) | \
         {w.replace("_", "-") for w in _CLAP_FIELD.findall(text)}
     found.update(LITERAL_MARK + w for w in words)
+    return found
+
+
+def _families(text: str) -> set[str]:
+    """Marker tokens of the names ``text`` builds or its parser generates (see the marks above)."""
+    found = {PREFIX_MARK + p for p in _BUILT_PREFIX.findall(text)}
+    found.update(PREFIX_MARK + p.upper().rstrip("_") + "_" for p in _PREFIX_SETTING.findall(text))
+    found.update(SUFFIX_MARK + p for p in _BUILT_SUFFIX.findall(text))
+    consts = dict(_PREFIX_CONST.findall(text))
+    for match in _JOINED.finditer(text):
+        name = next(g for g in match.groups() if g)
+        if name in consts:
+            found.add(PREFIX_MARK + consts[name])
+        elif _CONST_LIKE.search(name):
+            found.add(PREFIX_USE_MARK + name)
+    found.update(f"{PREFIX_CONST_MARK}{name}={prefix}" for name, prefix in consts.items())
+    if _NEGATION.search(text) or _NEGATING_PARSER.search(text):
+        found.add(NEGATION_MARK)
+    for imported, options in _GENERATED_OPTIONS:
+        if imported.search(text):
+            found.update(options)
     return found
 
 
@@ -206,7 +242,7 @@ _MANIFEST = re.compile(r"(?:^|/)(?:pyproject\.toml|setup\.py|setup\.cfg|requirem
 _PROJECT_NAME = re.compile(r"""\bname\s*[=:]\s*["']([^"']+)["']""")
 DEPENDENCIES_KEY = "drift_dependencies"
 #: the tokenizer's rules: a stored code index read by other rules is read again
-TOKENS_VERSION_KEY, TOKENS_VERSION = "drift_tokens_version", "6"
+TOKENS_VERSION_KEY, TOKENS_VERSION = "drift_tokens_version", "7"
 
 
 def dependency_names(code_root: Path, paths: list[str]) -> set[str]:

@@ -88,7 +88,7 @@ SSL_CERT_FILE SSL_CERT_DIR REQUESTS_CA_BUNDLE CURL_CA_BUNDLE DISPLAY COLUMNS LIN
 PLACEHOLDER_WORDS = frozenset({"foo", "bar", "baz", "qux", "quux", "spam", "eggs", "ham", "example", "examples",
                                "sample", "dummy", "placeholder", "xyz", "xxx", "yourapp", "myapp", "myproject",
                                "yourproject", "mypackage", "mymodule", "something", "whatever", "vars", "var",
-                               "flags", "envvar", "envvars"})
+                               "flags", "envvar", "envvars", "variable", "variables"})
 _PLACEHOLDER_PREFIX = re.compile(r"^(?:your|my|some|example)[_-]", re.IGNORECASE)
 _PLACEHOLDER_MARK = re.compile(r"[<>{}\[\]*$…]|\.\.\.|XXX|_HERE\b|^YOUR_|^MY_", re.IGNORECASE)
 
@@ -166,6 +166,20 @@ ruff less bat fzf rg ripgrep grep sed awk jq systemctl sudo tig hg svn mercurial
 _GENERIC_OPTIONS = frozenset({"option", "options", "argument", "arguments", "args", "flag", "flags", "opts", "switches"})
 #: a table cell that holds options only (`` `-p` or `--port` ``, `` `--gzip`, `-g` ``)
 _OPTIONS_CELL = re.compile(r"(?:`-[^`]+`|\s|,|/|\bor\b)+")
+#: an option listing outside a table: a definition-list term (pandoc man pages: "`-a`, `--all`"
+#: over ": Show hidden files"; a trailing "[if built with git]" note allowed) or a labelled line
+#: ("CLI flags: `-T`, `--skip-tasks`"); its options are the document subject's like a table's
+_OPTION_LABEL = re.compile(r"^(?:[-*+]\s+)?(?:[\w ]{0,24}\b)?(?:flags?|options?|switch(?:es)?)\s*:\s*", re.IGNORECASE)
+_TERM_NOTE = re.compile(r"\s*\[[^\]]*\]\s*$")
+
+
+def _option_entry(content: str) -> bool:
+    """True when an inline's ``content`` is one entry of an option listing (see ``_OPTION_LABEL``)."""
+    first, _, rest = content.strip().partition("\n")
+    if rest.lstrip().startswith((": ", ":\t")):
+        return bool(_OPTIONS_CELL.fullmatch(_TERM_NOTE.sub("", first).strip() or "x"))
+    label = _OPTION_LABEL.match(first)
+    return label is not None and not rest and bool(_OPTIONS_CELL.fullmatch(first[label.end():].strip() or "x"))
 _MAN_PAGE = re.compile(r"^([A-Za-z][\w.+-]*)\((\d)[a-z]*\)$")
 _MAN_IN_PROSE = re.compile(r"\b([A-Za-z][\w.+-]*)\((\d)[a-z]*\)")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
@@ -498,8 +512,10 @@ def _resolve_lone(walk: _Walk, context: str) -> list[Reference]:
             out.append(replace(ref, command=ref.name.split("_", 1)[0].lower(), rule="prefix"))
             continue
         near, rule = _nearest(it, cmds)
-        if it.listing and rule != "sentence":
-            near = None  # an options table row: its own cell or the document's subject, not a row above
+        if it.listing and (rule != "sentence" or near is not None and near.line != it.line):
+            # an options table row or listing entry: a command on its own line (cell, term), else the
+            # document's subject; not a row above, nor the words of its description below
+            near = None
         if near is None:
             if ref.kind == "env" and all(c.own for c in cmds):
                 out.append(ref)  # no other program named here: the checker asks the code about its first part
@@ -529,7 +545,8 @@ def section_references(text: str, start_line: int, owners: Owners | None = None,
         elif tok.type in ("th_open", "td_open"):
             cell += 1
         if tok.type == "inline" and tok.map and tok.children:
-            walk.first_cell = cell == 0 and bool(_OPTIONS_CELL.fullmatch(tok.content.strip()))
+            walk.first_cell = cell == 0 and bool(_OPTIONS_CELL.fullmatch(tok.content.strip())) \
+                or _option_entry(tok.content)
             refs.extend(_inline(walk, tok, lines, start_line))
             walk.first_cell = False
         elif tok.type in ("fence", "code_block") and tok.map:
