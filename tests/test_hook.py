@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, copy_db, indexed_engine
+from damage import overwrite_keyword_index_root
 
 HOOK = [sys.executable, "-m", "markdown_memory.cli", "hook"]
 TIMEOUT_QUESTION = "How long does the client wait for a server to answer before it gives up on the connection?"
@@ -432,7 +433,6 @@ def test_the_client_makes_the_hook_s_lines_of_the_service_s_reply(tmp_path, monk
 def test_damage_the_service_s_hook_meets_is_moved_aside_at_once(tmp_path):
     """The hook op answers a failure line for a damaged database (never raises for a prompt),
     and the damaged file goes aside now, as under the MCP tools: later prompts search the rebuild."""
-    import sqlite3
     from types import SimpleNamespace
 
     from markdown_memory.config import Settings
@@ -449,14 +449,7 @@ def test_damage_the_service_s_hook_meets_is_moved_aside_at_once(tmp_path):
     try:
         engine.index()
         engine.close()  # this thread's connection: the hook's search opens the file as it is on disk
-        conn = sqlite3.connect(db)
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'sections_fts_data'").fetchone()[0]
-        conn.close()
-        with open(db, "r+b") as f:  # only the keyword index's root page: opening the file still works
-            f.seek((root - 1) * page_size)
-            f.write(os.urandom(page_size))
+        overwrite_keyword_index_root(db)  # opening the file still works
         service = SimpleNamespace(engine=lambda settings: engine)
         reply = answer(service, HookCall(engine.settings, "what does the zebrafish7 setting control?"))  # type: ignore[arg-type]
         assert reply.context is None and reply.failure

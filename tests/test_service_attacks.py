@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from damage import overwrite_keyword_index_root
 from test_service import _lock_free, runtime, wait_until  # noqa: F401 - runtime is a fixture
 
 __all__ = ["runtime"]
@@ -419,7 +420,6 @@ def test_damage_surfacing_in_a_request_starts_the_page_check_at_once(runtime: Pa
     """With the idle check off, a search that meets the damage ("malformed") makes the service
     check and move the file aside at once; the search after it answers from the rebuilt index."""
     import shutil
-    import sqlite3
     import subprocess
     import sys
 
@@ -437,14 +437,7 @@ def test_damage_surfacing_in_a_request_starts_the_page_check_at_once(runtime: Pa
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, env=env)
 
     assert "topic7.md" in search("zebrafish7 setting").stdout
-    conn = sqlite3.connect(db)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'sections_fts_data'").fetchone()[0]
-    conn.close()
-    with open(db, "r+b") as f:  # only the keyword index's root page: opening the file still works
-        f.seek((root - 1) * page_size)
-        f.write(os.urandom(page_size))
+    overwrite_keyword_index_root(db)  # opening the file still works
     search("zebrafish8 setting")  # meets the damage (its own answer may come from the fallback)
     log = runtime / "service.log"
     try:
