@@ -445,3 +445,33 @@ def test_damage_surfacing_in_a_request_starts_the_page_check_at_once(runtime: Pa
     except AssertionError:
         raise AssertionError(log.read_text()) from None
     assert "topic9.md" in search("zebrafish9 setting").stdout
+
+
+def test_a_busy_refusal_written_before_the_request_is_read_as_busy() -> None:
+    """CI caught it: the service at its connection limit writes "busy" and closes before the
+    client's request arrives; the client's send then fails (EPIPE), and the refusal waiting in
+    its socket must still be read, so the client retries instead of calling the service gone."""
+    import socket as socketlib
+
+    from markdown_memory.service.client import _ask
+    from markdown_memory.service.protocol import encode
+
+    client_end, service_end = socketlib.socketpair(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
+    with client_end:
+        service_end.sendall(encode({"v": 1, "ok": False, "error": {"kind": "busy", "message": "limit"}}))
+        service_end.close()
+        reply = _ask(client_end, encode({"v": 1, "op": "ping"}))
+    assert reply["error"]["kind"] == "busy"
+
+
+def test_a_send_to_a_service_gone_without_a_word_still_fails() -> None:
+    """The other side of the rule above: a closed socket with nothing to read is an error."""
+    import socket as socketlib
+
+    from markdown_memory.service.client import _ask
+    from markdown_memory.service.protocol import encode
+
+    client_end, service_end = socketlib.socketpair(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
+    service_end.close()
+    with client_end, pytest.raises(OSError):
+        _ask(client_end, encode({"v": 1, "op": "ping"}))

@@ -191,12 +191,26 @@ def _exchange_once(op: str, fields: Mapping[str, object], timeout: float | None)
         request["token"] = token
     try:
         sock.settimeout(timeout)
-        sock.sendall(encode(request))
-        reply = recv_message_exact(sock)
+        reply = _ask(sock, encode(request))
     except (OSError, ProtocolError) as exc:
         sock.close()
         raise ServiceUnavailable(f"the service did not answer {op!r}: {exc}") from exc
     return sock, reply
+
+
+def _ask(sock: socket.socket, request: bytes) -> JsonObject:
+    """Send ``request`` (one encoded line) on a connected ``sock`` and read the reply line.
+    A service at its connection limit writes its "busy" line and closes without reading: a
+    request sent after that close fails (EPIPE, ECONNRESET) while the refusal already waits in
+    this socket, so it is read before the send's error counts. Raises OSError or ProtocolError."""
+    try:
+        sock.sendall(request)
+    except (BrokenPipeError, ConnectionResetError) as exc:
+        try:
+            return recv_message_exact(sock)
+        except (OSError, ProtocolError):
+            raise exc from None
+    return recv_message_exact(sock)
 
 
 def _open(op: str, fields: Mapping[str, object], start: bool, timeout: float | None) -> tuple[socket.socket, object]:
