@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -621,3 +622,14 @@ def test_index_says_a_file_warning_once(tmp_path, cli_main):
     assert result.returncode == 0
     said = result.stdout + result.stderr
     assert said.count("invalid YAML front matter at line 2") == 1, said
+
+
+def test_an_unchanged_run_does_not_read_as_an_empty_index(docs_root, tmp_path, run):
+    """Regression (trial2): a second `index` printed "0 sections, 0 passages" (the counts of the
+    files it read: none), which reads as an index that holds nothing."""
+    db = tmp_path / "u.db"
+    first = run("--embedder", "none", "index", str(docs_root), env_db=db).stdout
+    again = run("--embedder", "none", "index", str(docs_root), env_db=db).stdout
+    assert "5 unchanged" in again
+    assert re.search(r"from the 5 file\(s\) read: [1-9]\d* sections, [1-9]\d* passages;", first), first
+    assert "from the 0 file(s) read: 0 sections, 0 passages;" in again, again
