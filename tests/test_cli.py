@@ -633,3 +633,23 @@ def test_an_unchanged_run_does_not_read_as_an_empty_index(docs_root, tmp_path, r
     assert "5 unchanged" in again
     assert re.search(r"from the 5 file\(s\) read: [1-9]\d* sections, [1-9]\d* passages;", first), first
     assert "from the 0 file(s) read: 0 sections, 0 passages;" in again, again
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS refuses file names that are not UTF-8")
+def test_reading_a_file_whose_name_is_not_utf8_says_why_it_is_not_indexed(tmp_path, run):
+    """Regression (trial2): `read caf\\xe9.md` (a Latin-1 name the index run skips with "file
+    name is not valid UTF-8") answered "no indexed document 'caf\ufffd.md' ... did you mean ok.md?"."""
+    root = tmp_path / "latin"
+    root.mkdir()
+    (root / "ok.md").write_text("# Ok\n\ntea\n", encoding="utf-8")
+    with open(os.path.join(os.fsencode(root), b"caf\xe9.md"), "wb") as f:
+        f.write(b"# Cafe\n\nespresso\n")
+    db = tmp_path / "latin.db"
+    run("--embedder", "none", "index", str(root), env_db=db)
+    out = run("--embedder", "none", "read", os.fsdecode(b"caf\xe9.md"), "--docs-dir", str(root), "--json",
+              env_db=db, check=False)
+    assert out.returncode == 2
+    error = json.loads(out.stdout)["error"]
+    assert error["type"] == "document_not_found"
+    assert error["message"].startswith("caf\\xe9.md: file name is not valid UTF-8"), error["message"]
+    assert "\ufffd" not in out.stderr and "did you mean" not in out.stderr
