@@ -653,3 +653,18 @@ def test_reading_a_file_whose_name_is_not_utf8_says_why_it_is_not_indexed(tmp_pa
     assert error["type"] == "document_not_found"
     assert error["message"].startswith("caf\\xe9.md: file name is not valid UTF-8"), error["message"]
     assert "\ufffd" not in out.stderr and "did you mean" not in out.stderr
+
+
+@pytest.mark.parametrize("command", [["read"], ["outline"], ["links"]])
+def test_a_file_path_typed_from_the_working_folder_is_found(tmp_path, cli_main, command):
+    """Regression (trial2): in a project folder, `read docs/guide/setup.md --docs-dir docs` (the
+    path a shell completes) answered "no indexed document 'docs/guide/setup.md' ... did you
+    mean guide/setup.md?"; paths relative to the docs root keep working as before."""
+    project = tmp_path / "project"
+    (project / "docs" / "guide").mkdir(parents=True)
+    (project / "docs" / "guide" / "setup.md").write_text("# Setup\n\nRun the installer.\n", encoding="utf-8")
+    env = {"MARKDOWN_MEMORY_DB": str(tmp_path / "p.db"), "MARKDOWN_MEMORY_EMBEDDER": "none"}
+    for path in ("docs/guide/setup.md", "guide/setup.md", "./docs/guide/setup.md"):
+        out = cli_main(*command, path, "--docs-dir", "docs", "--json", env=env, cwd=project)
+        assert out.returncode == 0, (path, out.stdout, out.stderr)
+        assert json.loads(out.stdout)["file_path"] == "guide/setup.md"
