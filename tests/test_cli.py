@@ -668,3 +668,24 @@ def test_a_file_path_typed_from_the_working_folder_is_found(tmp_path, cli_main, 
         out = cli_main(*command, path, "--docs-dir", "docs", "--json", env=env, cwd=project)
         assert out.returncode == 0, (path, out.stdout, out.stderr)
         assert json.loads(out.stdout)["file_path"] == "guide/setup.md"
+
+
+def test_reading_a_section_that_holds_only_its_heading_says_where_the_text_is(tmp_path, cli_main):
+    """Regression (trial2): `read docs/api.md` (no heading: the first section) printed only
+    `# Developer Interface`, the title above ten subsections, and nothing said the text was in
+    them; an agent's read_section got the same 6 tokens."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "api.md").write_text("# Developer Interface\n\n## Helper Functions\n\nget, post.\n\n"
+                                 "## Client\n\nThe client.\n", encoding="utf-8")
+    env = {"MARKDOWN_MEMORY_DB": str(tmp_path / "a.db"), "MARKDOWN_MEMORY_EMBEDDER": "none"}
+    out = cli_main("read", "api.md", "--docs-dir", str(root), "--json", env=env)
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["content"] == "# Developer Interface"
+    assert "Developer Interface > Helper Functions" in answer["message"] and "include_subsections" in answer["message"]
+    text = cli_main("read", "api.md", "--docs-dir", str(root), env=env)
+    assert text.stdout.strip() == "# Developer Interface" and "note: " in text.stderr
+    whole = cli_main("read", "api.md", "Developer Interface", "--include-subsections", "--docs-dir", str(root),
+                     "--json", env=env)
+    assert "message" not in json.loads(whole.stdout)  # the text is there: nothing to say

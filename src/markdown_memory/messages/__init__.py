@@ -497,6 +497,13 @@ def heading_resolved_from(asked: str, resolved: str, rel: str) -> str:
     return f"no heading {asked!r} in {rel}; read the nearest one, {resolved!r} (check it is the section you want)"
 
 
+def heading_only(section: str, rel: str, below: list[str]) -> str:
+    """A read section that holds only its heading (a title above its subsections ``below``)."""
+    shown = ", ".join(repr(b) for b in below[:5]) + (f" and {len(below) - 5} more" if len(below) > 5 else "")
+    return (f"section {section!r} of {rel} holds only its heading; its text is in its {len(below)} subsection(s) "
+            f"{shown}: read one of them, or pass include_subsections (CLI: --include-subsections)")
+
+
 def no_code_root(docs_root: Path, *, agent: bool) -> str:
     """drift on a docs root outside git: what the reader can do to name the code side (an agent
     calling find_drift has no such argument: a terminal command, or the user, can)."""
