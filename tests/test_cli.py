@@ -689,3 +689,17 @@ def test_reading_a_section_that_holds_only_its_heading_says_where_the_text_is(tm
     whole = cli_main("read", "api.md", "Developer Interface", "--include-subsections", "--docs-dir", str(root),
                      "--json", env=env)
     assert "message" not in json.loads(whole.stdout)  # the text is there: nothing to say
+
+
+def test_searching_a_folder_without_markdown_says_so(tmp_path, run):
+    """Regression (trial2): a search of a folder holding no Markdown file said "the last index run
+    found no Markdown file it could index there (its failures are in `markdown-memory status`)",
+    where status lists no failure: there was simply no Markdown file."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.txt").write_text("hello\n", encoding="utf-8")
+    db = tmp_path / "n.db"
+    run("--embedder", "none", "index", str(root), env_db=db)
+    out = run("--embedder", "none", "search", "hello", "--docs-dir", str(root), "--json", env_db=db)
+    message = json.loads(out.stdout)["message"]
+    assert "no Markdown file" in message and ".md" in message and "failures" not in message, message
