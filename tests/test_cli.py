@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -621,3 +622,84 @@ def test_index_says_a_file_warning_once(tmp_path, cli_main):
     assert result.returncode == 0
     said = result.stdout + result.stderr
     assert said.count("invalid YAML front matter at line 2") == 1, said
+
+
+def test_an_unchanged_run_does_not_read_as_an_empty_index(docs_root, tmp_path, run):
+    """Regression (trial2): a second `index` printed "0 sections, 0 passages" (the counts of the
+    files it read: none), which reads as an index that holds nothing."""
+    db = tmp_path / "u.db"
+    first = run("--embedder", "none", "index", str(docs_root), env_db=db).stdout
+    again = run("--embedder", "none", "index", str(docs_root), env_db=db).stdout
+    assert "5 unchanged" in again
+    assert re.search(r"from the 5 file\(s\) read: [1-9]\d* sections, [1-9]\d* passages;", first), first
+    assert "from the 0 file(s) read: 0 sections, 0 passages;" in again, again
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS refuses file names that are not UTF-8")
+def test_reading_a_file_whose_name_is_not_utf8_says_why_it_is_not_indexed(tmp_path, run):
+    """Regression (trial2): `read caf\\xe9.md` (a Latin-1 name the index run skips with "file
+    name is not valid UTF-8") answered "no indexed document 'caf\ufffd.md' ... did you mean ok.md?"."""
+    root = tmp_path / "latin"
+    root.mkdir()
+    (root / "ok.md").write_text("# Ok\n\ntea\n", encoding="utf-8")
+    with open(os.path.join(os.fsencode(root), b"caf\xe9.md"), "wb") as f:
+        f.write(b"# Cafe\n\nespresso\n")
+    db = tmp_path / "latin.db"
+    run("--embedder", "none", "index", str(root), env_db=db)
+    out = run("--embedder", "none", "read", os.fsdecode(b"caf\xe9.md"), "--docs-dir", str(root), "--json",
+              env_db=db, check=False)
+    assert out.returncode == 2
+    error = json.loads(out.stdout)["error"]
+    assert error["type"] == "document_not_found"
+    assert error["message"].startswith("caf\\xe9.md: file name is not valid UTF-8"), error["message"]
+    assert "\ufffd" not in out.stderr and "did you mean" not in out.stderr
+
+
+@pytest.mark.parametrize("command", [["read"], ["outline"], ["links"]])
+def test_a_file_path_typed_from_the_working_folder_is_found(tmp_path, cli_main, command):
+    """Regression (trial2): in a project folder, `read docs/guide/setup.md --docs-dir docs` (the
+    path a shell completes) answered "no indexed document 'docs/guide/setup.md' ... did you
+    mean guide/setup.md?"; paths relative to the docs root keep working as before."""
+    project = tmp_path / "project"
+    (project / "docs" / "guide").mkdir(parents=True)
+    (project / "docs" / "guide" / "setup.md").write_text("# Setup\n\nRun the installer.\n", encoding="utf-8")
+    env = {"MARKDOWN_MEMORY_DB": str(tmp_path / "p.db"), "MARKDOWN_MEMORY_EMBEDDER": "none"}
+    for path in ("docs/guide/setup.md", "guide/setup.md", "./docs/guide/setup.md"):
+        out = cli_main(*command, path, "--docs-dir", "docs", "--json", env=env, cwd=project)
+        assert out.returncode == 0, (path, out.stdout, out.stderr)
+        assert json.loads(out.stdout)["file_path"] == "guide/setup.md"
+
+
+def test_reading_a_section_that_holds_only_its_heading_says_where_the_text_is(tmp_path, cli_main):
+    """Regression (trial2): `read docs/api.md` (no heading: the first section) printed only
+    `# Developer Interface`, the title above ten subsections, and nothing said the text was in
+    them; an agent's read_section got the same 6 tokens."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "api.md").write_text("# Developer Interface\n\n## Helper Functions\n\nget, post.\n\n"
+                                 "## Client\n\nThe client.\n", encoding="utf-8")
+    env = {"MARKDOWN_MEMORY_DB": str(tmp_path / "a.db"), "MARKDOWN_MEMORY_EMBEDDER": "none"}
+    out = cli_main("read", "api.md", "--docs-dir", str(root), "--json", env=env)
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["content"] == "# Developer Interface"
+    assert "Developer Interface > Helper Functions" in answer["message"] and "include_subsections" in answer["message"]
+    text = cli_main("read", "api.md", "--docs-dir", str(root), env=env)
+    assert text.stdout.strip() == "# Developer Interface" and "note: " in text.stderr
+    whole = cli_main("read", "api.md", "Developer Interface", "--include-subsections", "--docs-dir", str(root),
+                     "--json", env=env)
+    assert "message" not in json.loads(whole.stdout)  # the text is there: nothing to say
+
+
+def test_searching_a_folder_without_markdown_says_so(tmp_path, run):
+    """Regression (trial2): a search of a folder holding no Markdown file said "the last index run
+    found no Markdown file it could index there (its failures are in `markdown-memory status`)",
+    where status lists no failure: there was simply no Markdown file."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.txt").write_text("hello\n", encoding="utf-8")
+    db = tmp_path / "n.db"
+    run("--embedder", "none", "index", str(root), env_db=db)
+    out = run("--embedder", "none", "search", "hello", "--docs-dir", str(root), "--json", env_db=db)
+    message = json.loads(out.stdout)["message"]
+    assert "no Markdown file" in message and ".md" in message and "failures" not in message, message

@@ -191,3 +191,14 @@ def test_readme_says_what_it_is_first_and_that_the_first_command_leaves_the_serv
     assert opening.startswith("markdown-memory ") and "MCP server" in opening and opening.endswith(".")
     after = rest.split("```", 1)[1].split("\n\n")[1]  # the paragraph after the two commands
     assert "resident service" in after and "serve --stop" in after and "MARKDOWN_MEMORY_SERVICE=off" in after
+
+
+@pytest.mark.parametrize("query", ["gitignore", "symlinked folders", "markdown-memory-ignore"])
+def test_what_is_indexed_is_found_under_its_own_heading(query, cli_main, tmp_path):
+    """Regression (trial2): what gets indexed (extensions, ignore files, symlinks, file names)
+    sat under "Which embedder a command uses", so a search for it answered with that heading."""
+    result = cli_main("--embedder", "none", "--db", str(tmp_path / "docs.db"), "search", query,
+                      "--docs-dir", str(REPO / "docs"), "--top-k", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    first = json.loads(result.stdout)["results"][0]
+    assert (first["file_path"], first["heading_path"]) == ("configuration.md", "Configuration > What gets indexed")

@@ -329,3 +329,14 @@ def test_harness_prints_the_buckets_and_writes_runs_compare_runs_reads(docs_root
     loaded = compare_runs.load_run(out_json)
     result = compare_runs.compare([(loaded, loaded)])
     assert result["pooled"]["n"] == 8 and result["pooled"]["mrr10"]["interval"] == [0.0, 0.0]
+
+
+def test_a_miss_without_a_heading_shows_no_empty_brackets(docs_root, tmp_path, run):
+    """Regression (trial2): an expectation without the optional "heading" was listed as
+    `want docs/advanced/proxies.md:10  ()`."""
+    questions = _write(tmp_path / "q.jsonl", [{"id": "far", "query": PORT,
+                                               "expect": [{"path": "ops/trouble.md", "line": 5}]}])
+    out = run("--embedder", "minilm", "eval", str(questions), "--docs-dir", str(docs_root))
+    assert out.returncode == 0, out.stderr
+    want = next(line for line in out.stdout.splitlines() if line.strip().startswith("want "))
+    assert "()" not in want and want.strip().startswith("want ops/trouble.md:5  (no such file"), want

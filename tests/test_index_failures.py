@@ -46,3 +46,33 @@ def test_severity_follows_the_kind_not_the_message():
     assert Failure("a.md", FailureKind.UNREADABLE, "symbolic link mentioned").severity == "failed"
     assert Failure("a.md", FailureKind.SYMLINK, "anything").severity == "warning"
     assert Failure("a.qmd", FailureKind.SKIPPED, "anything").is_warning
+
+
+@pytest.mark.parametrize("known", [False, True])
+def test_a_file_deleted_during_the_run_is_removed_not_failed(tmp_path, make_engine, monkeypatch, known):
+    """Regression (trial2): a file deleted between the walk and its read was reported as
+    "not indexed: ...: not found (ENOENT)", the run "completed with 1 problem(s)", and `status`
+    listed it as failed until the next run: the user deleted it, nothing went wrong."""
+    from markdown_memory.index import indexer
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "stay.md").write_text("# Stay\n\nkept\n")
+    (root / "gone.md").write_text("# Gone\n\ndeleted mid-run\n")
+    engine = make_engine(root, embedder="none")
+    if known:
+        engine.index()
+        (root / "gone.md").write_text("# Gone\n\nedited, then deleted mid-run\n")
+    real_walk = indexer.walk_markdown
+
+    def walk_then_delete(*args, **kwargs):
+        walked = real_walk(*args, **kwargs)
+        (root / "gone.md").unlink()  # after the walk listed it, before it is read
+        return walked
+
+    monkeypatch.setattr(indexer, "walk_markdown", walk_then_delete)
+    report = engine.index()
+    assert not report.failed and not report.warnings, report
+    assert report.removed == (1 if known else 0)
+    assert [d.path for d in engine.list_documents().documents] == ["stay.md"]
+    assert not engine.status().failures

@@ -199,3 +199,23 @@ def test_tool_arguments_that_are_not_an_object_get_a_sentence_naming_the_shape(g
     assert "search_docs" in message and f"got {kind}" in message and "JSON object" in message
     is_error, body = guide_server.tool("search_docs", {"query": "install"}, timeout=30)
     assert not is_error and body["results"]  # still serving
+
+
+@pytest.mark.parametrize(("tool", "arguments", "name", "expected"), [
+    ("search_docs", {"query": ""}, "query", "a non-empty string"),
+    ("search_docs", {"query": 123}, "query", "a non-empty string"),
+    ("search_docs", {"query": "install", "tags": "linux"}, "tags", "a list of strings"),
+    ("search_docs", {"query": "install", "tags": [1]}, "tags", "a list of strings"),
+    ("read_section", {"file_path": ""}, "file_path", "a non-empty string"),
+    ("get_links", {"file_path": ["install.md"]}, "file_path", "a non-empty string"),
+])
+def test_string_and_list_arguments_are_refused_in_one_sentence(guide_server: RawServer, tool: str, arguments: dict,
+                                                                name: str, expected: str) -> None:
+    """Regression (trial2): an empty query got pydantic's "query: String should have at least 1
+    character" and a string for ``tags`` "Input should be a valid list", where a number out of
+    range gets the argument, what it must be and what was sent."""
+    is_error, body = guide_server.tool(tool, arguments, timeout=30)
+    assert is_error, body
+    message = body["error"]
+    assert message.startswith(f"invalid arguments for {tool}: {name} must be {expected}"), message
+    assert "(got " in message and "should" not in message and "\n" not in message

@@ -403,3 +403,27 @@ def test_the_hook_op_cuts_a_long_prompt_as_the_hook_reads_one(site) -> None:
            HookCall(site.engine.settings, prompt, session, "claude-code", 800, "10"))
     (entry,) = site.engine.store.hook_entries(session)
     assert entry.prompt == prompt[:MAX_PROMPT_CHARS]
+
+
+def _hit_blocks(html: str) -> list[str]:
+    """The markup of each hit the search page lists, in order."""
+    return [block[:block.index("</li>")] for block in html.split('<li class="hit"')[1:]]
+
+
+def test_only_the_answer_has_a_confidence_and_a_pointer_is_not_called_over_budget(site) -> None:
+    """Regression (trial2): every hit said `confidence high` (the answer's label, repeated
+    beside a hit of p(answer) 0.06), and every pointer said `past the token budget` though the
+    answer had spent a few hundred of its 2,000 tokens (a sure first hit makes the others
+    pointers)."""
+    from markdown_memory.ui.views import search_request
+
+    request = search_request(QUESTION, "", "", "", "")
+    answer = site.engine.search(request)
+    spent = sum(h.tokens for h in answer.results if h.content is not None)
+    blocks = _hit_blocks(site.client.get(f"{site.base}/", params={"q": QUESTION}, headers=BEARER).text)
+    assert len(blocks) == len(answer.results) > 1
+    assert all("confidence" not in block for block in blocks[1:])
+    pointers = [block for block, hit in zip(blocks, answer.results) if hit.content is None]
+    assert pointers, "the question should leave some hits as pointers"
+    if spent + sum(h.tokens for h in answer.results if h.content is None) < request.max_tokens // 2:
+        assert all("token budget" not in block for block in pointers)

@@ -338,17 +338,21 @@ class Engine:
                 if is_wikilink(file_path):
                     raise
         doc_id, rel, _title, _meta = self._document(file_path)
-        wanted, picked = pick_sections(self.store.sections_of(doc_id), heading_path, rel, include_subsections)
+        rows = self.store.sections_of(doc_id)
+        wanted, picked = pick_sections(rows, heading_path, rel, include_subsections)
         lines = verbatim_lines(picked)
+        below = [] if include_subsections or any(line.strip() for line in lines[1:]) else [
+            *dict.fromkeys(r.base_path for r in rows if r.base_path.startswith(wanted + " > "))]
         start_line = picked[0].start_line
         cursor = int(cursor)
         what = f"section {wanted!r} of {rel}" + (" with its subsections" if include_subsections else "")
         content, first, last, next_cursor = page(lines, cursor, page_tokens, what)
         fuzzy = bool(heading_path.strip()) and not resolved_as_asked(heading_path, wanted)
+        note = messages.heading_resolved_from(heading_path, wanted, rel) if fuzzy else None
+        if below:  # a title above its subsections: its text alone is one line
+            note = messages.prepend_note(messages.heading_only(wanted, rel, below), note)
         return SectionText(rel, wanted, start_line + first, start_line + last, picked[-1].end_line,
-                           count_tokens(content), content, next_cursor,
-                           heading_path if fuzzy else None,
-                           messages.heading_resolved_from(heading_path, wanted, rel) if fuzzy else None)
+                           count_tokens(content), content, next_cursor, heading_path if fuzzy else None, note)
 
     def links(self, file_path: str, *, offset: int = 0, limit: int = LINKS_PAGE,
               freshness: Freshness = Freshness.FLAG) -> Links:

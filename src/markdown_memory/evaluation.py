@@ -418,7 +418,8 @@ def format_misses(results: list[QueryResult]) -> str:
         for e in r.expect:
             why = r.unusable.get(f"{e['path']}:{e['line']}")
             gone = f"  ({why})" if why else ""
-            out.append(f"    want {e['path']}:{e['line']}  ({e.get('heading', '')}){gone}")
+            heading = f"  ({e['heading']})" if e.get("heading") else ""  # optional in the questions file
+            out.append(f"    want {e['path']}:{e['line']}{heading}{gone}")
         for i, h in enumerate(r.top):
             mark = "*" if r.rank == i else " "
             out.append(f"   {mark}{i + 1}. {h['file_path']}:{h['start_line']}-{h['end_line']} {h['heading_path'][:70]!r} "

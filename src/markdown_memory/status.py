@@ -13,6 +13,7 @@ from .embed.base import model_problem
 from .embed.choice import no_download_instead, other_vectors
 from .embed.loader import ModelLoader
 from .files.freshness import changed_documents
+from .files.walk import MARKDOWN_SUFFIXES
 from .index.activity import IndexActivity
 from .models import EmbedderState, FileChange, IndexCounts, IndexStatus, LastRun
 from .reader import for_reader
@@ -102,7 +103,8 @@ class StatusReporter:
             return None
         return messages.empty_index(ctx or self.context, indexing=self.indexing(),
                                     ever_indexed=store.get_meta("last_run_at") is not None,
-                                    moved=store.get_meta("moved_aside"))
+                                    moved=store.get_meta("moved_aside"),
+                                    files_found=_int_or_none(store.get_meta("walk_files")), suffixes=MARKDOWN_SUFFIXES)
 
     # -- status ---------------------------------------------------------------------------------
     def status(self, ctx: messages.Context | None = None) -> IndexStatus:

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import __version__
 from ..config import DEFAULT_RANKER, EMBEDDER_CHOICES, RANKER_CHOICES, Settings
-from ..errors import ConfigError, MarkdownMemoryError, UsageError, describe_error
+from ..errors import ConfigError, DocumentNotFoundError, MarkdownMemoryError, UsageError, describe_error
 from .options import Parser, add_docs_dir_option, emit
 
 #: the subcommands' modules, in the order ``--help`` lists them; each module's ``register(sub)``
@@ -188,17 +188,25 @@ def _parse(argv: list[str]) -> argparse.Namespace | None:
 #: arguments that name a file or folder: kept as the OS gave them (``surrogateescape`` round-trips
 #: a non-UTF-8 name to the same bytes); every other argument is text and is decoded
 _PATH_ARGUMENTS = frozenset({"docs_dir", "server_docs_dir", "db", "docs_root", "questions", "project"})
+#: arguments naming a document or folder inside the docs root: one whose name is not UTF-8 is
+#: never indexed (``files.walk``), so it is refused with the index run's own reason
+_DOCUMENT_ARGUMENTS = frozenset({"file", "directory"})
 
 
 def _decode_arguments(args: argparse.Namespace) -> None:
     """Every text argument (a query, a document path inside the index, a tag, a prefix) passes
     ``text.decode_outside``: bytes that are not UTF-8 become U+FFFD instead of lone surrogates
-    that fail deep inside (SQLite, the tokenizer). File-system paths are left as they are."""
+    that fail deep inside (SQLite, the tokenizer). File-system paths are left as they are. Raises
+    DocumentNotFoundError for a document or folder argument whose name is not UTF-8 (never indexed)."""
+    from ..files import walk
     from ..text import decode_outside
 
+    undecodable = {"file": walk.UNDECODABLE_NAME, "directory": walk.UNDECODABLE_FOLDER}
     for name, value in vars(args).items():
         if name in _PATH_ARGUMENTS:
             continue
+        if name in _DOCUMENT_ARGUMENTS and isinstance(value, str) and not walk.name_is_text(value):
+            raise DocumentNotFoundError(f"{walk.printable_path(value)}: {undecodable[name]}")
         if isinstance(value, str):
             setattr(args, name, decode_outside(value))
         elif isinstance(value, list) and all(isinstance(v, str) for v in value):

@@ -40,7 +40,10 @@ def render_report(report: IndexReport) -> str:
     lines = [
         f"indexed {r.root}: {r.scanned} files scanned, {r.added} added, "
         f"{r.updated} updated, {r.unchanged} unchanged, {r.removed} removed",
-        f"  {r.sections} sections, {r.passages} passages; {r.vectors_embedded} passages "
+        # the counts are of the files this run read, not of the index ("0 sections" on an
+        # unchanged run read as an empty index)
+        f"  from the {r.added + r.updated} file(s) read: {r.sections} sections, {r.passages} passages; "
+        f"{r.vectors_embedded} passages "
         f"embedded, {r.vectors_reused} given a stored vector, in {r.seconds:.2f} s",
     ]
     for w in r.warnings:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .options import add_docs_dir, add_json, bounded, emit, open_engine, printable
+from .options import add_docs_dir, add_json, bounded, document_argument, emit, open_engine, printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..models import Links
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     with open_engine(args) as engine:
         # backlinks come from every document: the index is brought up to date first (as search does)
-        answer = engine.links(args.file, offset=max(0, args.offset), limit=max(1, min(args.limit, 1000)),
+        answer = engine.links(document_argument(args.file, engine.root), offset=max(0, args.offset), limit=max(1, min(args.limit, 1000)),
                               freshness=Freshness.INDEX)
     emit(answer.to_dict()) if args.json else print(render(answer))
     return 0

@@ -155,6 +155,18 @@ def open_engine(args: argparse.Namespace, docs_root: str | None = None) -> Itera
         engine.close()
 
 
+def document_argument(raw: str, root: os.PathLike[str] | str) -> str:
+    """A FILE argument as the engine should resolve it (``reading.resolve``: relative to the docs
+    root): unchanged, unless it is a relative path naming nothing under the root but, from the
+    working folder, a file inside the root (what a shell completes: ``read docs/guide.md
+    --docs-dir docs``); then that file's absolute path, which the engine takes as well."""
+    if not raw or os.path.isabs(raw) or os.path.lexists(os.path.join(root, raw)):
+        return raw
+    here = os.path.abspath(raw)
+    inside = os.path.realpath(here).startswith(os.path.realpath(root).rstrip(os.sep) + os.sep)
+    return here if inside and os.path.isfile(here) else raw
+
+
 def real_path(p: str) -> str:
     """``p`` with ``~`` expanded and links resolved (to compare two folders given by a user)."""
     return os.path.realpath(os.path.expanduser(p))

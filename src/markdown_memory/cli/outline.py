@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .options import add_docs_dir, add_json, bounded, emit, open_engine, printable
+from .options import add_docs_dir, add_json, bounded, document_argument, emit, open_engine, printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..models import Outline
@@ -41,6 +41,6 @@ def render_outline(outline: Outline) -> str:
 def run(args: argparse.Namespace) -> int:
     """Print the outline of ``args.file``."""
     with open_engine(args) as engine:
-        outline = engine.outline(args.file, args.max_depth)
+        outline = engine.outline(document_argument(args.file, engine.root), args.max_depth)
         emit(outline.to_dict()) if args.json else print(render_outline(outline))
     return 0

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .options import add_docs_dir, add_json, emit, open_engine
+from .options import add_docs_dir, add_json, document_argument, emit, open_engine
 
 
 def register(sub: Any) -> None:
@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from ..models import Freshness
 
     with open_engine(args) as engine:
-        section = engine.read(args.file, args.heading_path, include_subsections=args.include_subsections,
+        section = engine.read(document_argument(args.file, engine.root), args.heading_path, include_subsections=args.include_subsections,
                               page_tokens=10**9,  # a link target is resolved against the whole, current index
                               freshness=Freshness.FLAG if args.heading_path else Freshness.INDEX).to_dict()
         if args.json:

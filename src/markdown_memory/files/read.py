@@ -47,6 +47,10 @@ class FileRefused(Exception):
         self.kind = kind
 
 
+class FileGone(FileRefused):
+    """The file was deleted after the walk listed it: removed, not a failure."""
+
+
 def _open_below(root: str, rel: str) -> int:
     """A read-only, non-blocking descriptor of ``rel`` (POSIX) below the real folder ``root``,
     reached without following any symbolic link. Raises OSError / FileRefused."""
@@ -85,6 +89,8 @@ def read_entry(entry: WalkEntry, limit: int) -> bytes:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise FileRefused(SWAPPED_FOR_LINK) from exc
+        if exc.errno == errno.ENOENT:
+            raise FileGone(describe_os_error(exc)) from exc
         raise FileRefused(describe_os_error(exc)) from exc
     try:
         st = os.fstat(fd)

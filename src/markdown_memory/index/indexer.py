@@ -30,7 +30,7 @@ from ..agents.rules import blank_rules
 from ..config import DEFAULT_MAX_FILE_MB
 from ..embed.base import Embedder
 from ..files.failure import Failure, FailureKind
-from ..files.read import FileRefused, read_entry
+from ..files.read import FileGone, FileRefused, read_entry
 from ..files.walk import MARKDOWN_SUFFIXES, WalkEntry, WalkResult, name_is_text, walk_markdown, walk_one
 from ..markdown import parse_document
 from ..models import IndexReport
@@ -378,7 +378,8 @@ def index_file(
             raise FileRefused(messages.file_too_large(entry.size, max_file_bytes), FailureKind.TOO_LARGE)
         data, text, decode_warning = read_markdown(entry, max_file_bytes)
     except FileRefused as exc:
-        tally.failures.append(Failure(entry.rel, exc.kind, str(exc)))
+        if not isinstance(exc, FileGone):  # deleted since the walk: removed, nothing failed
+            tally.failures.append(Failure(entry.rel, exc.kind, str(exc)))
         if old is not None:  # never serve the old text of a file we can no longer read
             with store.transaction():
                 store.delete_document(old.id)

@@ -300,8 +300,28 @@ def refusal(tool: str, arguments: Mapping[str, object], error: ValidationError) 
             return messages.invalid_argument(tool, name, expected, _shown(value))
         if any(b.get("type") == "boolean" for b in branches):
             return messages.invalid_argument(tool, name, "true or false", _shown(value))
+        shape = _shape(branches, nullable)
+        if shape is not None:
+            return messages.invalid_argument(tool, name, shape, _shown(value))
     listed = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in problems)
     return f"invalid arguments for {tool}: {listed}"
+
+
+def _shape(branches: list[dict[str, Any]], nullable: bool) -> str | None:
+    """What a string or array argument must be, in words ("a non-empty string of at most 4096
+    characters", "a list of strings"), from its JSON schema ``branches``; None for another type."""
+    text = next((b for b in branches if b.get("type") == "string"), None)
+    items = next((b for b in branches if b.get("type") == "array"), None)
+    if text is not None:
+        low, high = text.get("minLength", 0), text.get("maxLength")
+        shape = ("a non-empty string" if low == 1 else f"a string of at least {low} characters" if low else "a string") + (
+            f" of at most {high} characters" if high is not None else "")
+    elif items is not None:
+        most = items.get("maxItems")
+        shape = "a list of strings" + (f" (at most {most})" if most is not None else "")
+    else:
+        return None
+    return shape + (" or null" if nullable else "")
 
 
 def _shown(value: object) -> str:

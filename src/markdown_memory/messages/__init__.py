@@ -175,10 +175,13 @@ def other_vectors(ctx: Context, other: OtherVectors) -> str:
             f"({other.weights_id}); {fix}")
 
 
-def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool, moved: str | None = None) -> str:
+def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool, moved: str | None = None,
+                files_found: int | None = None, suffixes: Sequence[str] = ()) -> str:
     """Why a search found nothing when the index holds no document at all: the damaged database
     was moved aside to ``moved`` and is being rebuilt, the root was never indexed (and how to
-    index it), its first run is under way, or the last run found nothing."""
+    index it), its first run is under way, or the last run found nothing (``files_found``: the
+    Markdown files its walk listed, 0 when there were none at all; ``suffixes``: the Markdown
+    extensions, ``files.walk.MARKDOWN_SUFFIXES``)."""
     root = str(ctx.root)
     if moved and (indexing or ctx.background):
         return (f"the index database was damaged and was moved aside to {moved}; it is being rebuilt from the files "
@@ -193,6 +196,9 @@ def empty_index(ctx: Context, *, indexing: bool, ever_indexed: bool, moved: str 
     if not ever_indexed:
         return (f"the docs root {root!r} has not been indexed yet, so no document was searched (this says "
                 f"nothing about what the docs cover); {index_hint(ctx)} to index it, then search again")
+    if files_found == 0:
+        return (f"the index of the docs root {root!r} holds no documents: the last index run found no Markdown "
+                f"file there (files count as Markdown by their extension: {', '.join(suffixes)})")
     return (f"the index of the docs root {root!r} holds no documents: the last index run found no Markdown "
             f"file it could index there (its failures are in `{ctx.program} status`)")
 
@@ -495,6 +501,13 @@ def link_ambiguous(written: str, count: int) -> str:
 def heading_resolved_from(asked: str, resolved: str, rel: str) -> str:
     """A read whose heading was not found as written, answered with the nearest one."""
     return f"no heading {asked!r} in {rel}; read the nearest one, {resolved!r} (check it is the section you want)"
+
+
+def heading_only(section: str, rel: str, below: list[str]) -> str:
+    """A read section that holds only its heading (a title above its subsections ``below``)."""
+    shown = ", ".join(repr(b) for b in below[:5]) + (f" and {len(below) - 5} more" if len(below) > 5 else "")
+    return (f"section {section!r} of {rel} holds only its heading; its text is in its {len(below)} subsection(s) "
+            f"{shown}: read one of them, or pass include_subsections (CLI: --include-subsections)")
 
 
 def no_code_root(docs_root: Path, *, agent: bool) -> str:

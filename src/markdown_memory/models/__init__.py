@@ -295,6 +295,7 @@ class SectionText:
         }
         if self.resolved_from is not None:
             out["resolved_from"] = self.resolved_from
+        if self.message is not None:
             out["message"] = self.message
         return out
 

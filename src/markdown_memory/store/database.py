@@ -42,6 +42,7 @@ from .errors import (
     readonly_as_user_error,
     readonly_error,
 )
+from .headfile import read_head
 
 log = logging.getLogger("markdown_memory.engine")
 
@@ -60,8 +61,7 @@ def not_ours(path: Path) -> str | None:
     opening it says why). Reads the header and, read-only, the list of tables (a busy database
     is not judged: None)."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(len(SQLITE_HEADER))
+        head = read_head(path)
     except OSError:
         return None
     if not head:
@@ -102,8 +102,7 @@ def file_damage(path: Path) -> str | None:
     makes the file at connect and writes the header with the first change); a database
     truncated under open connections keeps its ``-wal``."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(len(SQLITE_HEADER))
+        head = read_head(path)
     except OSError:
         return None
     if head == SQLITE_HEADER:

@@ -8,8 +8,9 @@ every such case answers None, and the real open reports it later as it always do
 from __future__ import annotations
 
 import logging
-import sqlite3
 from pathlib import Path
+
+from .driver import pick_driver
 
 log = logging.getLogger("markdown_memory.store")
 
@@ -36,13 +37,16 @@ def _meta_value(path: Path, key: str) -> str | None:
     """The ``meta`` value ``key`` of the database ``path`` read-only, or None (see module doc)."""
     if not path.is_file():
         return None
+    # the process's one SQLite library: another one's close would drop the locks of the
+    # connections this process holds on the file (store/headfile.py)
+    module = pick_driver().module
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=0.2)
-    except (sqlite3.Error, OSError, ValueError):
+        conn = module.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=0.2)
+    except (module.Error, OSError, ValueError):
         return None
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    except sqlite3.Error as exc:  # not an index yet, damaged, locked: the real open says which
+    except module.Error as exc:  # not an index yet, damaged, locked: the real open says which
         log.debug("the meta %s of %s cannot be read: %s", key, path, exc)
         return None
     finally:
