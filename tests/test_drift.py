@@ -376,3 +376,20 @@ def test_a_name_left_only_in_a_test_or_a_deprecation_shim_is_flagged(own_repo, t
     found = {m["name"] for s in json.loads(drift(own_repo, tmp_path / "db", "--json").stdout)["sections"]
              for m in s["missing"]}
     assert {"--max-size", "--color", "--no-color"} <= found
+
+
+def test_a_repository_without_a_command_of_its_own_is_told_its_flags_were_not_checked(repo, tmp_path):
+    """Trial finding: with no manifest naming a command (no `[project.scripts]`), flags and
+    environment variables are never judged the repository's own, and `drift` said `0 drifting`
+    without a word. It says so now, in text and JSON, and stops once a command is declared."""
+    db = tmp_path / "i.db"
+    text = drift(repo, db).stdout
+    assert "not checked" in text and "declare the command" in text
+    data = json.loads(drift(repo, db, "--json").stdout)
+    assert data["own_commands"] == [] and "not checked" in data["note"]
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + '\n[project.scripts]\nshipit = "shipit.cli:main"\n')
+    git(repo, "commit", "-qam", "declare the command")
+    data = json.loads(drift(repo, db, "--json", check_exit=None).stdout)
+    assert data["own_commands"] == ["shipit"] and "note" not in data
+    assert "not checked" not in drift(repo, db, check_exit=None).stdout

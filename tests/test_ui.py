@@ -220,6 +220,7 @@ def test_the_drift_page_lists_sections_naming_missing_code(site, tmp_path) -> No
     page = site.client.get(f"{site.base}/drift", params={"code": str(code)}, headers=BEARER).text
     assert "cli.md · Command Line &gt; Flags" in page and "<code>--no-cache</code>" in page
     assert "<code>--dry-run</code>" not in page  # the code has it
+    assert "declare the command to check them" in page  # no manifest names a command: said, not hidden
 
 
 def test_the_evaluation_page_scores_a_question_file(site, tmp_path) -> None:

@@ -37,6 +37,8 @@ def render(data: dict[str, Any]) -> str:
     out.append(f"{data['drifting']} drifting section(s) of {data['sections_scanned']}; "
                f"{data['references_checked']} reference(s) checked against {data['code_files']} file(s) "
                f"of {data['code_root']}")
+    if data.get("note"):
+        out.append(f"note: {data['note']}")
     return "\n".join(out)
 
 

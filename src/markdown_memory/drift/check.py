@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import messages
 from .codeside import (
     DEPENDENCIES_KEY,
     DEPRECATED_MARK,
@@ -96,18 +97,30 @@ class DriftingSection:
 @dataclass(frozen=True)
 class DriftReport:
     """``sections`` that drift, in file order; ``checked`` references looked up in ``scanned``
-    sections; ``code_root`` the folder whose code was read; ``code_files`` its file count."""
+    sections; ``code_root`` the folder whose code was read; ``code_files`` its file count;
+    ``own_commands`` the commands the repository defines (``drift/owners.py``), sorted: none
+    means flags and environment variables were not checked, and ``to_dict`` says so in ``note``."""
 
     code_root: str
     code_files: int
     scanned: int
     checked: int
     sections: tuple[DriftingSection, ...] = field(default_factory=tuple)
+    own_commands: tuple[str, ...] = ()
+
+    @property
+    def note(self) -> str | None:
+        """What the report did not check, for its reader (None when it checked every kind)."""
+        return None if self.own_commands else messages.drift_without_own_command()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code_root": self.code_root, "code_files": self.code_files, "sections_scanned": self.scanned,
-                "references_checked": self.checked, "drifting": len(self.sections),
-                "sections": [s.to_dict() for s in self.sections]}
+        out: dict[str, Any] = {
+            "code_root": self.code_root, "code_files": self.code_files, "sections_scanned": self.scanned,
+            "references_checked": self.checked, "drifting": len(self.sections),
+            "sections": [s.to_dict() for s in self.sections], "own_commands": list(self.own_commands)}
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 def _flag_forms(name: str) -> list[str]:
@@ -389,7 +402,8 @@ def find_drift(store: Store, docs_root: Path, code_root: str | None, *, agent: b
         gone = checker.report(refs, sec.text)
         if gone:
             drifting.append(DriftingSection(sec.file_path, sec.heading_path, sec.start_line, tuple(gone)))
-    return DriftReport(update.root, update.files, len(every), checked, tuple(drifting))
+    return DriftReport(update.root, update.files, len(every), checked, tuple(drifting),
+                       tuple(sorted(checker.owners.commands)))
 
 
 def with_drift(store: Store, hits: list[Hit]) -> list[Hit]:

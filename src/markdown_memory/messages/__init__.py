@@ -566,3 +566,12 @@ def answer_cut(field: str, kept: int, omitted: int, *, max_depth: int | None = N
         return (f"{field} cut to {kept} to fit the client's output limit ({omitted} more on this page): "
                 "continue with offset=next_offset")
     return f"{field} cut to {kept} to fit the client's output limit: {omitted} omitted; narrow the request to see them"
+
+
+def drift_without_own_command() -> str:
+    """What a drift report left unchecked when the repository defines no command of its own
+    (docs/drift.md, "No command of its own")."""
+    return ("no command of the repository's own was found (pyproject/setup scripts, a Cargo bin, a "
+            "package.json bin, a Go main package, a justfile or Makefile): flags and environment "
+            "variables given to a named command were taken for that program's and not checked "
+            "(option tables and listings were); declare the command to check them")
