@@ -428,3 +428,41 @@ def test_only_the_answer_has_a_confidence_and_a_pointer_is_not_called_over_budge
     assert pointers, "the question should leave some hits as pointers"
     if spent + sum(h.tokens for h in answer.results if h.content is None) < request.max_tokens // 2:
         assert all("token budget" not in block for block in pointers)
+
+
+def test_a_root_that_cannot_be_opened_is_listed_with_its_reason_and_its_pages_say_why(tmp_path) -> None:
+    """A root `markdown-memory roots` lists but the page cannot open (its index damaged, its docs
+    root gone) stays on the Roots page with the listing's state and reason (and what to do), and
+    its pages answer with them, not 404 "no indexed docs root has the id"."""
+    from starlette.testclient import TestClient
+
+    from markdown_memory.config import Settings, projects_dir
+    from markdown_memory.engine import Engine
+    from markdown_memory.mcp.http import McpHttpApp
+    from markdown_memory.roots import PRUNE_HINT, list_indexes
+
+    gone = tmp_path / "gone"
+    shutil.copytree(FIXTURES / "guide", gone)
+    engine = Engine(Settings.load(gone, None, "none"))
+    assert not engine.index().failed
+    engine.close()
+    shutil.rmtree(gone)
+    damaged = projects_dir() / "damaged-0123456789ab"
+    damaged.mkdir(parents=True)
+    (damaged / "index.db").write_bytes(b"this is not a database\n" * 200)
+    listed = {e.folder.name: e for e in list_indexes()}
+    assert sorted(e.state for e in listed.values()) == ["gone", "unreadable"]
+    with TestClient(McpHttpApp(PORT, TOKEN), base_url=ORIGIN) as client:
+        roots = unescape(client.get("/ui/", headers=BEARER).text)
+        rows = {ident: next(r for r in roots.split("<tr>") if ident in r) for ident in listed}
+        for ident, entry in listed.items():
+            assert entry.state in rows[ident] and entry.reason in rows[ident], rows[ident]
+            page = client.get(f"/ui/r/{ident}/", params={"q": "timeout"}, headers=BEARER)
+            text = unescape(page.text)
+            assert page.status_code != 404 and "no indexed docs root" not in text
+            assert entry.state in text and entry.reason in text and str(entry.database) in text
+        gone_id = next(i for i, e in listed.items() if e.state == "gone")
+        assert "no longer exists" in rows[gone_id] and PRUNE_HINT in rows[gone_id]
+        assert PRUNE_HINT in unescape(client.get(f"/ui/r/{gone_id}/hook", headers=BEARER).text)
+        assert "cannot be read" in rows[damaged.name] and str(gone) in rows[gone_id]
+        assert client.get("/ui/r/nothing-000000000000/", headers=BEARER).status_code == 404

@@ -28,6 +28,8 @@ log = logging.getLogger("markdown_memory.roots")
 #: / the database could not be read (kept: it may be in use or repairable)
 OK, GONE, EMPTY, UNREADABLE = "ok", "gone", "empty", "unreadable"
 PRUNABLE = (GONE, EMPTY)
+#: what to do about a prunable index, as ``roots`` says it (its listing and the local page)
+PRUNE_HINT = "'markdown-memory roots --prune' plans removing those whose docs root is gone or empty"
 DB_NAME = "index.db"
 
 

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from ..config import projects_dir
     from ..errors import UsageError
     from ..mcp import http_access
-    from ..roots import list_indexes, prune_plan, remove
+    from ..roots import PRUNE_HINT, list_indexes, prune_plan, remove
 
     if args.yes and not args.prune:
         raise UsageError("--yes applies to --prune: run 'markdown-memory roots --prune --yes'")
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         for e in entries:
             print(_line(e))
         if prune_plan(entries):
-            print("'markdown-memory roots --prune' plans removing those whose docs root is gone or empty")
+            print(PRUNE_HINT)
         return 0
     plan = prune_plan(entries)
     failed = {e.folder: why for e in plan if (why := remove(e))} if args.yes else {}

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..config import Settings
     from ..engine import Engine
+    from ..roots import IndexEntry
 
     #: what an endpoint answers: a page, or a redirect after a form
     Answer: TypeAlias = HTMLResponse | RedirectResponse
@@ -142,17 +143,25 @@ class UiApp:
         ident = str(request.path_params["ident"])
         settings = self._settings(ident)
         if settings is None:
+            from ..roots import GONE
+
+            row = views.unavailable_root(ident, self.known_roots().get(ident))
+            if row.state is not None:  # listed by `roots`, but cannot be opened: its state and reason, not "no such root"
+                return ident, None, self._page("error.html", {"row": row}, status=410 if row.state == GONE else 503)
             return ident, None, self._page("error.html", {"message": f"no indexed docs root has the id {ident!r}"},
                                            status=404)
         return ident, self._factory(settings), None
 
-    def known_roots(self) -> list[str]:
-        """The ids of the roots indexed at the default place, and of those opened here."""
-        from ..roots import OK, list_indexes
+    def known_roots(self) -> dict[str, IndexEntry | None]:
+        """Every root ``markdown-memory roots`` lists, whatever its state (its id: its entry), and
+        those opened here (None when not listed), sorted by id."""
+        from ..roots import list_indexes
 
-        ids = [e.folder.name for e in list_indexes() if e.state == OK]
+        known: dict[str, IndexEntry | None] = {e.folder.name: e for e in list_indexes()}
         with self._lock:
-            return sorted(set(ids) | set(self._seen))
+            for ident in self._seen:
+                known.setdefault(ident, None)
+        return dict(sorted(known.items()))
 
     # -- rendering ----------------------------------------------------------------------------
     def _page(self, template: str, context: dict[str, Any], *, status: int = 200,
@@ -185,11 +194,11 @@ class UiApp:
     # -- pages --------------------------------------------------------------------------------
     def roots_page(self, request: Request) -> Answer:
         rows = []
-        for ident in self.known_roots():
+        for ident, entry in self.known_roots().items():
             settings = self._settings(ident)
             try:
-                engine = self._factory(settings) if settings is not None else None
-                rows.append(views.root_status(ident, engine, None if engine else "its docs root is gone"))
+                rows.append(views.root_status(ident, self._factory(settings)) if settings is not None
+                            else views.unavailable_root(ident, entry))
             except MarkdownMemoryError as exc:
                 rows.append(views.root_status(ident, None, str(exc)))
         return self._page("roots.html", {"rows": rows, "done": request.query_params.get("done")}, request=request)

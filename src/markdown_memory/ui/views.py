@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Engine
     from ..models import Hit, SearchAnswer, SearchRequest
+    from ..roots import IndexEntry
 
 #: the filters of the search form, as the CLI names them (``--path``, ``--tag``, ``--kind``, ``--lang``)
 KINDS = ("code", "table", "list", "prose")
@@ -110,6 +111,9 @@ class RootRow:
     size_bytes: int
     status: dict[str, Any] | None
     error: str | None
+    #: for a root that cannot be opened: the ``roots`` listing's state and what to do about it
+    state: str | None = None
+    advice: str | None = None
 
 
 def root_status(ident: str, engine: Engine | None, error: str | None = None) -> RootRow:
@@ -124,6 +128,19 @@ def root_status(ident: str, engine: Engine | None, error: str | None = None) -> 
     except Exception as exc:  # noqa: BLE001 - one unreadable root never hides the others
         return RootRow(ident, str(settings.docs_root), str(settings.db_path), size, None, str(exc))
     return RootRow(ident, str(settings.docs_root), str(settings.db_path), size, status, None)
+
+
+def unavailable_root(ident: str, entry: IndexEntry | None) -> RootRow:
+    """The Roots page's row of a root whose pages cannot be opened: the state and reason of
+    ``markdown-memory roots`` (``entry``, its listing's entry for ``ident``) and what to do
+    (``state`` set); else (no entry, or one in state ``ok``) that its docs root is gone
+    (``state`` None)."""
+    from ..roots import OK, PRUNE_HINT
+
+    if entry is None or entry.state == OK:
+        return RootRow(ident, "", "", 0, None, "its docs root is gone")
+    return RootRow(ident, entry.root or "", str(entry.database), entry.size_bytes, None, entry.reason, entry.state,
+                   PRUNE_HINT if entry.prunable else None)
 
 
 def _size(path: Path) -> int:
