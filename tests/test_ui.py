@@ -454,8 +454,9 @@ def test_a_root_that_cannot_be_opened_is_listed_with_its_reason_and_its_pages_sa
     assert sorted(e.state for e in listed.values()) == ["gone", "unreadable"]
     with TestClient(McpHttpApp(PORT, TOKEN), base_url=ORIGIN) as client:
         roots = unescape(client.get("/ui/", headers=BEARER).text)
-        rows = {ident: next(r for r in roots.split("<tr>") if ident in r) for ident in listed}
+        rows = {ident: "".join(r for r in roots.split("<tr>") if ident in r) for ident in listed}
         for ident, entry in listed.items():
+            assert rows[ident], f"{ident} ({entry.state}) is not on the Roots page"
             assert entry.state in rows[ident] and entry.reason in rows[ident], rows[ident]
             page = client.get(f"/ui/r/{ident}/", params={"q": "timeout"}, headers=BEARER)
             text = unescape(page.text)
