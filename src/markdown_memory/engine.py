@@ -305,7 +305,7 @@ class Engine:
     def _document(self, file_path: str) -> tuple[int, str, str, dict[str, object]]:
         """(id, path, title, front matter) of a requested document, re-indexed first when its
         file changed on disk (``reading.documents.current_document``)."""
-        return current_document(self.store, self.root, file_path, self.refresh)
+        return current_document(lambda: self.store, self.root, file_path, self.refresh)
 
     def outline(self, file_path: str, max_depth: int | None = None, *,
                 freshness: Freshness = Freshness.FLAG) -> Outline:
