@@ -89,7 +89,7 @@ class Engine:
         settings, chosen = resolve_embedder(settings) if embedder is None else (settings, None)
         self.settings = settings  # with the embedder preset chosen
         self.root: Path = settings.docs_root
-        self._database = Database(settings.docs_root, settings.db_path)
+        self._database = Database(settings.docs_root, settings.db_path, create_on_read=background)
         self._loader = ModelLoader(settings.embedder, settings.threads, embedder=embedder, background=background)
         self._activity = IndexActivity()
         self._background = background

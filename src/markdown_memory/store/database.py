@@ -115,9 +115,14 @@ def file_damage(path: Path) -> str | None:
 class Database:
     """The database at ``path`` for docs root ``root`` (see module docstring). Thread-safe."""
 
-    def __init__(self, root: Path, path: Path) -> None:
+    def __init__(self, root: Path, path: Path, *, create_on_read: bool = False) -> None:
         self.root = root
         self.path = path
+        #: False: while the file does not exist, a read gets an empty index in memory and creates
+        #: nothing (a read-only command on a never-indexed root); True: the first read creates it
+        #: (server mode: its open connection keeps the -wal file by which a file truncated under
+        #: it is told from a new one, ``file_damage``)
+        self.create_on_read = create_on_read
         self._local = threading.local()
         self._generation = 0  # bumped when the database file is replaced: threads reopen
         #: where a damaged database was moved (this process), for the status message
@@ -185,9 +190,8 @@ class Database:
                                   or (store.immutable and _space_back(self.path))):
             store.close()
             store = None
-        if store is not None and store.absent and os.path.lexists(self.path):  # an index run created it
-            store.close()
-            store = None
+        if store is not None and store.absent and os.path.lexists(self.path):
+            store = None  # an index run created the file; not closed: a caller may still hold the empty one
         if store is not None and not store.immutable and not store.absent:
             damage = file_damage(self.path)
             if damage is not None:  # changed under the open connection: SQLite would say malformed or block
@@ -212,7 +216,7 @@ class Database:
 
     def _open(self) -> Store:
         with self._open_lock:
-            if not os.path.lexists(self.path):  # never indexed (or a mistyped --db): a read creates nothing
+            if not self.create_on_read and not os.path.lexists(self.path):  # never indexed (or a mistyped --db): a read creates nothing
                 return Store(self.path, absent=True)
             self.refuse_unless_ours()
             damage = file_damage(self.path)
