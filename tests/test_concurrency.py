@@ -144,6 +144,7 @@ def test_a_database_truncated_under_open_connections_is_damage(tmp_path):
     root.mkdir()
     db_path = tmp_path / "used.db"
     database = Database(root, db_path)
+    database.writer().close()  # an index run created the file (a read alone never does)
     store = database.connection()
     try:
         assert file_damage(db_path) is None
@@ -169,6 +170,7 @@ def test_a_thread_opening_while_another_moves_the_file_aside_reopens_the_new_one
     root.mkdir()
     db_path = tmp_path / "shared.db"
     database = database_module.Database(root, db_path)
+    database.writer().close()  # an index run created the file (a read alone never does)
     real_store = database_module.Store
     opened: list[object] = []
     others: list[threading.Thread] = []

@@ -33,6 +33,7 @@ def test_header_checks_keep_this_process_connections_working(tmp_path: Path) -> 
     root.mkdir()
     db_path = tmp_path / "index.db"
     database = Database(root, db_path)
+    database.writer().close()  # an index run created the file (a read alone never does)
     try:
         store = database.connection()
         store.conn.execute("SELECT count(*) FROM documents").fetchall()
@@ -58,6 +59,7 @@ def test_a_peek_at_the_meta_keeps_this_process_connections_working(tmp_path: Pat
     root.mkdir()
     db_path = tmp_path / "index.db"
     database = Database(root, db_path)
+    database.writer().close()  # an index run created the file (a read alone never does)
     try:
         store = database.connection()
         store.conn.execute("SELECT count(*) FROM documents").fetchall()

@@ -21,6 +21,7 @@ from markdown_memory.engine import Engine
 from markdown_memory.errors import DatabaseReadOnlyError, DocsRootMissingError, RootMismatchError
 from markdown_memory.mcp.runtime import Runtime
 from markdown_memory.models import SearchRequest
+from markdown_memory.store import Store
 from markdown_memory.store.testing import peek_paths
 
 
@@ -142,7 +143,7 @@ def test_an_older_database_is_adopted_by_its_own_root_and_refused_by_another(tmp
 def test_an_empty_older_database_is_adopted(tmp_path: Path) -> None:
     first = _project(tmp_path / "first", "wombat")
     db = tmp_path / "empty.db"
-    _engine(tmp_path / "first", db).status()
+    Store(db, root=tmp_path / "first").close()  # an empty index (a read alone creates no file)
     _forget_root(db)
     other = _project(tmp_path / "other", "koala")
     assert _engine(other, db).index().added == 2

@@ -89,7 +89,7 @@ class Engine:
         settings, chosen = resolve_embedder(settings) if embedder is None else (settings, None)
         self.settings = settings  # with the embedder preset chosen
         self.root: Path = settings.docs_root
-        self._database = Database(settings.docs_root, settings.db_path)
+        self._database = Database(settings.docs_root, settings.db_path, create_on_read=background)
         self._loader = ModelLoader(settings.embedder, settings.threads, embedder=embedder, background=background)
         self._activity = IndexActivity()
         self._background = background
@@ -305,7 +305,7 @@ class Engine:
     def _document(self, file_path: str) -> tuple[int, str, str, dict[str, object]]:
         """(id, path, title, front matter) of a requested document, re-indexed first when its
         file changed on disk (``reading.documents.current_document``)."""
-        return current_document(self.store, self.root, file_path, self.refresh)
+        return current_document(lambda: self.store, self.root, file_path, self.refresh)
 
     def outline(self, file_path: str, max_depth: int | None = None, *,
                 freshness: Freshness = Freshness.FLAG) -> Outline:

@@ -17,15 +17,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Store
 
 
-def current_document(store: Store, root: Path, file_path: str,
+def current_document(store_of: Callable[[], Store], root: Path, file_path: str,
                      refresh: Callable[[list[str]], object]) -> tuple[int, str, str, dict[str, object]]:
     """(id, path, title, front matter) of a requested document, re-indexed first when the
-    file changed on disk (or is on disk but not yet indexed), so reads never serve old text."""
+    file changed on disk (or is on disk but not yet indexed), so reads never serve old text.
+    ``store_of``: this thread's connection, asked again after a refresh (which may have created
+    the database: ``Database.connection``)."""
+    store = store_of()
     try:
         rel = resolve_document(file_path, root, store.indexed_paths())
     except DocumentNotFoundError:
         rel = disk_spelling(root, normalise_request_path(file_path, root))
         refresh([rel])
+        store = store_of()
         try:
             rel = resolve_document(file_path, root, store.indexed_paths())
         except DocumentNotFoundError as exc:

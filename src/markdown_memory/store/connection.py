@@ -49,20 +49,28 @@ class Store:
     Raises SchemaError when the file was written by a newer schema, DatabaseReadOnlyError when
     the database cannot be opened or set up because it (or its folder) is not writable,
     DiskFullError when that fails because its filesystem is full. ``immutable=True`` opens the
-    file read-only without its -wal and -shm files (``Database.connection`` on a full disk). With
-    ``root`` (the docs root the caller serves) the database must belong to it (``root.bind_root``:
+    file read-only without its -wal and -shm files (``Database.connection`` on a full disk);
+    ``absent=True`` opens an empty index in memory for a file not created yet (``Database.connection``
+    before the first index run: reading creates nothing). With ``root`` (the docs root the caller serves) the database must belong to it (``root.bind_root``:
     recorded on first use) or RootMismatchError is raised. Not thread-safe: use one Store per
     thread (a ``VectorCache`` may be shared).
     """
 
-    def __init__(self, path: Path, *, create: bool = True, root: Path | None = None, immutable: bool = False) -> None:
+    def __init__(self, path: Path, *, create: bool = True, root: Path | None = None, immutable: bool = False,
+                 absent: bool = False) -> None:
         self.path = path
         self.driver = pick_driver()
         #: opened read-only as an immutable file (``immutable``): no -wal, -shm or lock is used,
         #: so it reads on a full disk; it never sees later writes (reopen it)
         self.immutable = immutable
+        #: an empty index in memory standing for the file at ``path``, which does not exist yet
+        #: (``absent``): a read of a never-indexed root creates no file or folder; its writes are
+        #: lost, and it never sees the file once created (``Database.connection`` reopens)
+        self.absent = absent
         with readonly_as_user_error(path):
-            if immutable:
+            if absent:
+                self.conn = self.driver.module.connect(":memory:", check_same_thread=False)
+            elif immutable:
                 uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro&immutable=1"
                 self.conn = self.driver.module.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
                                                        check_same_thread=False)
@@ -85,13 +93,13 @@ class Store:
         # full disk (the queries' temporary data is small)
         self.conn.execute("PRAGMA temp_store = MEMORY")
         try:
-            self.journal_mode = "immutable" if immutable else self._set_journal_mode()
+            self.journal_mode = "immutable" if immutable else "memory" if absent else self._set_journal_mode()
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA foreign_keys = OFF")
             if create:
                 schema.migrate(self)
                 schema.ensure_exact_table(self)
-            if root is not None:
+            if root is not None and not absent:
                 bind_root(self, root)
         except BaseException as exc:
             self.close()

@@ -115,9 +115,14 @@ def file_damage(path: Path) -> str | None:
 class Database:
     """The database at ``path`` for docs root ``root`` (see module docstring). Thread-safe."""
 
-    def __init__(self, root: Path, path: Path) -> None:
+    def __init__(self, root: Path, path: Path, *, create_on_read: bool = False) -> None:
         self.root = root
         self.path = path
+        #: False: while the file does not exist, a read gets an empty index in memory and creates
+        #: nothing (a read-only command on a never-indexed root); True: the first read creates it
+        #: (server mode: its open connection keeps the -wal file by which a file truncated under
+        #: it is told from a new one, ``file_damage``)
+        self.create_on_read = create_on_read
         self._local = threading.local()
         self._generation = 0  # bumped when the database file is replaced: threads reopen
         #: where a damaged database was moved (this process), for the status message
@@ -173,7 +178,9 @@ class Database:
 
     # -- connections ----------------------------------------------------------------------------
     def connection(self) -> Store:
-        """This thread's connection (opened, and the schema created, on first use); on a full
+        """This thread's connection (opened, and the schema created, on first use; an empty one
+        in memory, ``Store(absent=True)``, while the file does not exist: it is reopened once an
+        index run or refresh created it); on a full
         disk where no WAL reader can be opened, an immutable read-only one until space is back
         (``_open_immutable``). Raises DocsRootMissingError, DatabaseReadOnlyError (the database
         or its folder is not writable), DiskFullError, RootMismatchError and SchemaError."""
@@ -183,7 +190,9 @@ class Database:
                                   or (store.immutable and _space_back(self.path))):
             store.close()
             store = None
-        if store is not None and not store.immutable:
+        if store is not None and store.absent and os.path.lexists(self.path):
+            store = None  # an index run created the file; not closed: a caller may still hold the empty one
+        if store is not None and not store.immutable and not store.absent:
             damage = file_damage(self.path)
             if damage is not None:  # changed under the open connection: SQLite would say malformed or block
                 self.recover_damaged(damage)
@@ -207,6 +216,8 @@ class Database:
 
     def _open(self) -> Store:
         with self._open_lock:
+            if not self.create_on_read and not os.path.lexists(self.path):  # never indexed (or a mistyped --db): a read creates nothing
+                return Store(self.path, absent=True)
             self.refuse_unless_ours()
             damage = file_damage(self.path)
             if damage is None:
@@ -404,10 +415,13 @@ class Database:
         (``refuse_unless_ours``), and DatabaseReadOnlyError when that folder cannot be created."""
         self.require_root()
         self.refuse_unless_ours()
-        path = Path(str(self.path) + ".lock")
+        path = self._lock_path()
         with readonly_as_user_error(self.path, OSError):
             path.parent.mkdir(parents=True, exist_ok=True)
         return filelock.FileLock(str(path))
+
+    def _lock_path(self) -> Path:
+        return Path(str(self.path) + ".lock")
 
     def acquire(self, lock: filelock.FileLock, timeout: float) -> None:
         """``lock.acquire(timeout)``; a lock file that cannot be created or opened for writing
@@ -421,7 +435,10 @@ class Database:
 
     def locked_elsewhere(self) -> bool:
         """True when another process (or thread) holds the writer lock right now: a
-        non-blocking acquire that is released at once."""
+        non-blocking acquire that is released at once. No lock file: nobody holds it (a holder
+        has it open), and probing creates neither it nor the database's folder."""
+        if not os.path.lexists(self._lock_path()):
+            return False
         lock = self.writer_lock()
         try:
             lock.acquire(timeout=0)
