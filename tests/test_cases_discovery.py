@@ -424,3 +424,32 @@ def test_read_of_a_symlink_to_a_note_without_a_top_heading_gives_its_first_secti
         assert runtime.answer("read_section", {"file_path": "link.md", "heading_path": "", "include_subsections": False, "cursor": None})["content"].startswith("## Deploying the widget")
     finally:
         runtime.shutdown()
+
+
+def test_a_read_of_a_link_replaced_while_it_is_resolved_says_so(tmp_path, monkeypatch):
+    """The walk's race above, met by a read: the link ``alias.md`` is replaced by a plain file
+    between realpath()'s lstat() and readlink(). The read answers a not-found error naming the
+    file and saying it changed, never a bare OSError."""
+    from markdown_memory.errors import DocumentNotFoundError
+
+    root, _outside = make_tree(tmp_path, count=2)
+    (root / "target.md").write_text("# Target\n\ntargettoken\n")
+    (root / "alias.md").symlink_to(root / "target.md")
+    engine = Engine(Settings.load(root, tmp_path / "i.db", "none"))
+    try:
+        engine.index()
+        real_readlink = os.readlink
+
+        def swap_then_readlink(path, *args, **kwargs):
+            if str(path).endswith("alias.md") and os.path.islink(path):
+                (root / ".swap").write_text("# Alias\n\naliastoken\n")
+                os.replace(root / ".swap", root / "alias.md")
+            return real_readlink(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "readlink", swap_then_readlink)
+        try:
+            engine.outline("alias.md")  # Python 3.13+ absorbs the race and reads the new file
+        except DocumentNotFoundError as exc:
+            assert "alias.md" in str(exc) and "changed while it was being read" in str(exc)
+    finally:
+        engine.close()

@@ -40,6 +40,17 @@ _SPLIT = re.compile(r"\s*>\s*")
 _NUMBER = re.compile(r"\d+")
 
 
+def _real_path(path: str | os.PathLike[str], raw: str) -> str:
+    """``os.path.realpath(path)``; a link replaced while it is resolved (EINVAL from its
+    ``readlink``, let out by Python before 3.13, as in the walk: ``files.walk._add_link``)
+    raises DocumentNotFoundError naming ``raw``, not a bare OSError."""
+    try:
+        return os.path.realpath(path)
+    except OSError as exc:
+        raise DocumentNotFoundError(f"{raw!r} changed while it was being read ({exc.strerror or exc}); "
+                                    "try again") from None
+
+
 def _windows_like(raw: str) -> bool:
     return bool(re.match(r"^(?:\\\\\?\\)?[A-Za-z]:[\\/]", raw)) or raw.startswith("\\\\")
 
@@ -72,8 +83,8 @@ def normalise_request_path(raw: str, root: Path, root_text: str | None = None) -
         rel = rel.replace("\\", "/")
     else:
         if os.path.isabs(text):
-            real = os.path.realpath(text)
-            root_real = os.path.realpath(root_str)
+            real = _real_path(text, raw)
+            root_real = _real_path(root_str, raw)
             if real != root_real and not real.startswith(root_real.rstrip(os.sep) + os.sep):
                 norm = os.path.normpath(text)
                 if not norm.startswith(root_real.rstrip(os.sep) + os.sep):
@@ -130,8 +141,8 @@ def _resolve_literal(raw: str, root: Path, indexed: list[str]) -> str:
     if not is_markdown_name(rel.rsplit("/", 1)[-1]):
         raise DocumentNotFoundError(messages.not_markdown(rel, MARKDOWN_SUFFIXES))
     # A symlink inside the root that points outside it must not be read through.
-    real = os.path.realpath(root / rel)
-    root_real = os.path.realpath(root)
+    real = _real_path(root / rel, raw)
+    root_real = _real_path(root, raw)
     if os.path.lexists(root / rel) and not (real == root_real or real.startswith(root_real + os.sep)):
         raise PathOutsideRootError(f"path {raw!r} resolves outside the docs root {str(root)!r}")
     if rel in indexed:
